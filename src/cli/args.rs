@@ -1,0 +1,76 @@
+//! Command-line flags, parsed into plain values (nothing here acts).
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agent-sandbox",
+    version,
+    about = "Run AI coding agents (claude, codex, pi) in a bubblewrap sandbox with an egress jail",
+    after_help = "Logs: set RUST_LOG (e.g. RUST_LOG=debug). Configuration: /etc/agent-sandbox/config.json5."
+)]
+pub struct Cli {
+    /// Read this configuration file instead of /etc/agent-sandbox/config.json5
+    /// (tests; it must be root-owned and outside the workspace).
+    #[arg(long, global = true, hide = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a command (default: the agent) inside the sandbox.
+    Run(RunArgs),
+    /// What a session could read and write at each path.
+    Scope(ScopeArgs),
+    /// The effective configuration and where each value came from.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Agent profile: claude, codex or pi (default: claude).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Make sibling checkouts (the workspace's parent's other children) readable.
+    #[arg(long)]
+    pub peers: bool,
+    /// Print the plan (bwrap argv, environment names, mounts) instead of running.
+    #[arg(long)]
+    pub print_plan: bool,
+    /// With --print-plan: print it as JSON.
+    #[arg(long, requires = "print_plan")]
+    pub json: bool,
+    /// The command and its arguments (default: the agent's CLI).
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScopeArgs {
+    /// Agent profile whose session is described (default: claude).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    #[arg(long)]
+    pub peers: bool,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print each effective value and its source.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate the configuration; exit status 1 when invalid.
+    Check,
+}

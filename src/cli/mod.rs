@@ -1,0 +1,37 @@
+//! The binary's verbs: each turns parsed flags into library calls and an
+//! exit status. Errors go up as `anyhow` and become one line in `main`.
+
+pub mod args;
+pub mod config_cmd;
+pub mod run;
+pub mod scope;
+
+use agent_sandbox::config::{self, Effective};
+use anyhow::{bail, Context as _};
+use args::{Cli, Command};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::Run(a) => run::run(cli.config.as_deref(), a),
+        Command::Scope(a) => scope::scope(cli.config.as_deref(), a),
+        Command::Config(c) => config_cmd::config(cli.config.as_deref(), c),
+    }
+}
+
+/// Loads the configuration: the root-owned default file, or a `--config`
+/// override that must also be root-owned, not writable by others, and not
+/// inside the current directory (a session could have written it there).
+pub fn load_config(path: Option<&Path>, env: &config::EnvMap) -> anyhow::Result<Effective> {
+    let Some(path) = path else { return Ok(config::load(env)?) };
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read --config {}", path.display()))?;
+    config::check_file_trust(path, meta.uid(), meta.mode())?;
+    let real = std::fs::canonicalize(path)?;
+    if let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) {
+        if real.starts_with(&cwd) && cwd != Path::new("/") {
+            bail!("--config {} is inside the workspace {}, where a session can write; keep configuration outside it", path.display(), cwd.display());
+        }
+    }
+    Ok(config::load_from(path, env)?)
+}

@@ -1,0 +1,112 @@
+//! `agent-sandbox run` and the vendor shims.
+
+use super::args::RunArgs;
+use agent_sandbox::agents::Agent;
+use agent_sandbox::launch::{self, Request};
+use agent_sandbox::sandbox::{self, context::env_snapshot, plan::Plan};
+use std::ffi::OsString;
+use std::path::Path;
+
+pub fn run(config_path: Option<&Path>, a: RunArgs) -> anyhow::Result<u8> {
+    let agent = Agent::from_name(a.agent.as_deref().unwrap_or("claude"))?;
+    let req = Request {
+        agent,
+        command: (!a.cmd.is_empty()).then_some(a.cmd),
+        agent_args: Vec::new(),
+        peers: a.peers,
+    };
+    launch_or_print(config_path, req, a.print_plan.then_some(a.json))
+}
+
+/// `claude ARGS...` (or codex, pi) through the shim.
+pub fn shim(agent: Agent, args: Vec<OsString>) -> anyhow::Result<u8> {
+    let req = Request { agent, command: None, agent_args: args, peers: false };
+    launch_or_print(None, req, None)
+}
+
+fn launch_or_print(config_path: Option<&Path>, req: Request, print: Option<bool>) -> anyhow::Result<u8> {
+    let env = env_snapshot();
+    if sandbox::inside_session() && print.is_none() {
+        // Recursion guard: already sandboxed, run the command as it is.
+        match launch::exec_direct(&req, &env)? {}
+    }
+    let eff = super::load_config(config_path, &env)?;
+    let session = launch::decide(&req, &eff.config, &env)?;
+    if let Some(json) = print {
+        print_plan(&session.plan, req.agent, session.jail.is_some(), json)?;
+        return Ok(0);
+    }
+    let code = launch::start(&session)?;
+    Ok(u8::try_from(code).unwrap_or(1))
+}
+
+/// Values set by the launcher are shown; values passed from outside are
+/// not (they may be secrets the user chose to pass).
+fn shown_value(plan_agent: Agent, name: &str, value: &std::ffi::OsStr) -> String {
+    let set_here = agent_sandbox::env_vars::SET_BY_LAUNCHER.contains(&name)
+        || agent_sandbox::env_vars::passed_by_default(name)
+        || plan_agent.env().iter().any(|(k, _)| *k == name);
+    if set_here { value.to_string_lossy().into_owned() } else { "<passed from outside>".into() }
+}
+
+fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Result<()> {
+    let env: serde_json::Map<String, serde_json::Value> = plan
+        .env
+        .iter()
+        .map(|(k, v)| {
+            let k = k.to_string_lossy().into_owned();
+            let shown = shown_value(agent, &k, v);
+            (k, shown.into())
+        })
+        .collect();
+    if json {
+        let data: Vec<_> = plan
+            .data
+            .iter()
+            .enumerate()
+            .map(|(i, d)| serde_json::json!({"fd": sandbox::plan::FIRST_DATA_FD + i as i32, "purpose": d.purpose, "bytes": d.bytes.len()}))
+            .collect();
+        let v = serde_json::json!({
+            "bwrap": plan.bwrap,
+            "args": plan.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+            "env": env,
+            "data": data,
+            "mounts": plan.mounts,
+            "workspace": plan.workspace,
+            "chdir": plan.chdir,
+            "egressJail": jail,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("egress jail: {}", if jail { "on" } else { "off" });
+    println!("workspace:   {}", plan.workspace.display());
+    println!("command line:");
+    print!("  {}", shell_quote(&plan.bwrap.to_string_lossy()));
+    for a in &plan.args {
+        let a = a.to_string_lossy();
+        if a.starts_with("--") && a != "--" {
+            print!(" \\\n    {}", shell_quote(&a));
+        } else {
+            print!(" {}", shell_quote(&a));
+        }
+    }
+    println!();
+    println!("data files:");
+    for (i, d) in plan.data.iter().enumerate() {
+        println!("  fd {}: {} ({} bytes)", sandbox::plan::FIRST_DATA_FD + i as i32, d.purpose, d.bytes.len());
+    }
+    println!("environment:");
+    for (k, v) in env {
+        println!("  {k}={}", v.as_str().unwrap_or(""));
+    }
+    Ok(())
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

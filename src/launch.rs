@@ -1,0 +1,148 @@
+//! From a request ("run this agent / command") to a running session:
+//! gather the facts, decide the plans (sandbox, and jail when on), then hand
+//! them to the executors. Shared by `run`, the shims and `verify`.
+
+use crate::agents::{locate_vendor, Agent, AgentError, VendorSearch};
+use crate::config::{Config, EnvMap};
+use crate::sandbox::context::{self, Context, ContextError, Network};
+use crate::sandbox::fsview::RealFs;
+use crate::sandbox::plan::{Plan, PlanError};
+use crate::sandbox::{exec, gitconfig};
+use crate::sysbin::{self, SysbinError};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::MetadataExt;
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub agent: Agent,
+    /// An explicit command; None runs the agent's CLI with `agent_args`.
+    pub command: Option<Vec<OsString>>,
+    pub agent_args: Vec<OsString>,
+    pub peers: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Sysbin(#[from] SysbinError),
+    #[error(transparent)]
+    Jail(#[from] jail::JailError),
+    #[error("cannot start the sandbox ({bwrap}): {source}")]
+    Exec { bwrap: String, source: std::io::Error },
+}
+
+/// The decided session: the sandbox plan and, when the jail is on, its plan.
+#[derive(Debug)]
+pub struct Session {
+    pub plan: Plan,
+    pub jail: Option<jail::JailPlan>,
+}
+
+fn own_exe_id() -> Option<(u64, u64)> {
+    let m = std::fs::metadata("/proc/self/exe").ok()?;
+    Some((m.dev(), m.ino()))
+}
+
+/// The command line the session runs: the explicit one, or the vendor's
+/// binary with the profile's argument rewrite.
+pub fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> Result<Vec<OsString>, AgentError> {
+    if let Some(cmd) = &req.command {
+        return Ok(cmd.clone());
+    }
+    let path = crate::sandbox::env::sanitized_path(env.get(OsStr::new("PATH")).map(OsString::as_os_str));
+    let search = VendorSearch {
+        path_dirs: crate::sandbox::env::path_dirs(&path),
+        home: home.to_path_buf(),
+        own_exe: own_exe_id(),
+    };
+    let vendor = locate_vendor(req.agent, &search)?;
+    let mut cmd = vec![vendor.into_os_string()];
+    cmd.extend(req.agent.rewrite_args(&req.agent_args));
+    Ok(cmd)
+}
+
+/// Gathers the facts and decides both plans. Nothing is started.
+pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, LaunchError> {
+    let account = context::account()?;
+    let cwd = context::cwd()?;
+    let bwrap = sysbin::find("bwrap", sysbin::BWRAP_FIX)?;
+    let command = session_command(req, env, &account.home)?;
+    let (network, jail_plan) = if config.egress_jail {
+        let facts = jail::host_facts()?;
+        let plan = jail::plan(config, &facts)?;
+        (Network::Jail { resolv_conf: plan.resolv_conf.clone() }, Some(plan))
+    } else {
+        (Network::Host, None)
+    };
+    let ctx = Context {
+        uid: account.uid,
+        gid: account.gid,
+        user: account.name,
+        git_identity: gitconfig::read_identity(&account.home),
+        home: account.home,
+        shell: account.shell,
+        cwd,
+        env: env.clone(),
+        agent: req.agent,
+        command,
+        bwrap,
+        shim_dir: context::shim_dir(),
+        session_id: context::new_session_id(),
+        forge_helpers: if config.no_forge { Vec::new() } else { context::forge_helpers() },
+        network,
+        peers_flag: req.peers,
+        fresh_proc: context::fresh_proc_possible(),
+    };
+    let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
+    Ok(Session { plan, jail: jail_plan })
+}
+
+/// Starts the session. Without the jail this process becomes bwrap (the
+/// fastest path: no process stays behind); with it, the jail's launcher
+/// supervises and the returned code is the session's exit status.
+pub fn start(session: &Session) -> Result<i32, LaunchError> {
+    exec::prepare(&session.plan);
+    let exec_err = |e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e };
+    match &session.jail {
+        None => Err(exec_err(exec::exec(&session.plan))),
+        Some(jail_plan) => Ok(jail::run_jailed(jail_plan, &mut || exec::exec(&session.plan))?),
+    }
+}
+
+/// Inside a session already: run the command directly (no second sandbox).
+pub fn exec_direct(req: &Request, env: &EnvMap) -> Result<std::convert::Infallible, LaunchError> {
+    let home = env.get(OsStr::new("HOME")).map(std::path::PathBuf::from).unwrap_or_default();
+    let cmd = session_command(req, env, &home)?;
+    let err = std::os::unix::process::CommandExt::exec(std::process::Command::new(&cmd[0]).args(&cmd[1..]));
+    Err(LaunchError::Exec { bwrap: cmd[0].to_string_lossy().into_owned(), source: err })
+}
+
+/// The seam to the egress jail (filled in when the jail lands).
+mod jail {
+    use crate::config::Config;
+    #[derive(Debug, thiserror::Error)]
+    #[error("the egress jail is not available in this build; the session was not started")]
+    pub struct JailError;
+    #[derive(Debug)]
+    pub struct JailPlan {
+        pub resolv_conf: String,
+    }
+    pub struct HostFacts;
+    pub fn host_facts() -> Result<HostFacts, JailError> {
+        Err(JailError)
+    }
+    pub fn plan(_c: &Config, _f: &HostFacts) -> Result<JailPlan, JailError> {
+        Err(JailError)
+    }
+    pub fn run_jailed(_p: &JailPlan, _f: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
+        Err(JailError)
+    }
+}

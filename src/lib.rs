@@ -1,0 +1,12 @@
+//! agent-sandbox: run AI coding agents inside a bubblewrap sandbox with an
+//! egress jail. The library decides everything as data (config, plans) and
+//! keeps side effects behind a few narrow seams (`sandbox::exec`, `jail`).
+
+pub mod agents;
+pub mod config;
+pub mod env_vars;
+pub mod jail;
+pub mod launch;
+pub mod sandbox;
+pub mod sysbin;
+pub mod verify;

@@ -1,0 +1,37 @@
+//! The `agent-sandbox` binary, also invoked through the `claude`, `codex`
+//! and `pi` shims (the name it is called by selects the agent). Parses,
+//! then acts; errors become one readable line and exit status 1.
+//!
+//! The process stays single-threaded until it execs the session: the jail's
+//! namespace work needs that, so no runtime or thread starts here.
+
+mod cli;
+
+use agent_sandbox::agents::Agent;
+use clap::Parser;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    init_logging();
+    let mut argv: Vec<OsString> = std::env::args_os().collect();
+    let argv0 = argv.first().cloned().unwrap_or_default();
+    let result = match Agent::from_argv0(&argv0) {
+        // A shim: every argument belongs to the agent.
+        Some(agent) => cli::run::shim(agent, argv.split_off(1)),
+        None => cli::dispatch(cli::args::Cli::parse_from(argv)),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("agent-sandbox: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().try_init();
+}

@@ -1,0 +1,122 @@
+//! The one seam where a plan becomes a running session: create the agent
+//! state directories, put the data files on their descriptors, close every
+//! other inherited descriptor on exec, and exec bwrap with the plan's
+//! environment. Nothing else in `sandbox` touches the system.
+//!
+//! Order (numbered because it matters):
+//!  1. data files into sealed-size memfds, rewound;
+//!  2. each memfd first moved above the target range, then onto
+//!     FIRST_DATA_FD + i (so no target overwrites a memfd not yet moved);
+//!  3. every descriptor above the data files marked close-on-exec, so no
+//!     outer socket or pipe (an IDE's, a terminal multiplexer's) leaks in;
+//!  4. execve bwrap with the plan's environment (not in argv: other users
+//!     can read argv from /proc, not the environment).
+
+use crate::sandbox::plan::{Plan, FIRST_DATA_FD};
+use nix::fcntl::{fcntl, FcntlArg};
+use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+use std::ffi::{CString, OsString};
+use std::io::{Error, Write};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+/// Where moved descriptors wait before landing on their targets.
+const STAGING_FD_MIN: i32 = 512;
+
+/// Creates what the plan wants to exist before launch (the agent's state
+/// directories, so logins persist). Failures are logged, not fatal: the
+/// session still runs, only without persisted state.
+pub fn prepare(plan: &Plan) {
+    for dir in &plan.ensure_dirs {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            tracing::warn!("cannot create {}: {e}; the agent's state will not persist", dir.display());
+            continue;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+}
+
+/// Replaces this process with the session. Returns only on failure.
+pub fn exec(plan: &Plan) -> Error {
+    match place_data(plan).and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32)) {
+        Ok(()) => execve(plan),
+        Err(e) => e,
+    }
+}
+
+fn memfd_with(bytes: &[u8], name: &str) -> Result<OwnedFd, Error> {
+    let cname = CString::new(name).unwrap_or_default();
+    let fd = memfd_create(&cname, MemFdCreateFlag::MFD_CLOEXEC).map_err(Error::from)?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(bytes)?;
+    nix::unistd::lseek(file.as_raw_fd(), 0, nix::unistd::Whence::SeekSet).map_err(Error::from)?;
+    Ok(OwnedFd::from(file))
+}
+
+/// Steps 1-2.
+fn place_data(plan: &Plan) -> Result<(), Error> {
+    let mut staged = Vec::with_capacity(plan.data.len());
+    for d in &plan.data {
+        let fd = memfd_with(&d.bytes, d.purpose)?;
+        let high = fcntl(fd.as_raw_fd(), FcntlArg::F_DUPFD_CLOEXEC(STAGING_FD_MIN)).map_err(Error::from)?;
+        // SAFETY: `high` was just returned by F_DUPFD_CLOEXEC and is owned here only.
+        staged.push(unsafe { OwnedFd::from_raw_fd(high) });
+        drop(fd);
+    }
+    for (i, fd) in staged.into_iter().enumerate() {
+        let target = FIRST_DATA_FD + i as i32;
+        // dup2 clears close-on-exec on the target, which bwrap must inherit.
+        nix::unistd::dup2(fd.as_raw_fd(), target).map_err(Error::from)?;
+        let _ = fd.into_raw_fd();
+    }
+    Ok(())
+}
+
+/// Step 3.
+fn mark_rest_cloexec(first: i32) -> Result<(), Error> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range only changes descriptor flags; arguments are plain integers.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, first as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC) };
+    if rc == 0 {
+        return Ok(());
+    }
+    // Kernels before 5.11: walk the descriptor table instead.
+    for entry in std::fs::read_dir("/proc/self/fd")? {
+        let Some(fd) = entry?.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        if fd >= first {
+            let _ = fcntl(fd, FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC));
+        }
+    }
+    Ok(())
+}
+
+fn cstring(s: &std::ffi::OsStr) -> Result<CString, Error> {
+    CString::new(s.as_bytes()).map_err(|_| Error::new(std::io::ErrorKind::InvalidInput, format!("argument contains a NUL byte: {s:?}")))
+}
+
+/// Step 4.
+fn execve(plan: &Plan) -> Error {
+    let build = || -> Result<(CString, Vec<CString>, Vec<CString>), Error> {
+        let path = cstring(plan.bwrap.as_os_str())?;
+        let mut argv = vec![path.clone()];
+        for a in &plan.args {
+            argv.push(cstring(a)?);
+        }
+        let mut envp = Vec::with_capacity(plan.env.len());
+        for (k, v) in &plan.env {
+            let mut kv = OsString::from(k);
+            kv.push("=");
+            kv.push(v);
+            envp.push(cstring(&kv)?);
+        }
+        Ok((path, argv, envp))
+    };
+    match build() {
+        Ok((path, argv, envp)) => match nix::unistd::execve(&path, &argv, &envp) {
+            Err(e) => Error::from(e),
+            Ok(never) => match never {},
+        },
+        Err(e) => e,
+    }
+}

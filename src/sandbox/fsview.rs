@@ -1,0 +1,81 @@
+//! The questions the plan asks of the file system, behind a trait so the
+//! plan stays a pure function: tests answer them from a table.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Socket,
+    CharDevice,
+    BlockDevice,
+    Other,
+}
+
+pub trait FsView {
+    /// What is at `path` (symlinks followed), or None.
+    fn kind(&self, path: &Path) -> Option<Kind>;
+    /// The entries of a directory, sorted; empty when unreadable.
+    fn children(&self, dir: &Path) -> Vec<PathBuf>;
+}
+
+/// The real file system.
+pub struct RealFs;
+
+impl FsView for RealFs {
+    fn kind(&self, path: &Path) -> Option<Kind> {
+        let t = std::fs::metadata(path).ok()?.file_type();
+        Some(if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else if t.is_socket() {
+            Kind::Socket
+        } else if t.is_char_device() {
+            Kind::CharDevice
+        } else if t.is_block_device() {
+            Kind::BlockDevice
+        } else {
+            Kind::Other
+        })
+    }
+
+    fn children(&self, dir: &Path) -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+        let mut v: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        v.sort();
+        v
+    }
+}
+
+/// A file system given as a table, for tests.
+#[derive(Debug, Default, Clone)]
+pub struct TableFs {
+    pub entries: BTreeMap<PathBuf, Kind>,
+}
+
+impl TableFs {
+    pub fn with(mut self, path: &str, kind: Kind) -> Self {
+        // Parents exist as directories.
+        let mut p = Path::new(path);
+        while let Some(parent) = p.parent() {
+            self.entries.entry(parent.to_path_buf()).or_insert(Kind::Dir);
+            p = parent;
+        }
+        self.entries.insert(PathBuf::from(path), kind);
+        self
+    }
+}
+
+impl FsView for TableFs {
+    fn kind(&self, path: &Path) -> Option<Kind> {
+        self.entries.get(path).copied()
+    }
+
+    fn children(&self, dir: &Path) -> Vec<PathBuf> {
+        self.entries.keys().filter(|p| p.parent() == Some(dir) && p.as_path() != dir).cloned().collect()
+    }
+}

@@ -1,0 +1,76 @@
+//! The session's file-system view as an ordered list of mounts. bwrap
+//! applies them in order, so a later mount covers an earlier one; the same
+//! list answers `scope` questions.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Mount {
+    /// Read-only bind; `optional` ones are skipped by bwrap when missing.
+    RoBind { src: PathBuf, dest: PathBuf, optional: bool },
+    /// Read-write bind.
+    Bind { src: PathBuf, dest: PathBuf, optional: bool },
+    /// Device bind (read-write, device access kept).
+    DevBind { src: PathBuf, dest: PathBuf, optional: bool },
+    /// A fresh empty writable tmpfs.
+    Tmpfs { dest: PathBuf },
+    /// A fresh empty tmpfs, then remounted read-only.
+    TmpfsRo { dest: PathBuf },
+    /// A minimal /dev (null, zero, tty, urandom, pts...).
+    Dev { dest: PathBuf },
+    /// A fresh procfs for the session's pid namespace.
+    Proc { dest: PathBuf },
+    /// An empty read-only regular file over `dest`, from the (empty) plan
+    /// data number `data`. Not /dev/null: bwrap binds with `nodev`, where a
+    /// device node cannot even be opened.
+    Mask { dest: PathBuf, data: usize },
+    /// Read-only file with contents from plan data number `data`.
+    Data { dest: PathBuf, data: usize },
+}
+
+impl Mount {
+    pub fn dest(&self) -> &PathBuf {
+        match self {
+            Mount::RoBind { dest, .. }
+            | Mount::Bind { dest, .. }
+            | Mount::DevBind { dest, .. }
+            | Mount::Tmpfs { dest }
+            | Mount::TmpfsRo { dest }
+            | Mount::Dev { dest }
+            | Mount::Proc { dest }
+            | Mount::Mask { dest, .. }
+            | Mount::Data { dest, .. } => dest,
+        }
+    }
+
+    /// The bwrap arguments for this mount; `data_fd` maps a data index to
+    /// the descriptor the executor will place it at.
+    pub fn to_args(&self, data_fd: impl Fn(usize) -> i32) -> Vec<OsString> {
+        fn v(parts: &[&std::ffi::OsStr]) -> Vec<OsString> {
+            parts.iter().map(|p| p.to_os_string()).collect()
+        }
+        match self {
+            Mount::RoBind { src, dest, optional } => {
+                v(&[if *optional { "--ro-bind-try" } else { "--ro-bind" }.as_ref(), src.as_os_str(), dest.as_os_str()])
+            }
+            Mount::Bind { src, dest, optional } => {
+                v(&[if *optional { "--bind-try" } else { "--bind" }.as_ref(), src.as_os_str(), dest.as_os_str()])
+            }
+            Mount::DevBind { src, dest, optional } => {
+                v(&[if *optional { "--dev-bind-try" } else { "--dev-bind" }.as_ref(), src.as_os_str(), dest.as_os_str()])
+            }
+            Mount::Tmpfs { dest } => v(&["--tmpfs".as_ref(), dest.as_os_str()]),
+            Mount::TmpfsRo { dest } => {
+                v(&["--tmpfs".as_ref(), dest.as_os_str(), "--remount-ro".as_ref(), dest.as_os_str()])
+            }
+            Mount::Dev { dest } => v(&["--dev".as_ref(), dest.as_os_str()]),
+            Mount::Proc { dest } => v(&["--proc".as_ref(), dest.as_os_str()]),
+            Mount::Mask { dest, data } | Mount::Data { dest, data } => {
+                let fd = data_fd(*data).to_string();
+                v(&["--ro-bind-data".as_ref(), fd.as_ref(), dest.as_os_str()])
+            }
+        }
+    }
+}

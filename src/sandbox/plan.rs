@@ -1,0 +1,449 @@
+//! The sandbox plan: a pure function from configuration + launch facts to
+//! the complete bwrap invocation (argv, environment, data files).
+//!
+//! Mount order matters (bwrap applies them in order, later ones cover
+//! earlier ones); the numbered steps in `mounts` are security-relevant:
+//!  1. the whole root read-only;
+//!  2. a minimal /dev, then only the allowed devices;
+//!  3. a fresh /proc for the session's pid namespace;
+//!  4. private /tmp and /var/tmp; /run/user, /run/secrets and the
+//!     container-engine sockets masked; /etc secrets masked;
+//!  5. the home an empty tmpfs, then the agent state and tool caches bound
+//!     back, their credential subdirectories and the dotfiles masked again;
+//!  6. the workspace's siblings hidden (or, with peers, readable);
+//!  7. the workspace writable, its host-executed parts read-only;
+//!  8. `allowWrite` paths writable;
+//!  9. entry points in writable PATH directories covered (must come after
+//!     every writable mount, since it asks which directories are writable);
+//! 10. the data files (git config, session marker, resolv.conf).
+
+use crate::config::Config;
+use crate::sandbox::context::{Context, Network};
+use crate::sandbox::env::{path_dirs, session_env};
+use crate::sandbox::fsview::{FsView, Kind};
+use crate::sandbox::gitconfig;
+use crate::sandbox::mounts::Mount;
+use crate::sandbox::scope::access;
+use crate::sandbox::{seccomp, SESSION_MARKER};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Data file `i` of a plan is handed to bwrap at descriptor `FIRST_DATA_FD + i`.
+pub const FIRST_DATA_FD: i32 = 3;
+
+/// Container-engine control sockets: a session that reaches one owns the host.
+pub const ENGINE_SOCKETS: &[&str] = &[
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/podman/podman.sock",
+    "/var/run/podman/podman.sock",
+    "/run/containerd/containerd.sock",
+    "/var/run/containerd/containerd.sock",
+    "/run/crio/crio.sock",
+    "/run/buildkit/buildkitd.sock",
+];
+
+/// Directories masked whole: per-user runtime dirs (IDE, agent, desktop
+/// sockets), mounted secrets, and engine runtime dirs.
+pub const MASKED_DIRS: &[&str] = &[
+    "/run/user",
+    "/run/secrets",
+    "/var/run/secrets",
+    "/run/docker",
+    "/run/podman",
+    "/run/containerd",
+    "/run/crio",
+    "/run/buildkit",
+];
+
+/// System files that read as empty inside.
+pub const MASKED_ETC: &[&str] = &["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"];
+pub const MASKED_ETC_DIRS: &[&str] = &["/etc/sudoers.d"];
+
+/// Home dotfiles that read as empty inside.
+pub const MASKED_DOTFILES: &[&str] = &[".netrc", ".Xauthority", ".ICEauthority"];
+
+/// Shared state bound back into the empty home (read-write).
+pub const SHARED_HOME_DIRS: &[&str] = &[".agents/skills", ".cache", ".local/share"];
+
+/// Credential and desktop subdirectories of `~/.local/share` (and of
+/// `~/.cache`) masked again after the bind.
+pub const MASKED_SHARE: &[&str] = &[
+    ".local/share/keyrings",
+    ".local/share/kwalletd",
+    ".local/share/gnupg",
+    ".local/share/password-store",
+    ".local/share/gvfs-metadata",
+    ".local/share/recently-used.xbel",
+    ".local/share/applications",
+    ".local/share/autostart",
+    ".local/share/systemd",
+    ".local/share/dbus-1",
+    ".local/share/flatpak",
+    ".local/share/containers",
+    ".local/share/Trash",
+    ".local/share/nvim/shada",
+    ".cache/keyring",
+];
+
+/// Forge token stores, readable unless `noForge`.
+pub const FORGE_DIRS: &[&str] = &[".config/gh", ".config/glab-cli"];
+
+/// Names that must always lead to the launcher, never to a planted file.
+pub const ENTRY_POINTS: &[&str] = &["claude", "codex", "pi", "agent-sandbox", "sandbox-install"];
+
+/// GPU device nodes exposed by `gpu: true`.
+pub const GPU_DEVICE_PREFIXES: &[&str] = &["nvidia"];
+pub const GPU_DEVICE_DIRS: &[&str] = &["/dev/dri"];
+
+/// A file whose contents bwrap reads from a descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataFile {
+    pub purpose: &'static str,
+    pub bytes: Vec<u8>,
+}
+
+/// Everything needed to start the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub bwrap: PathBuf,
+    /// bwrap's arguments (argv[1..]), ending with `--` and the command.
+    pub args: Vec<OsString>,
+    pub env: BTreeMap<OsString, OsString>,
+    /// Data file `i` goes at descriptor `FIRST_DATA_FD + i`.
+    pub data: Vec<DataFile>,
+    pub mounts: Vec<Mount>,
+    pub workspace: PathBuf,
+    pub chdir: PathBuf,
+    /// Directories the executor creates before launch so agent state
+    /// persists (the user's own, under their home).
+    pub ensure_dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanError {
+    #[error("the workspace {0} is {1}; a session could write everything in it. cd into a project directory, or set workspaceRoot in /etc/agent-sandbox/config.json5")]
+    UnsafeWorkspace(PathBuf, &'static str),
+    #[error("workspaceRoot {0} does not exist or is not a directory; create it or fix workspaceRoot in /etc/agent-sandbox/config.json5")]
+    MissingWorkspace(PathBuf),
+    #[error("allowWrite path {0} does not exist; create it first or remove it from allowWrite")]
+    MissingAllowWrite(PathBuf),
+    #[error("allowDevice {0} is not a character or block device; list device nodes under /dev only")]
+    NotADevice(PathBuf),
+    #[error("passEnv name {0} can never be passed into a session; remove it from passEnv")]
+    NeverPassed(String),
+    #[error("this machine's /proc has paths masked by the container runtime, so the session cannot get its own /proc and would see the outer processes' environments; start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker) in runArgs")]
+    ProcMasked,
+    #[error("the command to run is empty")]
+    EmptyCommand,
+}
+
+/// Builds the whole plan. Pure: every question about the file system goes
+/// through `fs`.
+pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, PlanError> {
+    if ctx.command.is_empty() {
+        return Err(PlanError::EmptyCommand);
+    }
+    if let Some(bad) = config.pass_env.iter().find(|n| crate::env_vars::never_passed(n)) {
+        return Err(PlanError::NeverPassed(bad.clone()));
+    }
+    if !ctx.fresh_proc {
+        return Err(PlanError::ProcMasked);
+    }
+    let workspace = workspace(ctx, config, fs)?;
+    let git_config_path = ctx.home.join(".gitconfig");
+    let env = session_env(ctx, config, &git_config_path);
+    let session_path = env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
+
+    let mut fixed = vec![
+        DataFile { purpose: "seccomp", bytes: seccomp::to_bytes(&seccomp::program(seccomp::native_abis())) },
+        DataFile {
+            purpose: "gitconfig",
+            bytes: gitconfig::render(&ctx.git_identity, &workspace, if config.no_forge { &[] } else { &ctx.forge_helpers })
+                .into_bytes(),
+        },
+        DataFile { purpose: "marker", bytes: format!("{}\n", ctx.session_id).into_bytes() },
+    ];
+    if let Network::Jail { resolv_conf } = &ctx.network {
+        fixed.push(DataFile { purpose: "resolv.conf", bytes: resolv_conf.clone().into_bytes() });
+    }
+
+    let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed };
+    m.base(config)?;
+    m.home(ctx, config);
+    m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
+    m.workspace(&workspace);
+    m.allow_write(config)?;
+    m.entry_guard(&path_dirs(&session_path), ctx.shim_dir.as_deref());
+    m.data_files(ctx, &git_config_path);
+
+    let chdir = if ctx.cwd.starts_with(&workspace) { ctx.cwd.clone() } else { workspace.clone() };
+    let args = bwrap_args(&m.mounts, &chdir, &ctx.command);
+    let ensure_dirs = ctx
+        .agent
+        .state_paths(&ctx.home)
+        .into_iter()
+        .filter(|(_, k)| *k == crate::agents::StateKind::Dir)
+        .map(|(p, _)| p)
+        .collect();
+    Ok(Plan { bwrap: ctx.bwrap.clone(), args, env, data: m.data, mounts: m.mounts, workspace, chdir, ensure_dirs })
+}
+
+fn workspace(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<PathBuf, PlanError> {
+    let ws = match &config.workspace_root {
+        Some(root) => {
+            if fs.kind(root) != Some(Kind::Dir) {
+                return Err(PlanError::MissingWorkspace(root.clone()));
+            }
+            root.clone()
+        }
+        None => ctx.cwd.clone(),
+    };
+    if ws == Path::new("/") {
+        return Err(PlanError::UnsafeWorkspace(ws, "the root directory"));
+    }
+    if ctx.home.starts_with(&ws) {
+        return Err(PlanError::UnsafeWorkspace(ws, "your home directory or one of its parents"));
+    }
+    Ok(ws)
+}
+
+/// The namespace and privilege flags, the mounts, then the command.
+fn bwrap_args(mounts: &[Mount], chdir: &Path, command: &[OsString]) -> Vec<OsString> {
+    let mut a: Vec<OsString> = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    for mount in mounts {
+        a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
+    }
+    // Data 0 is always the seccomp program.
+    a.extend(["--seccomp".into(), FIRST_DATA_FD.to_string().into()]);
+    a.extend(["--chdir".into(), chdir.as_os_str().to_os_string()]);
+    a.push("--".into());
+    a.extend(command.iter().cloned());
+    a
+}
+
+struct MountBuilder<'a> {
+    fs: &'a dyn FsView,
+    mounts: Vec<Mount>,
+    /// The plan's data files; masks append an empty one each (bwrap
+    /// consumes a descriptor per use).
+    data: Vec<DataFile>,
+}
+
+impl MountBuilder<'_> {
+    fn push(&mut self, m: Mount) {
+        self.mounts.push(m);
+    }
+
+    /// An empty read-only file over `dest`.
+    fn mask(&mut self, dest: PathBuf) {
+        self.data.push(DataFile { purpose: "empty", bytes: Vec::new() });
+        let data = self.data.len() - 1;
+        self.push(Mount::Mask { dest, data });
+    }
+
+    fn exists(&self, p: &Path) -> bool {
+        self.fs.kind(p).is_some()
+    }
+
+    /// Steps 1-4.
+    fn base(&mut self, config: &Config) -> Result<(), PlanError> {
+        self.push(Mount::RoBind { src: "/".into(), dest: "/".into(), optional: false });
+        self.push(Mount::Dev { dest: "/dev".into() });
+        self.devices(config)?;
+        self.push(Mount::Proc { dest: "/proc".into() });
+        self.push(Mount::Tmpfs { dest: "/tmp".into() });
+        if self.fs.kind(Path::new("/var/tmp")) == Some(Kind::Dir) {
+            self.push(Mount::Tmpfs { dest: "/var/tmp".into() });
+        }
+        for d in MASKED_DIRS {
+            self.mask_existing(Path::new(d));
+        }
+        for s in ENGINE_SOCKETS {
+            self.mask_existing(Path::new(s));
+        }
+        for f in MASKED_ETC.iter().chain(MASKED_ETC_DIRS) {
+            self.mask_existing(Path::new(f));
+        }
+        Ok(())
+    }
+
+    /// An empty read-only view over whatever is at `p` (nothing if absent).
+    fn mask_existing(&mut self, p: &Path) {
+        match self.fs.kind(p) {
+            None => {}
+            Some(Kind::Dir) => self.push(Mount::TmpfsRo { dest: p.into() }),
+            Some(_) => self.mask(p.into()),
+        }
+    }
+
+    fn devices(&mut self, config: &Config) -> Result<(), PlanError> {
+        for dev in &config.allow_device {
+            match self.fs.kind(dev) {
+                Some(Kind::CharDevice | Kind::BlockDevice) => {
+                    self.push(Mount::DevBind { src: dev.clone(), dest: dev.clone(), optional: false })
+                }
+                _ => return Err(PlanError::NotADevice(dev.clone())),
+            }
+        }
+        if config.gpu {
+            for p in self.fs.children(Path::new("/dev")) {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if GPU_DEVICE_PREFIXES.iter().any(|pre| name.starts_with(pre)) {
+                    self.push(Mount::DevBind { src: p.clone(), dest: p, optional: true });
+                }
+            }
+            for d in GPU_DEVICE_DIRS {
+                if self.exists(Path::new(d)) {
+                    self.push(Mount::DevBind { src: d.into(), dest: d.into(), optional: true });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 5: the home. An empty tmpfs, then the agent's own state, the
+    /// shared skills and tool caches bound back read-write, forge token
+    /// stores read-only (unless `noForge`), and the credential and desktop
+    /// corners of those binds plus the dotfiles masked again.
+    fn home(&mut self, ctx: &Context, config: &Config) {
+        let home = &ctx.home;
+        self.push(Mount::Tmpfs { dest: home.clone() });
+        for (p, _) in ctx.agent.state_paths(home) {
+            self.push(Mount::Bind { src: p.clone(), dest: p, optional: true });
+        }
+        for rel in SHARED_HOME_DIRS {
+            let p = home.join(rel);
+            if self.fs.kind(&p) == Some(Kind::Dir) {
+                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false });
+            }
+        }
+        if !config.no_forge {
+            for rel in FORGE_DIRS {
+                let p = home.join(rel);
+                if self.fs.kind(&p) == Some(Kind::Dir) {
+                    self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false });
+                }
+            }
+        }
+        for rel in MASKED_SHARE {
+            self.mask_existing(&home.join(rel));
+        }
+        for rel in MASKED_DOTFILES {
+            self.mask(home.join(rel));
+        }
+    }
+
+    /// Step 6 (after the home, so peers under the home can be bound back):
+    /// the workspace's siblings. Without peers they are hidden, except those
+    /// the session needs to run (they hold PATH directories, the launcher,
+    /// the command, the home or an allowWrite path). With peers they are
+    /// readable, never writable. Siblings in the home itself are dotfiles
+    /// and credentials, never exposed.
+    fn siblings(&mut self, ctx: &Context, config: &Config, ws: &Path, path_dirs: &[PathBuf]) {
+        let Some(parent) = ws.parent() else { return };
+        if parent == Path::new("/") || parent == ctx.home {
+            return;
+        }
+        let peers = config.peers || ctx.peers_flag;
+        let under_home = parent.starts_with(&ctx.home);
+        let mut needed: Vec<&Path> = path_dirs.iter().map(PathBuf::as_path).collect();
+        needed.extend(ctx.shim_dir.as_deref());
+        needed.extend(config.allow_write.iter().map(PathBuf::as_path));
+        needed.push(&ctx.home);
+        let cmd = Path::new(&ctx.command[0]);
+        if cmd.is_absolute() {
+            needed.push(cmd);
+        }
+        for sib in self.fs.children(parent) {
+            if sib == ws || needed.iter().any(|n| n.starts_with(&sib)) {
+                continue;
+            }
+            let dotted = sib.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+            match (peers, under_home) {
+                // Gone with the home's tmpfs: bring visible ones back read-only.
+                (true, true) if !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }),
+                // Already readable through the read-only root.
+                (true, _) => {}
+                // Already gone with the home's tmpfs.
+                (false, true) => {}
+                (false, false) => self.mask_existing(&sib),
+            }
+        }
+    }
+
+    /// Step 7: the workspace writable; what runs later outside the sandbox
+    /// (the devcontainer definition, git hooks) read-only.
+    fn workspace(&mut self, ws: &Path) {
+        self.push(Mount::Bind { src: ws.into(), dest: ws.into(), optional: false });
+        for rel in [".devcontainer", ".devcontainer.json"] {
+            let p = ws.join(rel);
+            if self.exists(&p) {
+                self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false });
+            }
+        }
+        let git = ws.join(".git");
+        if self.fs.kind(&git) == Some(Kind::Dir) {
+            let hooks = git.join("hooks");
+            match self.fs.kind(&hooks) {
+                Some(Kind::Dir) => self.push(Mount::RoBind { src: hooks.clone(), dest: hooks, optional: false }),
+                // An empty read-only hooks directory, so none can be planted.
+                _ => self.push(Mount::TmpfsRo { dest: hooks }),
+            }
+        }
+    }
+
+    /// Step 8.
+    fn allow_write(&mut self, config: &Config) -> Result<(), PlanError> {
+        for p in &config.allow_write {
+            if !self.exists(p) {
+                return Err(PlanError::MissingAllowWrite(p.clone()));
+            }
+            self.push(Mount::Bind { src: p.clone(), dest: p.clone(), optional: false });
+        }
+        Ok(())
+    }
+
+    /// Step 9: every PATH directory before the shims' own that the session
+    /// can write gets read-only empty files over the entry-point names, so
+    /// nothing planted there can shadow the shims — inside, or outside later.
+    fn entry_guard(&mut self, path_dirs: &[PathBuf], shim_dir: Option<&Path>) {
+        for dir in path_dirs {
+            if Some(dir.as_path()) == shim_dir {
+                break;
+            }
+            if self.fs.kind(dir) != Some(Kind::Dir) || !access(&self.mounts, dir).writable() {
+                continue;
+            }
+            for name in ENTRY_POINTS {
+                self.mask(dir.join(name));
+            }
+        }
+    }
+
+    /// Step 10.
+    fn data_files(&mut self, ctx: &Context, git_config: &Path) {
+        self.push(Mount::Data { dest: git_config.into(), data: 1 });
+        self.push(Mount::Data { dest: SESSION_MARKER.into(), data: 2 });
+        if matches!(ctx.network, Network::Jail { .. }) {
+            self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
