@@ -30,8 +30,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Logs go to stderr. Directive parsing is only paid for when RUST_LOG is
+/// set: launch time is a product feature.
 fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().try_init();
+    use tracing_subscriber::{filter::LevelFilter, EnvFilter};
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).without_time();
+    let _ = match std::env::var_os("RUST_LOG") {
+        Some(_) => builder.with_env_filter(EnvFilter::from_default_env()).try_init(),
+        None => builder.with_max_level(LevelFilter::WARN).try_init(),
+    };
 }

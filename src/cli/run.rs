@@ -64,7 +64,10 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
             .data
             .iter()
             .enumerate()
-            .map(|(i, d)| serde_json::json!({"fd": sandbox::plan::FIRST_DATA_FD + i as i32, "purpose": d.purpose, "bytes": d.bytes.len()}))
+            .map(|(i, d)| {
+                let hex: String = d.bytes.iter().map(|b| format!("{b:02x}")).collect();
+                serde_json::json!({"fd": sandbox::plan::FIRST_DATA_FD + i as i32, "purpose": d.purpose, "bytes": d.bytes.len(), "hex": hex})
+            })
             .collect();
         let v = serde_json::json!({
             "bwrap": plan.bwrap,

@@ -373,15 +373,20 @@ impl MountBuilder<'_> {
             if sib == ws || needed.iter().any(|n| n.starts_with(&sib)) {
                 continue;
             }
+            // Already gone (under the home's or /tmp's tmpfs)?
+            let visible = access(&self.mounts, &sib).readable();
             let dotted = sib.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
-            match (peers, under_home) {
-                // Gone with the home's tmpfs: bring visible ones back read-only.
-                (true, true) if !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }),
-                // Already readable through the read-only root.
-                (true, _) => {}
-                // Already gone with the home's tmpfs.
-                (false, true) => {}
-                (false, false) => self.mask_existing(&sib),
+            match (peers, visible) {
+                // Visible through the read-only root: nothing to do.
+                (true, true) => {}
+                // Bring sibling checkouts back read-only; dot-entries under
+                // the home are configuration and credentials, not checkouts.
+                (true, false) if under_home && !dotted => {
+                    self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true })
+                }
+                (true, false) => {}
+                (false, true) => self.mask_existing(&sib),
+                (false, false) => {}
             }
         }
     }

@@ -1,1 +1,319 @@
+//! Whole-value tests of the plan for representative launches. The argv is
+//! rendered one option per line so a change shows as a readable diff.
 
+use super::*;
+use crate::agents::Agent;
+use crate::sandbox::fsview::{Kind, TableFs};
+use crate::sandbox::gitconfig::GitIdentity;
+use std::collections::BTreeMap;
+
+fn ctx(uid: u32, user: &str, home: &str, cwd: &str, agent: Agent) -> Context {
+    let mut env = BTreeMap::new();
+    for (k, v) in [
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("TERM", "xterm-256color"),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C.UTF-8"),
+        ("AWS_SECRET_ACCESS_KEY", "s3cr3t"),
+        ("GITHUB_TOKEN", "ghp_x"),
+        ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+        ("LD_PRELOAD", "/tmp/evil.so"),
+        ("VSCODE_IPC_HOOK_CLI", "/tmp/vscode-ipc.sock"),
+        ("DISPLAY", ":0"),
+        ("HOME", home),
+        ("MY_TOKEN", "passme"),
+    ] {
+        env.insert(k.into(), v.into());
+    }
+    Context {
+        uid,
+        gid: uid,
+        user: user.into(),
+        home: home.into(),
+        shell: "/bin/bash".into(),
+        cwd: cwd.into(),
+        env,
+        agent,
+        command: vec!["/usr/bin/claude".into(), "--no-chrome".into()],
+        bwrap: "/usr/bin/bwrap".into(),
+        shim_dir: Some("/usr/local/bin".into()),
+        session_id: "s1".into(),
+        git_identity: GitIdentity { name: Some("Dev".into()), email: Some("dev@example.org".into()) },
+        forge_helpers: vec![("https://github.com".into(), "/usr/bin/gh".into())],
+        network: Network::Host,
+        peers_flag: false,
+        fresh_proc: true,
+    }
+}
+
+fn fs() -> TableFs {
+    TableFs::default()
+        .with("/var/tmp", Kind::Dir)
+        .with("/run/user", Kind::Dir)
+        .with("/run/docker.sock", Kind::Socket)
+        .with("/etc/shadow", Kind::File)
+        .with("/etc/sudoers.d", Kind::Dir)
+        .with("/root/.cache", Kind::Dir)
+        .with("/root/.local/share/keyrings", Kind::Dir)
+        .with("/root/.config/gh", Kind::Dir)
+        .with("/workspaces/app/.git/hooks", Kind::Dir)
+        .with("/workspaces/app/.devcontainer", Kind::Dir)
+        .with("/workspaces/other", Kind::Dir)
+        .with("/home/dev/.cache", Kind::Dir)
+        .with("/home/dev/src/app", Kind::Dir)
+        .with("/home/dev/src/lib", Kind::Dir)
+        .with("/home/dev/src/.secret", Kind::Dir)
+        .with("/dev/nvidia0", Kind::CharDevice)
+        .with("/dev/nvidiactl", Kind::CharDevice)
+        .with("/dev/kvm", Kind::CharDevice)
+        .with("/data/models", Kind::Dir)
+}
+
+/// The argv, one bwrap option per line.
+fn lines(plan: &Plan) -> String {
+    let mut out = String::new();
+    let mut in_command = false;
+    for a in &plan.args {
+        let a = a.to_string_lossy();
+        if a.starts_with("--") && !out.is_empty() && !in_command {
+            in_command = a == "--";
+            out.push('\n');
+        } else if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&a);
+    }
+    out
+}
+
+const ROOT_CLAUDE: &str = "\
+--unshare-user
+--unshare-pid
+--unshare-ipc
+--unshare-uts
+--unshare-cgroup-try
+--die-with-parent
+--cap-drop ALL
+--ro-bind / /
+--dev /dev
+--proc /proc
+--tmpfs /tmp
+--tmpfs /var/tmp
+--tmpfs /run/user
+--remount-ro /run/user
+--ro-bind-data 3 /run/docker.sock
+--ro-bind-data 4 /etc/shadow
+--tmpfs /etc/sudoers.d
+--remount-ro /etc/sudoers.d
+--tmpfs /root
+--bind-try /root/.claude /root/.claude
+--bind-try /root/.claude.json /root/.claude.json
+--bind /root/.cache /root/.cache
+--bind /root/.local/share /root/.local/share
+--ro-bind /root/.config/gh /root/.config/gh
+--tmpfs /root/.local/share/keyrings
+--remount-ro /root/.local/share/keyrings
+--ro-bind-data 5 /root/.netrc
+--ro-bind-data 6 /root/.Xauthority
+--ro-bind-data 7 /root/.ICEauthority
+--tmpfs /workspaces/other
+--remount-ro /workspaces/other
+--bind /workspaces/app /workspaces/app
+--ro-bind /workspaces/app/.devcontainer /workspaces/app/.devcontainer
+--ro-bind /workspaces/app/.git/hooks /workspaces/app/.git/hooks
+--ro-bind-data 1 /root/.gitconfig
+--ro-bind-data 2 /dev/.agent-sandbox-session
+--seccomp 0
+--chdir /workspaces/app
+-- /usr/bin/claude --no-chrome";
+
+/// Data descriptors are FIRST_DATA_FD-based; the table above numbers them
+/// from 0 for readability, shifted here.
+fn expected(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let mut parts: Vec<String> = l.split(' ').map(String::from).collect();
+            if matches!(parts[0].as_str(), "--ro-bind-data" | "--seccomp") {
+                let n: i32 = parts[1].parse().unwrap();
+                parts[1] = (n + FIRST_DATA_FD).to_string();
+            }
+            parts.join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn root_claude_whole_argv() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    assert_eq!(lines(&plan), expected(ROOT_CLAUDE));
+    assert_eq!(plan.workspace, PathBuf::from("/workspaces/app"));
+    assert_eq!(plan.ensure_dirs, vec![PathBuf::from("/root/.claude")]);
+    let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose).collect();
+    assert_eq!(purposes, ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty"]);
+    assert!(plan.data[3..].iter().all(|d| d.bytes.is_empty()));
+}
+
+#[test]
+fn environment_is_the_allow_list_plus_launcher_values() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let config = Config { pass_env: vec!["MY_TOKEN".into()], ..Config::default() };
+    let plan = build(&c, &config, &fs()).unwrap();
+    let env: Vec<(String, String)> =
+        plan.env.iter().map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into())).collect();
+    let want: Vec<(String, String)> = [
+        ("AGENT_SANDBOX_SESSION", "s1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("GIT_CONFIG_GLOBAL", "/root/.gitconfig"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("HOME", "/root"),
+        ("IS_SANDBOX", "1"),
+        ("IS_SANDBOX_AGENT", "claude"),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C.UTF-8"),
+        ("LOGNAME", "root"),
+        ("MY_TOKEN", "passme"),
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("SHELL", "/bin/bash"),
+        ("TERM", "xterm-256color"),
+        ("TMPDIR", "/tmp"),
+        ("USER", "root"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(env, want);
+}
+
+#[test]
+fn pass_env_cannot_name_never_passed_variables() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    for bad in ["LD_PRELOAD", "PATH", "HOME", "BASH_ENV", "SSH_AUTH_SOCK", "VSCODE_IPC_HOOK_CLI"] {
+        let config = Config { pass_env: vec![bad.into()], ..Config::default() };
+        assert_eq!(build(&c, &config, &fs()), Err(PlanError::NeverPassed(bad.into())), "{bad}");
+    }
+}
+
+#[test]
+fn non_root_user_masks_their_own_home_and_peers_stay_read_only() {
+    let mut c = ctx(1000, "dev", "/home/dev", "/home/dev/src/app", Agent::Codex);
+    c.command = vec!["/usr/local/bin/codex".into()];
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    let got = lines(&plan);
+    assert!(got.contains("\n--tmpfs /home/dev\n--bind-try /home/dev/.codex /home/dev/.codex\n--bind /home/dev/.cache /home/dev/.cache\n"), "{got}");
+    assert!(!got.contains("/root"), "{got}");
+    assert!(!got.contains(".claude"), "{got}");
+    // Without peers: siblings under the home are already gone with its tmpfs.
+    assert!(!got.contains("/home/dev/src/lib"), "{got}");
+    assert!(got.contains("\n--bind /home/dev/src/app /home/dev/src/app\n"), "{got}");
+    assert_eq!(plan.env.get(std::ffi::OsStr::new("HOME")).unwrap(), "/home/dev");
+    assert_eq!(plan.env.get(std::ffi::OsStr::new("IS_SANDBOX_AGENT")).unwrap(), "codex");
+
+    c.peers_flag = true;
+    let got = lines(&build(&c, &Config::default(), &fs()).unwrap());
+    assert!(got.contains("\n--ro-bind-try /home/dev/src/lib /home/dev/src/lib\n"), "{got}");
+    assert!(!got.contains(".secret"), "dot-siblings stay hidden: {got}");
+}
+
+#[test]
+fn peers_outside_home_are_not_masked() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let config = Config { peers: true, ..Config::default() };
+    let got = lines(&build(&c, &config, &fs()).unwrap());
+    assert!(!got.contains("/workspaces/other"), "{got}");
+    let plan = build(&c, &config, &fs()).unwrap();
+    assert_eq!(access(&plan.mounts, Path::new("/workspaces/other/README")), crate::sandbox::scope::Access::Read);
+}
+
+#[test]
+fn each_agent_gets_its_own_state_only() {
+    for (agent, mine, not) in [
+        (Agent::Claude, "/root/.claude", "/root/.codex"),
+        (Agent::Codex, "/root/.codex", "/root/.claude"),
+        (Agent::Pi, "/root/.pi", "/root/.codex"),
+    ] {
+        let c = ctx(0, "root", "/root", "/workspaces/app", agent);
+        let got = lines(&build(&c, &Config::default(), &fs()).unwrap());
+        assert!(got.contains(&format!("--bind-try {mine} {mine}")), "{agent:?}: {got}");
+        assert!(!got.contains(not), "{agent:?}: {got}");
+    }
+}
+
+#[test]
+fn no_forge_drops_token_stores_and_helpers() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let config = Config { no_forge: true, ..Config::default() };
+    let plan = build(&c, &config, &fs()).unwrap();
+    assert!(!lines(&plan).contains(".config/gh"));
+    let git = String::from_utf8(plan.data[1].bytes.clone()).unwrap();
+    assert!(!git.contains("credential"), "{git}");
+    let with = build(&c, &Config::default(), &fs()).unwrap();
+    assert!(String::from_utf8(with.data[1].bytes.clone()).unwrap().contains("[credential \"https://github.com\"]"));
+}
+
+#[test]
+fn allow_write_devices_and_gpu() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let config = Config {
+        allow_write: vec!["/data/models".into()],
+        allow_device: vec!["/dev/kvm".into()],
+        gpu: true,
+        ..Config::default()
+    };
+    let got = lines(&build(&c, &config, &fs()).unwrap());
+    assert!(got.contains("\n--dev /dev\n--dev-bind /dev/kvm /dev/kvm\n--dev-bind-try /dev/nvidia0 /dev/nvidia0\n--dev-bind-try /dev/nvidiactl /dev/nvidiactl\n--proc /proc\n"), "{got}");
+    assert!(got.contains("\n--bind /data/models /data/models\n"), "{got}");
+
+    let missing = Config { allow_write: vec!["/nope".into()], ..Config::default() };
+    assert_eq!(build(&c, &missing, &fs()), Err(PlanError::MissingAllowWrite("/nope".into())));
+    let not_dev = Config { allow_device: vec!["/dev/nope".into()], ..Config::default() };
+    assert_eq!(build(&c, &not_dev, &fs()), Err(PlanError::NotADevice("/dev/nope".into())));
+}
+
+#[test]
+fn entry_points_in_writable_path_dirs_are_covered() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.env.insert("PATH".into(), "/workspaces/app/.venv/bin:/usr/local/bin:/workspaces/app/late".into());
+    let table = fs().with("/workspaces/app/.venv/bin", Kind::Dir).with("/workspaces/app/late", Kind::Dir);
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    let got = lines(&plan);
+    for name in ENTRY_POINTS {
+        assert!(got.contains(&format!("/workspaces/app/.venv/bin/{name}\n")), "{name}: {got}");
+        // Directories after the shims cannot shadow them.
+        assert!(!got.contains(&format!("/workspaces/app/late/{name}")), "{name}: {got}");
+    }
+}
+
+#[test]
+fn jail_binds_the_session_resolv_conf() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.network = Network::Jail { resolv_conf: "nameserver 192.0.2.53\n".into() };
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    assert_eq!(plan.data[3].purpose, "resolv.conf");
+    assert!(lines(&plan).contains(&format!("--ro-bind-data {} /etc/resolv.conf\n", FIRST_DATA_FD + 3)));
+}
+
+#[test]
+fn unsafe_workspaces_and_masked_proc_refuse() {
+    let c = ctx(0, "root", "/root", "/", Agent::Claude);
+    assert!(matches!(build(&c, &Config::default(), &fs()), Err(PlanError::UnsafeWorkspace(_, _))));
+    let c = ctx(1000, "dev", "/home/dev", "/home/dev", Agent::Claude);
+    assert!(matches!(build(&c, &Config::default(), &fs()), Err(PlanError::UnsafeWorkspace(_, _))));
+    let c = ctx(1000, "dev", "/home/dev", "/home", Agent::Claude);
+    assert!(matches!(build(&c, &Config::default(), &fs()), Err(PlanError::UnsafeWorkspace(_, _))));
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.fresh_proc = false;
+    assert_eq!(build(&c, &Config::default(), &fs()), Err(PlanError::ProcMasked));
+}
+
+#[test]
+fn workspace_root_moves_the_workspace() {
+    let c = ctx(0, "root", "/root", "/workspaces/app/sub", Agent::Claude);
+    let config = Config { workspace_root: Some("/workspaces/app".into()), ..Config::default() };
+    let plan = build(&c, &config, &fs()).unwrap();
+    assert_eq!(plan.workspace, PathBuf::from("/workspaces/app"));
+    assert_eq!(plan.chdir, PathBuf::from("/workspaces/app/sub"));
+    let bad = Config { workspace_root: Some("/missing".into()), ..Config::default() };
+    assert_eq!(build(&c, &bad, &fs()), Err(PlanError::MissingWorkspace("/missing".into())));
+}

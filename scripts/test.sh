@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian machine as root: installs the
+# prerequisites, builds (including the static release binaries), and runs
+# every unit and integration test against real bwrap, pasta and namespaces.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+static_dir=$(bash scripts/build-static.sh)
+echo "static binaries: $static_dir"
+export AGENT_SANDBOX_STATIC_DIR="$PWD/$static_dir"
+cargo test --locked --all-targets -- --test-threads="${TEST_THREADS:-4}"

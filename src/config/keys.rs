@@ -1,0 +1,261 @@
+//! The registry of configuration keys: their camelCase names, value kinds,
+//! environment variables (and `CLAUDE_SANDBOX_*` aliases) and one-line docs.
+//! Every other file of the module looks keys up here instead of repeating
+//! string literals. Not responsible for parsing or validating values.
+
+/// The environment prefix of the override variables.
+pub const ENV_PREFIX: &str = "AGENT_SANDBOX_";
+/// The accepted alias prefix (the seed's names); `AGENT_SANDBOX_*` wins.
+pub const ENV_ALIAS_PREFIX: &str = "CLAUDE_SANDBOX_";
+
+/// What type of value a key holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    /// One absolute path.
+    Path,
+    /// A list; the environment adds to it instead of replacing it.
+    List(ItemKind),
+}
+
+/// The element type of a list key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Ip,
+    Port,
+    /// An absolute path.
+    Path,
+    /// A path under /dev/.
+    Device,
+    /// An environment variable name.
+    Name,
+}
+
+impl Kind {
+    /// How the expected type reads in an error message.
+    pub fn expected(self) -> &'static str {
+        match self {
+            Kind::Bool => "a boolean (true or false)",
+            Kind::Path => "an absolute path string",
+            Kind::List(ItemKind::Ip) => "an array of IPv4 address strings",
+            Kind::List(ItemKind::Port) => "an array of port numbers",
+            Kind::List(ItemKind::Path) => "an array of absolute path strings",
+            Kind::List(ItemKind::Device) => "an array of /dev/... path strings",
+            Kind::List(ItemKind::Name) => "an array of environment variable names",
+        }
+    }
+}
+
+impl ItemKind {
+    /// How one element reads in an error message.
+    pub fn expected(self) -> &'static str {
+        match self {
+            ItemKind::Ip => "an IPv4 address string",
+            ItemKind::Port => "a port number (1-65535)",
+            ItemKind::Path => "an absolute path string",
+            ItemKind::Device => "a /dev/... path string",
+            ItemKind::Name => "an environment variable name string",
+        }
+    }
+}
+
+/// One configuration key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    EgressJail,
+    AllowIp,
+    LocalPorts,
+    CallbackPorts,
+    NoForge,
+    Peers,
+    AllowWrite,
+    AllowDevice,
+    Gpu,
+    PassEnv,
+    WorkspaceRoot,
+}
+
+/// Static facts about a key; one row per key in [`SPECS`], in the order
+/// of the enum (a unit test checks that every row maps back to its key).
+struct Spec {
+    name: &'static str,
+    env: &'static str,
+    alias: &'static str,
+    kind: Kind,
+    doc: &'static str,
+}
+
+const SPECS: [Spec; 11] = [
+    Spec {
+        name: "egressJail",
+        env: "AGENT_SANDBOX_EGRESS_JAIL",
+        alias: "CLAUDE_SANDBOX_EGRESS_JAIL",
+        kind: Kind::Bool,
+        doc: "run the agent in the network egress jail",
+    },
+    Spec {
+        name: "allowIp",
+        env: "AGENT_SANDBOX_ALLOW_IP",
+        alias: "CLAUDE_SANDBOX_ALLOW_IP",
+        kind: Kind::List(ItemKind::Ip),
+        doc: "IPv4 addresses reachable through the jail's private-range blackholes",
+    },
+    Spec {
+        name: "localPorts",
+        env: "AGENT_SANDBOX_LOCAL_PORTS",
+        alias: "CLAUDE_SANDBOX_LOCAL_PORTS",
+        kind: Kind::List(ItemKind::Port),
+        doc: "ports whose jail 127.0.0.1:P reaches the container's 127.0.0.1:P",
+    },
+    Spec {
+        name: "callbackPorts",
+        env: "AGENT_SANDBOX_CALLBACK_PORTS",
+        alias: "CLAUDE_SANDBOX_CALLBACK_PORTS",
+        kind: Kind::List(ItemKind::Port),
+        doc: "ports whose container 127.0.0.1:P reaches the agent's listener (OAuth callbacks)",
+    },
+    Spec {
+        name: "noForge",
+        env: "AGENT_SANDBOX_NO_FORGE",
+        alias: "CLAUDE_SANDBOX_NO_FORGE",
+        kind: Kind::Bool,
+        doc: "hide forge token stores (gh, glab) and git credential helpers",
+    },
+    Spec {
+        name: "peers",
+        env: "AGENT_SANDBOX_PEERS",
+        alias: "CLAUDE_SANDBOX_PEERS",
+        kind: Kind::Bool,
+        doc: "make sibling checkouts readable (not writable)",
+    },
+    Spec {
+        name: "allowWrite",
+        env: "AGENT_SANDBOX_ALLOW_WRITE",
+        alias: "CLAUDE_SANDBOX_ALLOW_WRITE",
+        kind: Kind::List(ItemKind::Path),
+        doc: "extra writable paths",
+    },
+    Spec {
+        name: "allowDevice",
+        env: "AGENT_SANDBOX_ALLOW_DEVICE",
+        alias: "CLAUDE_SANDBOX_ALLOW_DEVICE",
+        kind: Kind::List(ItemKind::Device),
+        doc: "devices under /dev passed into the sandbox",
+    },
+    Spec {
+        name: "gpu",
+        env: "AGENT_SANDBOX_GPU",
+        alias: "CLAUDE_SANDBOX_GPU",
+        kind: Kind::Bool,
+        doc: "pass NVIDIA and DRI GPU devices",
+    },
+    Spec {
+        name: "passEnv",
+        env: "AGENT_SANDBOX_PASS_ENV",
+        alias: "CLAUDE_SANDBOX_PASS_ENV",
+        kind: Kind::List(ItemKind::Name),
+        doc: "extra environment variables passed into the sandbox",
+    },
+    Spec {
+        name: "workspaceRoot",
+        env: "AGENT_SANDBOX_WORKSPACE_ROOT",
+        alias: "CLAUDE_SANDBOX_WORKSPACE_ROOT",
+        kind: Kind::Path,
+        doc: "the writable workspace (default: the current directory)",
+    },
+];
+
+impl Key {
+    /// Every key, in the order documentation and `config show` list them.
+    pub const ALL: [Key; 11] = [
+        Key::EgressJail,
+        Key::AllowIp,
+        Key::LocalPorts,
+        Key::CallbackPorts,
+        Key::NoForge,
+        Key::Peers,
+        Key::AllowWrite,
+        Key::AllowDevice,
+        Key::Gpu,
+        Key::PassEnv,
+        Key::WorkspaceRoot,
+    ];
+
+    fn spec(self) -> &'static Spec {
+        // SPECS is declared in the same order as the enum.
+        &SPECS[self as usize]
+    }
+
+    /// The camelCase name used in the file, in `sources` and in messages.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// `AGENT_SANDBOX_<KEY>`.
+    pub fn env_var(self) -> &'static str {
+        self.spec().env
+    }
+
+    /// `CLAUDE_SANDBOX_<KEY>`, the accepted alias.
+    pub fn alias_var(self) -> &'static str {
+        self.spec().alias
+    }
+
+    pub fn kind(self) -> Kind {
+        self.spec().kind
+    }
+
+    /// One line for docs and help.
+    pub fn doc(self) -> &'static str {
+        self.spec().doc
+    }
+
+    /// Exact (case-sensitive) lookup of a file key.
+    pub fn from_name(name: &str) -> Option<Key> {
+        Key::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The valid key names, comma separated, for "unknown key" messages.
+    pub fn valid_names() -> String {
+        Key::ALL.map(Key::name).join(", ")
+    }
+}
+
+/// The key a near-miss probably meant: same letters ignoring case and
+/// `_`/`-` (so `allowIP`, `allow_ip`, `allow-ip` all map to `allowIp`), or
+/// within two edits.
+pub fn suggest(unknown: &str) -> Option<Key> {
+    let folded = fold(unknown);
+    if let Some(k) = Key::ALL.into_iter().find(|k| fold(k.name()) == folded) {
+        return Some(k);
+    }
+    Key::ALL
+        .into_iter()
+        .map(|k| (edit_distance(&folded, &fold(k.name())), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn fold(s: &str) -> String {
+    s.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Levenshtein distance; key names are short, so O(n*m) is fine.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = diag + usize::from(ca != *cb);
+            diag = row[j + 1];
+            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
+        }
+    }
+    row[b.len()]
+}

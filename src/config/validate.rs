@@ -1,0 +1,162 @@
+//! Validation of single values (ports, IPv4 addresses, paths, environment
+//! variable names), shared by the file parser and the environment layer.
+//! Validators know nothing of where a value came from: they return an
+//! [`Invalid`] which the caller turns into a [`ConfigError`] at an [`At`].
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::path::{Component, Path, PathBuf};
+
+use super::error::{At, ConfigError, Hint};
+
+/// A rejected value, not yet tied to a place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Invalid {
+    Port(String),
+    Address(String, &'static str),
+    Path(String, &'static str, Hint),
+    EnvName(String),
+    NeverPassed(String),
+}
+
+impl Invalid {
+    pub(crate) fn at(self, at: At) -> ConfigError {
+        match self {
+            Invalid::Port(value) => ConfigError::BadPort { at, value },
+            Invalid::Address(value, reason) => ConfigError::BadAddress { at, value, reason },
+            Invalid::Path(value, reason, hint) => ConfigError::BadPath {
+                at,
+                value,
+                reason,
+                hint,
+            },
+            Invalid::EnvName(value) => ConfigError::BadEnvName { at, value },
+            Invalid::NeverPassed(name) => ConfigError::NeverPassed { at, name },
+        }
+    }
+}
+
+/// A relay port: 1..=65535. Taken as i64 so negatives and overflows are
+/// reported with the value the user wrote.
+pub(crate) fn port(n: i64) -> Result<u16, Invalid> {
+    match u16::try_from(n) {
+        Ok(p) if p != 0 => Ok(p),
+        _ => Err(Invalid::Port(n.to_string())),
+    }
+}
+
+/// A port written as decimal text (the environment form).
+pub(crate) fn port_text(s: &str) -> Result<u16, Invalid> {
+    match s.parse::<i64>() {
+        Ok(n) => port(n),
+        Err(_) => Err(Invalid::Port(s.to_string())),
+    }
+}
+
+/// One IPv4 host address. Ranges are refused because `allowIp` punches a
+/// /32 through the jail's private-range blackholes; a range would open more
+/// than the user can see in the config. Loopback, unspecified, broadcast and
+/// multicast addresses make no sense as routed destinations.
+pub(crate) fn ipv4(s: &str) -> Result<Ipv4Addr, Invalid> {
+    let bad = |reason| Err(Invalid::Address(s.to_string(), reason));
+    let Ok(ip) = s.parse::<Ipv4Addr>() else {
+        return bad(why_not_ipv4(s));
+    };
+    if ip.is_loopback() {
+        return bad("loopback is not routed; use localPorts to reach a service on the container's 127.0.0.1");
+    }
+    if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
+        return bad("only a single unicast IPv4 host address can be allowed");
+    }
+    Ok(ip)
+}
+
+/// Names the likely mistake behind a string that is not an IPv4 address.
+fn why_not_ipv4(s: &str) -> &'static str {
+    if s.parse::<Ipv6Addr>().is_ok() {
+        "IPv6 addresses are not supported (the jail is IPv4-only); list IPv4 addresses"
+    } else if s.contains('/') {
+        "a CIDR range is not accepted; list single IPv4 host addresses"
+    } else if s.chars().any(|c| c.is_ascii_alphabetic()) {
+        "a host name is not accepted (names can change address); list IPv4 addresses"
+    } else {
+        "not an IPv4 address (four numbers 0-255 separated by dots, no leading zeros)"
+    }
+}
+
+/// An absolute path for `allowWrite` / `workspaceRoot`. `/` itself is
+/// refused: it would make the whole file system writable.
+pub(crate) fn abs_path(s: &str) -> Result<PathBuf, Invalid> {
+    let path = checked_abs(s)?;
+    if path == Path::new("/") {
+        let reason = "the whole file system cannot be made writable";
+        return Err(Invalid::Path(s.to_string(), reason, Hint::none()));
+    }
+    Ok(path)
+}
+
+/// A device path: absolute, no `..`, strictly below /dev.
+pub(crate) fn device_path(s: &str) -> Result<PathBuf, Invalid> {
+    let path = checked_abs(s)?;
+    if path.starts_with("/dev") && path != Path::new("/dev") {
+        return Ok(path);
+    }
+    let hint = Hint::new("list devices such as /dev/ttyUSB0; use allowWrite for other paths");
+    Err(Invalid::Path(
+        s.to_string(),
+        "not a device under /dev/",
+        hint,
+    ))
+}
+
+/// Non-empty, no NUL, absolute, no `..` (which could climb out of the
+/// directory the user thinks they are allowing).
+fn checked_abs(s: &str) -> Result<PathBuf, Invalid> {
+    let bad = |reason, hint| Err(Invalid::Path(s.to_string(), reason, hint));
+    if s.is_empty() {
+        return bad("the path is empty", Hint::none());
+    }
+    if s.contains('\0') {
+        return bad("the path contains a NUL byte", Hint::none());
+    }
+    if !s.starts_with('/') {
+        let hint = if s.starts_with('~') {
+            Hint::new("~ is not expanded; write the full path, e.g. /home/USER/...")
+        } else {
+            Hint::new("write an absolute path starting with /")
+        };
+        return bad("the path is relative", hint);
+    }
+    let path = PathBuf::from(s);
+    if path.components().any(|c| c == Component::ParentDir) {
+        return bad(
+            "the path contains a .. component",
+            Hint::new("write the resolved path"),
+        );
+    }
+    Ok(path)
+}
+
+/// A name for `passEnv`: a shell-compatible variable name that is not on
+/// the never-passed list.
+pub(crate) fn env_name(s: &str) -> Result<String, Invalid> {
+    let mut chars = s.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(Invalid::EnvName(s.to_string()));
+    }
+    if never_passed(s) {
+        return Err(Invalid::NeverPassed(s.to_string()));
+    }
+    Ok(s.to_string())
+}
+
+/// True for environment variables that must never enter the sandbox,
+/// whatever the configuration says (the list lives in `env_vars`, the one
+/// registry of variables). Case-insensitive on purpose: refusing
+/// `ld_preload` costs nothing, and a security list should not hinge on the
+/// spelling.
+pub fn never_passed(name: &str) -> bool {
+    crate::env_vars::never_passed(&name.to_ascii_uppercase())
+}
