@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the static release binaries (agent-sandbox, sandbox-install) and
+# Builds the static release binaries and
 # prints their path. One file runs in any base image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ else
   RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --target "$gnu" --bins -q
   dir="target/$gnu/release"
 fi
-for b in agent-sandbox sandbox-install; do
+for b in agent-sandbox; do
   # A static binary has no shared-library dependencies to list.
   if ldd "$dir/$b" 2>&1 | grep -q "=>"; then
     echo "$dir/$b is dynamically linked" >&2

@@ -71,7 +71,7 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
             .collect();
         let v = serde_json::json!({
             "bwrap": plan.bwrap,
-            "args": plan.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+            "args": plan.args().iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
             "env": env,
             "data": data,
             "mounts": plan.mounts,
@@ -86,7 +86,7 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
     println!("workspace:   {}", plan.workspace.display());
     println!("command line:");
     print!("  {}", shell_quote(&plan.bwrap.to_string_lossy()));
-    for a in &plan.args {
+    for a in &plan.args() {
         let a = a.to_string_lossy();
         if a.starts_with("--") && a != "--" {
             print!(" \\\n    {}", shell_quote(&a));

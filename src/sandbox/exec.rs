@@ -100,7 +100,7 @@ fn execve(plan: &Plan) -> Error {
     let build = || -> Result<(CString, Vec<CString>, Vec<CString>), Error> {
         let path = cstring(plan.bwrap.as_os_str())?;
         let mut argv = vec![path.clone()];
-        for a in &plan.args {
+        for a in &plan.args() {
             argv.push(cstring(a)?);
         }
         let mut envp = Vec::with_capacity(plan.env.len());

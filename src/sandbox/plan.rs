@@ -108,14 +108,16 @@ pub struct DataFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub bwrap: PathBuf,
-    /// bwrap's arguments (argv[1..]), ending with `--` and the command.
-    pub args: Vec<OsString>,
+    /// Namespace and privilege flags (before the mounts).
+    pub flags: Vec<&'static str>,
     pub env: BTreeMap<OsString, OsString>,
     /// Data file `i` goes at descriptor `FIRST_DATA_FD + i`.
     pub data: Vec<DataFile>,
     pub mounts: Vec<Mount>,
     pub workspace: PathBuf,
     pub chdir: PathBuf,
+    /// The command run inside, argv[0] first.
+    pub command: Vec<OsString>,
     /// Directories the executor creates before launch so agent state
     /// persists (the user's own, under their home).
     pub ensure_dirs: Vec<PathBuf>,
@@ -180,7 +182,6 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     m.data_files(ctx, &git_config_path);
 
     let chdir = if ctx.cwd.starts_with(&workspace) { ctx.cwd.clone() } else { workspace.clone() };
-    let args = bwrap_args(&m.mounts, &chdir, &ctx.command);
     let ensure_dirs = ctx
         .agent
         .state_paths(&ctx.home)
@@ -188,7 +189,17 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         .filter(|(_, k)| *k == crate::agents::StateKind::Dir)
         .map(|(p, _)| p)
         .collect();
-    Ok(Plan { bwrap: ctx.bwrap.clone(), args, env, data: m.data, mounts: m.mounts, workspace, chdir, ensure_dirs })
+    Ok(Plan {
+        bwrap: ctx.bwrap.clone(),
+        flags: NAMESPACE_FLAGS.to_vec(),
+        env,
+        data: m.data,
+        mounts: m.mounts,
+        workspace,
+        chdir,
+        command: ctx.command.clone(),
+        ensure_dirs,
+    })
 }
 
 fn workspace(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<PathBuf, PlanError> {
@@ -210,30 +221,35 @@ fn workspace(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<PathBuf,
     Ok(ws)
 }
 
-/// The namespace and privilege flags, the mounts, then the command.
-fn bwrap_args(mounts: &[Mount], chdir: &Path, command: &[OsString]) -> Vec<OsString> {
-    let mut a: Vec<OsString> = [
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
-    for mount in mounts {
-        a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
+/// New user, pid, ipc, uts (and cgroup where possible) namespaces; every
+/// capability dropped; killed with its parent. bwrap also sets no-new-privs.
+pub const NAMESPACE_FLAGS: &[&str] = &[
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--cap-drop",
+    "ALL",
+];
+
+impl Plan {
+    /// bwrap's arguments (argv[1..]): the flags, the mounts in order, the
+    /// seccomp filter, the working directory, then `--` and the command.
+    pub fn args(&self) -> Vec<OsString> {
+        let mut a: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
+        for mount in &self.mounts {
+            a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
+        }
+        if self.data.first().is_some_and(|d| d.purpose == "seccomp") {
+            a.extend(["--seccomp".into(), FIRST_DATA_FD.to_string().into()]);
+        }
+        a.extend(["--chdir".into(), self.chdir.as_os_str().to_os_string()]);
+        a.push("--".into());
+        a.extend(self.command.iter().cloned());
+        a
     }
-    // Data 0 is always the seccomp program.
-    a.extend(["--seccomp".into(), FIRST_DATA_FD.to_string().into()]);
-    a.extend(["--chdir".into(), chdir.as_os_str().to_os_string()]);
-    a.push("--".into());
-    a.extend(command.iter().cloned());
-    a
 }
 
 struct MountBuilder<'a> {

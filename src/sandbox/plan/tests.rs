@@ -73,7 +73,7 @@ fn fs() -> TableFs {
 fn lines(plan: &Plan) -> String {
     let mut out = String::new();
     let mut in_command = false;
-    for a in &plan.args {
+    for a in &plan.args() {
         let a = a.to_string_lossy();
         if a.starts_with("--") && !out.is_empty() && !in_command {
             in_command = a == "--";
