@@ -7,7 +7,8 @@ use crate::config::{Config, EnvMap};
 use crate::sandbox::context::{self, Context, ContextError, Network};
 use crate::sandbox::fsview::RealFs;
 use crate::sandbox::plan::{Plan, PlanError};
-use crate::sandbox::{exec, gitconfig};
+use crate::sandbox::{exec, gitconfig, supervise};
+use crate::review;
 use crate::sysbin::{self, SysbinError};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::MetadataExt;
@@ -44,6 +45,8 @@ pub enum LaunchError {
 pub struct Session {
     pub plan: Plan,
     pub jail: Option<jail::JailPlan>,
+    /// Where this user's review baselines are kept.
+    pub state_dir: std::path::PathBuf,
 }
 
 fn own_exe_id() -> Option<(u64, u64)> {
@@ -102,19 +105,39 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         fresh_proc: context::fresh_proc_possible(),
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
-    Ok(Session { plan, jail: jail_plan })
+    let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
+    let mut state_dir = review::store_dir(&ctx.home, xdg_state);
+    // A baseline the session could rewrite would prove nothing.
+    if state_dir.starts_with(&plan.workspace) {
+        state_dir = review::store_dir(&ctx.home, None);
+    }
+    Ok(Session { plan, jail: jail_plan, state_dir })
 }
 
-/// Starts the session. Without the jail this process becomes bwrap (the
-/// fastest path: no process stays behind); with it, the jail's launcher
-/// supervises and the returned code is the session's exit status.
+/// Starts the session and waits for it; returns its exit status (128+N
+/// after signal N). First records the review baseline of the workspace;
+/// afterwards prints a one-line hint when the session changed places that
+/// run code outside the sandbox.
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
     exec::prepare(&session.plan);
-    let exec_err = |e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e };
-    match &session.jail {
-        None => Err(exec_err(exec::exec(&session.plan))),
-        Some(jail_plan) => Ok(jail::run_jailed(jail_plan, &mut || exec::exec(&session.plan))?),
+    let id = session.plan.env.get(OsStr::new(crate::env_vars::SANDBOX_SESSION)).map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
+    let baseline = match review::record(&session.state_dir, &id, &session.plan.workspace) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            tracing::warn!("{e}; `agent-sandbox review` will list everything instead of this session's changes");
+            None
+        }
+    };
+    let code = match &session.jail {
+        None => supervise::run(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?,
+        Some(jail_plan) => jail::run_jailed(jail_plan, &mut || exec::exec(&session.plan))?,
+    };
+    if let Some(b) = baseline {
+        if let Some(line) = review::hint(&review::diff(Some(&b), &review::collect::collect(&session.plan.workspace))) {
+            eprintln!("{line}");
+        }
     }
+    Ok(code)
 }
 
 /// Inside a session already: run the command directly (no second sandbox).

@@ -7,6 +7,7 @@ pub mod config;
 pub mod env_vars;
 pub mod jail;
 pub mod launch;
+pub mod review;
 pub mod sandbox;
 pub mod sysbin;
 pub mod verify;

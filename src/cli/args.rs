@@ -30,6 +30,9 @@ pub enum Command {
     /// The effective configuration and where each value came from.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// What sessions changed in the workspace's places that run code later
+    /// outside the sandbox (git hooks and config, venv, Makefile, editor tasks...).
+    Review(ReviewArgs),
 }
 
 #[derive(Debug, Args)]
@@ -62,6 +65,21 @@ pub struct ScopeArgs {
     pub json: bool,
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[arg(long)]
+    pub json: bool,
+    /// Compare with the baseline of this session (default: the newest for this workspace).
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub since_session: Option<String>,
+    /// List everything present, without comparing with a baseline.
+    #[arg(long)]
+    pub all: bool,
+    /// The workspace (default: workspaceRoot, else the current directory).
+    #[arg(value_name = "WORKSPACE")]
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

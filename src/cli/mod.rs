@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod config_cmd;
+pub mod review;
 pub mod run;
 pub mod scope;
 
@@ -17,6 +18,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Run(a) => run::run(cli.config.as_deref(), a),
         Command::Scope(a) => scope::scope(cli.config.as_deref(), a),
         Command::Config(c) => config_cmd::config(cli.config.as_deref(), c),
+        Command::Review(a) => review::review(cli.config.as_deref(), a),
     }
 }
 

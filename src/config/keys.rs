@@ -73,6 +73,9 @@ pub enum Key {
     Gpu,
     PassEnv,
     WorkspaceRoot,
+    ProtectDevcontainer,
+    ProtectGitHooks,
+    ProtectGitConfig,
 }
 
 /// Static facts about a key; one row per key in [`SPECS`], in the order
@@ -85,7 +88,7 @@ struct Spec {
     doc: &'static str,
 }
 
-const SPECS: [Spec; 11] = [
+const SPECS: [Spec; 14] = [
     Spec {
         name: "egressJail",
         env: "AGENT_SANDBOX_EGRESS_JAIL",
@@ -163,11 +166,32 @@ const SPECS: [Spec; 11] = [
         kind: Kind::Path,
         doc: "the writable workspace (default: the current directory)",
     },
+    Spec {
+        name: "protectDevcontainer",
+        env: "AGENT_SANDBOX_PROTECT_DEVCONTAINER",
+        alias: "CLAUDE_SANDBOX_PROTECT_DEVCONTAINER",
+        kind: Kind::Bool,
+        doc: "make the workspace's .devcontainer/ and .devcontainer.json read-only in sessions",
+    },
+    Spec {
+        name: "protectGitHooks",
+        env: "AGENT_SANDBOX_PROTECT_GIT_HOOKS",
+        alias: "CLAUDE_SANDBOX_PROTECT_GIT_HOOKS",
+        kind: Kind::Bool,
+        doc: "make the workspace's .git/hooks (and a core.hooksPath directory) read-only in sessions",
+    },
+    Spec {
+        name: "protectGitConfig",
+        env: "AGENT_SANDBOX_PROTECT_GIT_CONFIG",
+        alias: "CLAUDE_SANDBOX_PROTECT_GIT_CONFIG",
+        kind: Kind::Bool,
+        doc: "make the workspace's .git/config read-only in sessions",
+    },
 ];
 
 impl Key {
     /// Every key, in the order documentation and `config show` list them.
-    pub const ALL: [Key; 11] = [
+    pub const ALL: [Key; 14] = [
         Key::EgressJail,
         Key::AllowIp,
         Key::LocalPorts,
@@ -179,6 +203,9 @@ impl Key {
         Key::Gpu,
         Key::PassEnv,
         Key::WorkspaceRoot,
+        Key::ProtectDevcontainer,
+        Key::ProtectGitHooks,
+        Key::ProtectGitConfig,
     ];
 
     fn spec(self) -> &'static Spec {

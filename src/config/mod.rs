@@ -63,6 +63,10 @@ pub struct Config {
     pub gpu: bool,
     pub pass_env: Vec<String>,
     pub workspace_root: Option<PathBuf>,
+    /// Host-executed parts of the workspace made read-only in sessions.
+    pub protect_devcontainer: bool,
+    pub protect_git_hooks: bool,
+    pub protect_git_config: bool,
 }
 
 impl Default for Config {
@@ -79,6 +83,9 @@ impl Default for Config {
             gpu: false,
             pass_env: Vec::new(),
             workspace_root: None,
+            protect_devcontainer: true,
+            protect_git_hooks: true,
+            protect_git_config: true,
         }
     }
 }

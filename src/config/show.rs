@@ -117,6 +117,9 @@ fn value_json(c: &Config, key: Key) -> Value {
         Key::AllowDevice => paths(&c.allow_device),
         Key::Gpu => json!(c.gpu),
         Key::PassEnv => json!(c.pass_env),
+        Key::ProtectDevcontainer => json!(c.protect_devcontainer),
+        Key::ProtectGitHooks => json!(c.protect_git_hooks),
+        Key::ProtectGitConfig => json!(c.protect_git_config),
         Key::WorkspaceRoot => c
             .workspace_root
             .as_ref()

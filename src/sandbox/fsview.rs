@@ -20,6 +20,8 @@ pub trait FsView {
     fn kind(&self, path: &Path) -> Option<Kind>;
     /// The entries of a directory, sorted; empty when unreadable.
     fn children(&self, dir: &Path) -> Vec<PathBuf>;
+    /// A small text file's contents, if readable.
+    fn read_text(&self, path: &Path) -> Option<String>;
 }
 
 /// The real file system.
@@ -49,12 +51,17 @@ impl FsView for RealFs {
         v.sort();
         v
     }
+
+    fn read_text(&self, path: &Path) -> Option<String> {
+        std::fs::read_to_string(path).ok()
+    }
 }
 
 /// A file system given as a table, for tests.
 #[derive(Debug, Default, Clone)]
 pub struct TableFs {
     pub entries: BTreeMap<PathBuf, Kind>,
+    pub texts: BTreeMap<PathBuf, String>,
 }
 
 impl TableFs {
@@ -68,6 +75,12 @@ impl TableFs {
         self.entries.insert(PathBuf::from(path), kind);
         self
     }
+
+    pub fn with_text(mut self, path: &str, text: &str) -> Self {
+        self = self.with(path, Kind::File);
+        self.texts.insert(PathBuf::from(path), text.to_string());
+        self
+    }
 }
 
 impl FsView for TableFs {
@@ -77,5 +90,9 @@ impl FsView for TableFs {
 
     fn children(&self, dir: &Path) -> Vec<PathBuf> {
         self.entries.keys().filter(|p| p.parent() == Some(dir) && p.as_path() != dir).cloned().collect()
+    }
+
+    fn read_text(&self, path: &Path) -> Option<String> {
+        self.texts.get(path).cloned()
     }
 }

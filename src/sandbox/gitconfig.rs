@@ -44,6 +44,31 @@ fn valid_value(v: &str) -> bool {
     !v.is_empty() && !v.chars().any(|c| c.is_control() || c == '"' || c == '\\')
 }
 
+/// `core.hooksPath` from a repository's config text, resolved against the
+/// work tree (git resolves a relative hooksPath from the work tree root).
+pub fn hooks_path(text: &str, worktree: &Path) -> Option<std::path::PathBuf> {
+    let mut in_core = false;
+    let mut found = None;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.starts_with('[') {
+            in_core = line.trim_start_matches('[').trim_end_matches(']').trim().eq_ignore_ascii_case("core");
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else { continue };
+        if in_core && k.trim().eq_ignore_ascii_case("hookspath") {
+            let v = v.trim().trim_matches('"');
+            found = Some(if let Some(rest) = v.strip_prefix("~/") {
+                // Outside the workspace by construction; the home is masked.
+                std::path::PathBuf::from("/nonexistent").join(rest)
+            } else {
+                worktree.join(v)
+            });
+        }
+    }
+    found
+}
+
 /// The user's identity from `~/.gitconfig`, then `~/.config/git/config`.
 pub fn read_identity(home: &Path) -> GitIdentity {
     let mut id = GitIdentity::default();

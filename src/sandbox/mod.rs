@@ -19,6 +19,7 @@ pub mod mounts;
 pub mod plan;
 pub mod scope;
 pub mod seccomp;
+pub mod supervise;
 
 pub use context::{Context, Network};
 pub use plan::{build, Plan, PlanError};

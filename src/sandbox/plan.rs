@@ -176,7 +176,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     m.base(config)?;
     m.home(ctx, config);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
-    m.workspace(&workspace);
+    m.workspace(&workspace, config);
     m.allow_write(config)?;
     m.entry_guard(&path_dirs(&session_path), ctx.shim_dir.as_deref());
     m.data_files(ctx, &git_config_path);
@@ -408,23 +408,43 @@ impl MountBuilder<'_> {
     }
 
     /// Step 7: the workspace writable; what runs later outside the sandbox
-    /// (the devcontainer definition, git hooks) read-only.
-    fn workspace(&mut self, ws: &Path) {
+    /// read-only (each switchable): the devcontainer definition (its
+    /// `initializeCommand` runs on the host), git hooks (also a
+    /// `core.hooksPath` inside the workspace), and `.git/config` (its
+    /// `core.fsmonitor` runs on every `git status`, the IDE's included).
+    fn workspace(&mut self, ws: &Path, config: &Config) {
         self.push(Mount::Bind { src: ws.into(), dest: ws.into(), optional: false });
-        for rel in [".devcontainer", ".devcontainer.json"] {
-            let p = ws.join(rel);
-            if self.exists(&p) {
-                self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false });
+        if config.protect_devcontainer {
+            for rel in [".devcontainer", ".devcontainer.json"] {
+                self.read_only_existing(&ws.join(rel));
             }
         }
         let git = ws.join(".git");
-        if self.fs.kind(&git) == Some(Kind::Dir) {
+        if self.fs.kind(&git) != Some(Kind::Dir) {
+            return;
+        }
+        if config.protect_git_hooks {
             let hooks = git.join("hooks");
             match self.fs.kind(&hooks) {
                 Some(Kind::Dir) => self.push(Mount::RoBind { src: hooks.clone(), dest: hooks, optional: false }),
                 // An empty read-only hooks directory, so none can be planted.
                 _ => self.push(Mount::TmpfsRo { dest: hooks }),
             }
+            let git_config = self.fs.read_text(&git.join("config")).unwrap_or_default();
+            if let Some(dir) = crate::sandbox::gitconfig::hooks_path(&git_config, ws) {
+                if dir.starts_with(ws) && self.fs.kind(&dir) == Some(Kind::Dir) {
+                    self.push(Mount::RoBind { src: dir.clone(), dest: dir, optional: false });
+                }
+            }
+        }
+        if config.protect_git_config {
+            self.read_only_existing(&git.join("config"));
+        }
+    }
+
+    fn read_only_existing(&mut self, p: &Path) {
+        if self.exists(p) {
+            self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: false });
         }
     }
 

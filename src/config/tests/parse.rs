@@ -19,6 +19,7 @@ const FULL: &str = r#"// agent-sandbox policy
   gpu: true,
   passEnv: ["AWS_REGION", "CI",],
   workspaceRoot: "/workspaces/app", // trailing comma next
+  protectGitConfig: false,
 }
 "#;
 
@@ -40,6 +41,9 @@ fn full_valid_file_with_comments_and_trailing_commas() {
         gpu: true,
         pass_env: vec!["AWS_REGION".into(), "CI".into()],
         workspace_root: Some(PathBuf::from("/workspaces/app")),
+        protect_devcontainer: true,
+        protect_git_hooks: true,
+        protect_git_config: false,
     };
     assert_eq!(eff.config, expected);
     assert!(eff.file_present);
@@ -99,7 +103,7 @@ fn unknown_key_near_miss_suggests_and_lists_valid_keys() {
     );
     let msg = e.to_string();
     assert!(msg.starts_with("/etc/agent-sandbox/config.json5:3: unknown key \"allowIP\" (did you mean \"allowIp\"?); valid keys: egressJail, allowIp,"), "{msg}");
-    assert!(msg.ends_with("passEnv, workspaceRoot"), "{msg}");
+    assert!(msg.ends_with("passEnv, workspaceRoot, protectDevcontainer, protectGitHooks, protectGitConfig"), "{msg}");
 }
 
 #[test]

@@ -68,18 +68,21 @@ fn source_display() {
 fn show_table() {
     let want = "\
 config file: /etc/agent-sandbox/config.json5 is valid
-KEY            VALUE                           SOURCE
-egressJail     true                            default
-allowIp        10.0.0.1, 10.0.0.2              /etc/agent-sandbox/config.json5:3 + env AGENT_SANDBOX_ALLOW_IP
-localPorts     8080                            /etc/agent-sandbox/config.json5:4
-callbackPorts  (none)                          default
-noForge        false                           default
-peers          true                            env CLAUDE_SANDBOX_PEERS
-allowWrite     (none)                          default
-allowDevice    (none)                          default
-gpu            true                            /etc/agent-sandbox/config.json5:2
-passEnv        (none)                          default
-workspaceRoot  (unset: the current directory)  default
+KEY                  VALUE                           SOURCE
+egressJail           true                            default
+allowIp              10.0.0.1, 10.0.0.2              /etc/agent-sandbox/config.json5:3 + env AGENT_SANDBOX_ALLOW_IP
+localPorts           8080                            /etc/agent-sandbox/config.json5:4
+callbackPorts        (none)                          default
+noForge              false                           default
+peers                true                            env CLAUDE_SANDBOX_PEERS
+allowWrite           (none)                          default
+allowDevice          (none)                          default
+gpu                  true                            /etc/agent-sandbox/config.json5:2
+passEnv              (none)                          default
+workspaceRoot        (unset: the current directory)  default
+protectDevcontainer  true                            default
+protectGitHooks      true                            default
+protectGitConfig     true                            default
 ";
     assert_eq!(render_show(&mixed()), want);
 }

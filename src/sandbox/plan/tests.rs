@@ -317,3 +317,34 @@ fn workspace_root_moves_the_workspace() {
     let bad = Config { workspace_root: Some("/missing".into()), ..Config::default() };
     assert_eq!(build(&c, &bad, &fs()), Err(PlanError::MissingWorkspace("/missing".into())));
 }
+
+#[test]
+fn host_executed_parts_of_the_workspace_are_read_only_and_switchable() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let table = fs()
+        .with_text("/workspaces/app/.git/config", "[core]\n\thooksPath = tools/hooks\n")
+        .with("/workspaces/app/tools/hooks", Kind::Dir)
+        .with("/workspaces/app/.devcontainer.json", Kind::File);
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    let got = lines(&plan);
+    for p in [
+        "/workspaces/app/.devcontainer",
+        "/workspaces/app/.devcontainer.json",
+        "/workspaces/app/.git/hooks",
+        "/workspaces/app/tools/hooks",
+        "/workspaces/app/.git/config",
+    ] {
+        assert!(got.contains(&format!("\n--ro-bind {p} {p}\n")), "{p}: {got}");
+        assert_eq!(access(&plan.mounts, Path::new(p)), crate::sandbox::scope::Access::Read, "{p}");
+    }
+    assert_eq!(access(&plan.mounts, Path::new("/workspaces/app/src/lib.rs")), crate::sandbox::scope::Access::Write);
+
+    let off = Config { protect_devcontainer: false, protect_git_hooks: false, protect_git_config: false, ..Config::default() };
+    let got = lines(&build(&c, &off, &table).unwrap());
+    assert!(!got.contains("--ro-bind /workspaces/app/"), "{got}");
+
+    // No hooks directory yet: an empty read-only one is mounted instead.
+    let bare = TableFs::default().with("/workspaces/app/.git", Kind::Dir);
+    let got = lines(&build(&c, &Config::default(), &bare).unwrap());
+    assert!(got.contains("\n--tmpfs /workspaces/app/.git/hooks\n--remount-ro /workspaces/app/.git/hooks\n"), "{got}");
+}

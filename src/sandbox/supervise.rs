@@ -1,0 +1,68 @@
+//! Running the session as a child and waiting for it, so the launcher can
+//! look at the workspace afterwards. The launcher stays single-threaded:
+//! fork, the child execs bwrap (`exec::exec`), the parent forwards SIGTERM,
+//! SIGHUP, SIGINT and SIGQUIT to it and maps its status to an exit code.
+//! (A terminal's Ctrl-C reaches bwrap twice that way; it ends on the first.)
+//! If the launcher itself is killed, bwrap's --die-with-parent ends the
+//! session.
+
+use crate::sandbox::exec;
+use crate::sandbox::plan::Plan;
+use nix::sys::signal::{self, SigHandler, Signal};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::{fork, ForkResult, Pid};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe; pid is our own child.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// The shell convention: the status, or 128+N after signal N.
+pub fn exit_code(status: WaitStatus) -> Option<i32> {
+    match status {
+        WaitStatus::Exited(_, code) => Some(code),
+        WaitStatus::Signaled(_, sig, _) => Some(128 + sig as i32),
+        _ => None,
+    }
+}
+
+pub fn run(plan: &Plan) -> std::io::Result<i32> {
+    // SAFETY: the launcher is single-threaded here; the child only calls
+    // exec (and writes an error line) before it replaces itself.
+    match unsafe { fork() }.map_err(std::io::Error::from)? {
+        ForkResult::Child => {
+            let err = exec::exec(plan);
+            eprintln!("agent-sandbox: cannot start {}: {err}", plan.bwrap.display());
+            // SAFETY: _exit is always safe; skips atexit handlers of the parent's image.
+            unsafe { libc::_exit(127) }
+        }
+        ForkResult::Parent { child } => wait_forwarding(child),
+    }
+}
+
+fn wait_forwarding(child: Pid) -> std::io::Result<i32> {
+    CHILD.store(child.as_raw(), Ordering::SeqCst);
+    // SAFETY: the handler only reads an atomic and calls kill.
+    unsafe {
+        for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT] {
+            let _ = signal::signal(sig, SigHandler::Handler(forward));
+        }
+    }
+    loop {
+        match waitpid(child, None) {
+            Ok(status) => {
+                if let Some(code) = exit_code(status) {
+                    return Ok(code);
+                }
+            }
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
