@@ -36,8 +36,7 @@ impl Workspace {
     }
 
     fn session(&self, script: &str) -> Output {
-        let out = self.cmd(&["run", "--", "sh", "-c", script]).output().unwrap();
-        out
+        self.cmd(&["run", "--", "sh", "-c", script]).output().unwrap()
     }
 
     fn review_json(&self) -> (serde_json::Value, i32) {
