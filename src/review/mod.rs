@@ -69,9 +69,17 @@ pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// The baselines of one workspace live together, so finding and pruning
+/// them never reads another workspace's.
+fn workspace_dir(dir: &Path, workspace: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    dir.join(&items::sha256_hex(workspace.as_os_str().as_bytes())[..16])
+}
+
 /// Records the baseline of `workspace` for `session`.
 pub fn record(dir: &Path, session: &str, workspace: &Path) -> Result<Baseline, ReviewError> {
     let b = Baseline { session: session.into(), workspace: workspace.into(), started: now_secs(), items: collect::collect(workspace) };
+    let dir = &workspace_dir(dir, workspace);
     let path = dir.join(format!("{session}.json"));
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
@@ -83,8 +91,8 @@ pub fn record(dir: &Path, session: &str, workspace: &Path) -> Result<Baseline, R
     Ok(b)
 }
 
-/// Baselines kept per user; older ones are deleted at each session start.
-pub const KEEP_BASELINES: usize = 100;
+/// Baselines kept per workspace; older ones are deleted at session start.
+pub const KEEP_BASELINES: usize = 20;
 
 fn prune(dir: &Path, keep: usize) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
@@ -106,6 +114,7 @@ fn prune(dir: &Path, keep: usize) {
 /// The baseline of `session`, or the newest one for `workspace`.
 pub fn load(dir: &Path, workspace: &Path, session: Option<&str>) -> Result<Option<Baseline>, ReviewError> {
     let read = |p: &Path| -> Option<Baseline> { serde_json::from_slice(&std::fs::read(p).ok()?).ok() };
+    let dir = &workspace_dir(dir, workspace);
     if let Some(id) = session {
         let found = read(&dir.join(format!("{id}.json"))).filter(|b| b.workspace == workspace);
         return found.map(Some).ok_or_else(|| ReviewError::NoSession(id.into(), dir.display().to_string()));
