@@ -1,30 +1,14 @@
 //! `agent-sandbox scope PATH...`: what a session could read and write,
-//! answered from the same plan the launcher would run.
+//! answered from the same plan the launcher would run (its mounts as bwrap
+//! really applies them; `verify` check 27 proves the answers in a session).
 
 use super::args::ScopeArgs;
 use agent_sandbox::agents::Agent;
 use agent_sandbox::launch::{self, Request};
 use agent_sandbox::sandbox::context::env_snapshot;
-use agent_sandbox::sandbox::scope::access;
-use std::path::{Component, Path, PathBuf};
-
-/// Absolute and lexically normalised (no `.`/`..`), without touching the
-/// file system beyond the current directory.
-fn normalise(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
-    let mut out = PathBuf::from("/");
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-            _ => {}
-        }
-    }
-    // Resolve symlinks where the path exists: the session sees the target.
-    std::fs::canonicalize(&out).unwrap_or(out)
-}
+use agent_sandbox::sandbox::fsview::RealFs;
+use agent_sandbox::sandbox::scope::{access, effective_mounts, real_path};
+use std::path::{Path, PathBuf};
 
 pub fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
     let env = env_snapshot();
@@ -36,11 +20,20 @@ pub fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
     let mut config = eff.config.clone();
     config.egress_jail = false; // file-system scope does not depend on the network
     let session = launch::decide(&req, &config, &env)?;
-    let rows: Vec<(PathBuf, _)> = a.paths.iter().map(|p| {
-        let n = normalise(p);
-        let acc = access(&session.plan.mounts, &n);
-        (n, acc)
-    }).collect();
+    // As bwrap will apply them: missing optional sources skipped, symlinked
+    // destinations resolved, so the query (resolved the same way) matches.
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mounts = effective_mounts(&session.plan.mounts, &RealFs, &canonical);
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let rows: Vec<(PathBuf, _)> = a
+        .paths
+        .iter()
+        .map(|p| {
+            let n = real_path(p, &cwd);
+            let acc = access(&mounts, &n);
+            (n, acc)
+        })
+        .collect();
     if a.json {
         let v: Vec<_> = rows
             .iter()
@@ -54,7 +47,7 @@ pub fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
                 agent_sandbox::sandbox::scope::Access::Empty => "masked (reads as empty)",
                 agent_sandbox::sandbox::scope::Access::Read => "read-only",
                 agent_sandbox::sandbox::scope::Access::Write => "read-write",
-                agent_sandbox::sandbox::scope::Access::Private => "private (empty, writes stay in the session)",
+                agent_sandbox::sandbox::scope::Access::Private => "private (fresh tmpfs: outer contents hidden, writes stay in the session)",
             };
             println!("{:<45} {what}", p.display());
         }

@@ -9,7 +9,10 @@
 //!     FIRST_DATA_FD + i (so no target overwrites a memfd not yet moved);
 //!  3. every descriptor above the data files marked close-on-exec, so no
 //!     outer socket or pipe (an IDE's, a terminal multiplexer's) leaks in;
-//!  4. execve bwrap with the plan's environment (not in argv: other users
+//!  4. a new, empty session keyring (keys the launcher's session keyring
+//!     holds — Kerberos KEYRING: caches, `keyctl` secrets — stay outside;
+//!     user and persistent keyrings are per user namespace already);
+//!  5. execve bwrap with the plan's environment (not in argv: other users
 //!     can read argv from /proc, not the environment).
 
 use crate::sandbox::plan::{Plan, FIRST_DATA_FD};
@@ -39,7 +42,10 @@ pub fn prepare(plan: &Plan) {
 
 /// Replaces this process with the session. Returns only on failure.
 pub fn exec(plan: &Plan) -> Error {
-    match place_data(plan).and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32)) {
+    match place_data(plan)
+        .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32))
+        .and_then(|()| new_session_keyring())
+    {
         Ok(()) => execve(plan),
         Err(e) => e,
     }
@@ -89,6 +95,23 @@ fn mark_rest_cloexec(first: i32) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Step 4. Where keyrings are unavailable (no kernel support, or a
+/// container's seccomp policy refuses keyctl) the session cannot reach any
+/// either; other failures stop the launch.
+fn new_session_keyring() -> Result<(), Error> {
+    // SAFETY: KEYCTL_JOIN_SESSION_KEYRING with a null name creates and joins
+    // a new anonymous session keyring for this process only.
+    let rc = unsafe { libc::syscall(libc::SYS_keyctl, libc::KEYCTL_JOIN_SESSION_KEYRING, std::ptr::null::<libc::c_char>()) };
+    if rc >= 0 {
+        return Ok(());
+    }
+    let e = Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOSYS | libc::EPERM | libc::EACCES) => Ok(()),
+        _ => Err(Error::new(e.kind(), format!("cannot give the session its own session keyring: {e}"))),
+    }
 }
 
 fn cstring(s: &std::ffi::OsStr) -> Result<CString, Error> {

@@ -5,7 +5,8 @@
 //! earlier ones); the numbered steps in `mounts` are security-relevant:
 //!  1. the whole root read-only;
 //!  2. a minimal /dev, then only the allowed devices;
-//!  3. a fresh /proc for the session's pid namespace;
+//!  3. a fresh /proc for the session's pid namespace, its kernel
+//!     interfaces (/proc/sys, sysrq-trigger...) read-only;
 //!  4. private /tmp and /var/tmp; /run/user, /run/secrets and the
 //!     container-engine sockets masked; /etc secrets masked;
 //!  5. the home an empty tmpfs, then the agent state and tool caches bound
@@ -56,6 +57,10 @@ pub const MASKED_DIRS: &[&str] = &[
     "/run/crio",
     "/run/buildkit",
 ];
+
+/// Kernel interfaces under the session's /proc kept read-only (bwrap's
+/// own cover list skips them when run by root).
+pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/acpi", "/proc/scsi"];
 
 /// System files that read as empty inside.
 pub const MASKED_ETC: &[&str] = &["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"];
@@ -282,6 +287,12 @@ impl MountBuilder<'_> {
         self.push(Mount::Dev { dest: "/dev".into() });
         self.devices(config)?;
         self.push(Mount::Proc { dest: "/proc".into() });
+        // The fresh /proc is writable where file modes allow: a session
+        // running as root (uid 0 outside too) could write host sysctls
+        // (kernel.core_pattern runs a program as real root) or sysrq.
+        for p in PROC_READ_ONLY {
+            self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: true });
+        }
         self.push(Mount::Tmpfs { dest: "/tmp".into() });
         if self.fs.kind(Path::new("/var/tmp")) == Some(Kind::Dir) {
             self.push(Mount::Tmpfs { dest: "/var/tmp".into() });

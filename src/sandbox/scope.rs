@@ -1,9 +1,18 @@
 //! What a session can do at a path, derived from the same mount list the
 //! launcher hands to bwrap: the last mount covering a path decides.
+//! `effective_mounts` first turns the plan's list into what bwrap really
+//! applies (optional binds whose source is missing are skipped; symlinked
+//! destinations resolved); `real_path` resolves a query path the same way.
 
+use crate::sandbox::fsview::FsView;
 use crate::sandbox::mounts::Mount;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
+
+/// What bwrap's `--dev` creates: everything else under /dev is hidden.
+pub const DEV_NODES: &[&str] = &[
+    "null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -36,13 +45,22 @@ impl Access {
 
 /// The access a session has at `path` (absolute, normalised).
 pub fn access(mounts: &[Mount], path: &Path) -> Access {
-    let Some(m) = mounts.iter().rev().find(|m| path.starts_with(m.dest())) else {
+    let Some(i) = mounts.iter().rposition(|m| path.starts_with(m.dest())) else {
         return Access::Hidden;
     };
-    let exact = path == m.dest().as_path();
+    let m = &mounts[i];
+    // bwrap creates a later mount's destination (and its parents) inside
+    // a fresh tmpfs: such a directory is visible, holding only that path.
+    let exact = path == m.dest().as_path() || mounts[i + 1..].iter().any(|l| l.dest().starts_with(path));
     match m {
         Mount::RoBind { .. } | Mount::Proc { .. } | Mount::Data { .. } => Access::Read,
-        Mount::Dev { .. } => Access::Read,
+        Mount::Dev { dest } => match path.strip_prefix(dest).ok().and_then(|r| r.components().next()) {
+            None => Access::Read,
+            Some(Component::Normal(n)) if n == "shm" => Access::Private,
+            // Device nodes (null, tty, pts...): usable, read-write.
+            Some(Component::Normal(n)) if DEV_NODES.iter().any(|d| n == *d) => Access::Write,
+            Some(_) => Access::Hidden,
+        },
         Mount::Bind { .. } | Mount::DevBind { .. } => Access::Write,
         Mount::Tmpfs { .. } => {
             if exact {
@@ -61,6 +79,65 @@ pub fn access(mounts: &[Mount], path: &Path) -> Access {
             }
         }
     }
+}
+
+/// The mounts as bwrap will apply them: optional binds whose source does
+/// not exist are dropped (bwrap skips them), and each destination is passed
+/// through `resolve` (bwrap follows symlinks in destinations).
+pub fn effective_mounts(mounts: &[Mount], fs: &dyn FsView, resolve: &dyn Fn(&Path) -> PathBuf) -> Vec<Mount> {
+    mounts
+        .iter()
+        .filter(|m| match m {
+            Mount::RoBind { src, optional: true, .. } | Mount::Bind { src, optional: true, .. } | Mount::DevBind { src, optional: true, .. } => {
+                fs.kind(src).is_some()
+            }
+            _ => true,
+        })
+        .map(|m| {
+            let mut m = m.clone();
+            let dest = resolve(m.dest());
+            match &mut m {
+                Mount::RoBind { dest: d, .. }
+                | Mount::Bind { dest: d, .. }
+                | Mount::DevBind { dest: d, .. }
+                | Mount::Tmpfs { dest: d }
+                | Mount::TmpfsRo { dest: d }
+                | Mount::Dev { dest: d }
+                | Mount::Proc { dest: d }
+                | Mount::Mask { dest: d, .. }
+                | Mount::Data { dest: d, .. } => *d = dest,
+            }
+            m
+        })
+        .collect()
+}
+
+/// `p` made absolute against `cwd`, with symlinks resolved as far as the
+/// path exists (the kernel's view, `..` after a symlink included) and the
+/// missing rest appended lexically.
+pub fn real_path(p: &Path, cwd: &Path) -> PathBuf {
+    let abs = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    if let Ok(c) = std::fs::canonicalize(&abs) {
+        return c;
+    }
+    // The longest existing prefix, resolved; then the rest, lexically.
+    let comps: Vec<Component> = abs.components().collect();
+    for split in (1..comps.len()).rev() {
+        let head: PathBuf = comps[..split].iter().collect();
+        if let Ok(mut out) = std::fs::canonicalize(&head) {
+            for c in &comps[split..] {
+                match c {
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    Component::Normal(n) => out.push(n),
+                    _ => {}
+                }
+            }
+            return out;
+        }
+    }
+    abs
 }
 
 #[cfg(test)]
@@ -90,5 +167,65 @@ mod tests {
         assert_eq!(access(&mounts, &p("/w/other")), Access::Read);
         // Path prefix is by component, not by string.
         assert_eq!(access(&mounts, &p("/home/user2")), Access::Read);
+    }
+
+    #[test]
+    fn mount_points_created_in_a_tmpfs_are_visible() {
+        let mounts = vec![
+            Mount::RoBind { src: p("/"), dest: p("/"), optional: false },
+            Mount::Tmpfs { dest: p("/home/u") },
+            Mount::Bind { src: p("/home/u/src/app"), dest: p("/home/u/src/app"), optional: false },
+        ];
+        assert_eq!(access(&mounts, &p("/home/u/src")), Access::Private);
+        assert_eq!(access(&mounts, &p("/home/u/src/lib")), Access::Hidden);
+        assert_eq!(access(&mounts, &p("/home/u/src/app")), Access::Write);
+    }
+
+    #[test]
+    fn dev_shows_only_what_bwrap_creates() {
+        let mounts = vec![
+            Mount::RoBind { src: p("/"), dest: p("/"), optional: false },
+            Mount::Dev { dest: p("/dev") },
+            Mount::DevBind { src: p("/dev/kvm"), dest: p("/dev/kvm"), optional: false },
+        ];
+        assert_eq!(access(&mounts, &p("/dev")), Access::Read);
+        assert_eq!(access(&mounts, &p("/dev/null")), Access::Write);
+        assert_eq!(access(&mounts, &p("/dev/pts/0")), Access::Write);
+        assert_eq!(access(&mounts, &p("/dev/shm")), Access::Private);
+        assert_eq!(access(&mounts, &p("/dev/sda")), Access::Hidden);
+        assert_eq!(access(&mounts, &p("/dev/kvm")), Access::Write);
+    }
+
+    #[test]
+    fn optional_binds_of_missing_sources_are_skipped_and_destinations_resolved() {
+        use crate::sandbox::fsview::{Kind, TableFs};
+        let fs = TableFs::default().with("/home/u/.claude", Kind::Dir);
+        let mounts = vec![
+            Mount::RoBind { src: p("/"), dest: p("/"), optional: false },
+            Mount::Tmpfs { dest: p("/home/u") },
+            Mount::Bind { src: p("/home/u/.claude"), dest: p("/home/u/.claude"), optional: true },
+            Mount::Bind { src: p("/home/u/.claude.json"), dest: p("/home/u/.claude.json"), optional: true },
+            Mount::Mask { dest: p("/var/run/docker.sock"), data: 3 },
+        ];
+        // /var/run is a symlink to /run on most systems.
+        let resolve = |d: &Path| if d.starts_with("/var/run") { p("/run").join(d.strip_prefix("/var/run").unwrap()) } else { d.to_path_buf() };
+        let eff = effective_mounts(&mounts, &fs, &resolve);
+        assert_eq!(access(&eff, &p("/home/u/.claude/x")), Access::Write);
+        // Not bound (no source): under the home's tmpfs, so not visible.
+        assert_eq!(access(&eff, &p("/home/u/.claude.json")), Access::Hidden);
+        assert_eq!(access(&mounts, &p("/home/u/.claude.json")), Access::Write, "the raw list would claim it");
+        assert_eq!(access(&eff, &p("/run/docker.sock")), Access::Empty);
+    }
+
+    #[test]
+    fn real_path_resolves_the_existing_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(real_path(Path::new("link/missing/../x"), dir.path()), base.join("real/x"));
+        assert_eq!(real_path(Path::new("link"), dir.path()), base.join("real"));
+        assert_eq!(real_path(&dir.path().join("nope/a"), Path::new("/")), base.join("nope/a"));
     }
 }

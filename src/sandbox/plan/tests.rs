@@ -97,6 +97,12 @@ const ROOT_CLAUDE: &str = "\
 --ro-bind / /
 --dev /dev
 --proc /proc
+--ro-bind-try /proc/sys /proc/sys
+--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
+--ro-bind-try /proc/irq /proc/irq
+--ro-bind-try /proc/bus /proc/bus
+--ro-bind-try /proc/acpi /proc/acpi
+--ro-bind-try /proc/scsi /proc/scsi
 --tmpfs /tmp
 --tmpfs /var/tmp
 --tmpfs /run/user

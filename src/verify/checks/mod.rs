@@ -1,0 +1,25 @@
+//! The check functions, run inside the session by the probe. Each takes
+//! the probe's context and returns an `Outcome`; none panics on purpose,
+//! and whatever one creates it removes. Grouped by area:
+//! `env`, `home`, `fs`, `privs`, `tty`, `misc` (git, entry points,
+//! helpers, recursion, descriptors), `net` (the egress jail) and `attack`
+//! (the adversarial probes). `sys` holds the shared syscall helpers.
+
+pub mod attack;
+pub mod env;
+pub mod fs;
+pub mod home;
+pub mod misc;
+pub mod net;
+pub mod privs;
+pub mod sys;
+pub mod tty;
+
+use crate::verify::spec::Spec;
+
+/// What every check can see.
+pub struct Ctx {
+    pub spec: Spec,
+    /// Descriptors open when the probe started (before it opened any).
+    pub initial_fds: Vec<i32>,
+}

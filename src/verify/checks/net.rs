@@ -1,0 +1,304 @@
+//! Egress-jail checks (SPEC §4), by behaviour: a connection to an address
+//! of each blocked range is refused by the local stack at once; routes
+//! cannot be changed (also from a new user namespace); DNS answers only
+//! through the jail's forwarder; the container's loopback and the host's
+//! resolvers are out of reach; nothing is forwarded inwards; IPv6 is closed.
+
+use super::sys::{self, in_child, route_add, tcp_connect, Reach, NO, OK};
+use super::Ctx;
+use crate::verify::spec::JailSpec;
+use crate::verify::Outcome;
+use nix::errno::Errno;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::time::Duration;
+
+const FAST: Duration = Duration::from_millis(1500);
+
+fn jail(c: &Ctx) -> Result<&JailSpec, Outcome> {
+    c.spec.jail.as_ref().ok_or_else(|| Outcome::skip(crate::verify::JAIL_OFF))
+}
+
+/// Fails unless a connection to `ip` is refused before any packet leaves.
+fn refused_fast(ip: IpAddr) -> Result<(), String> {
+    match tcp_connect(SocketAddr::new(ip, 443), FAST) {
+        Reach::Blocked => Ok(()),
+        Reach::Connected(_) => Err(format!("{ip}: connected")),
+        Reach::Failed(e) => Err(format!("{ip}: packets left the jail ({e})")),
+        Reach::TimedOut => Err(format!("{ip}: no refusal within {} ms", FAST.as_millis())),
+    }
+}
+
+pub fn blocked(c: &Ctx, ip: [u8; 4]) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    Outcome::from_problems(refused_fast(IpAddr::from(ip)).err().into_iter().collect())
+}
+
+pub fn own_netns(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    let mut bad = Vec::new();
+    if sys::ns_inode("self", "net") == c.spec.outer_ns.get("net").copied() {
+        bad.push("the network namespace is the launcher's".to_string());
+    }
+    // NS_GET_USERNS: the user namespace that owns our network namespace
+    // must not be ours (it must be an ancestor we hold no capability in).
+    match std::fs::File::open("/proc/self/ns/net") {
+        Ok(f) => {
+            use std::os::fd::AsRawFd;
+            const NS_GET_USERNS: libc::c_ulong = 0xb701;
+            // SAFETY: NS_GET_USERNS on a namespace descriptor returns a new descriptor or -1.
+            let owner = unsafe { libc::ioctl(f.as_raw_fd(), NS_GET_USERNS as _) };
+            if owner >= 0 {
+                // SAFETY: a new descriptor owned only here.
+                let owner = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(owner) };
+                let ino = std::fs::File::from(owner).metadata().map(|m| std::os::unix::fs::MetadataExt::ino(&m)).ok();
+                if ino.is_some() && ino == sys::ns_inode("self", "user") {
+                    bad.push("the session's own user namespace owns its network namespace".into());
+                }
+            }
+        }
+        Err(e) => bad.push(format!("/proc/self/ns/net: {e}")),
+    }
+    Outcome::from_problems(bad)
+}
+
+/// A host address of `net/prefix` that is neither the gateway nor ours.
+fn sample_in(net: Ipv4Addr, prefix: u8, avoid: &[Ipv4Addr]) -> Option<Ipv4Addr> {
+    let base = u32::from(net);
+    let size = if prefix >= 32 { 1 } else { 1u64 << (32 - prefix) };
+    let candidates = (1..size.min(12)).chain([size.saturating_sub(2)]);
+    candidates.map(|o| Ipv4Addr::from(base.wrapping_add(o as u32))).find(|a| !avoid.contains(a))
+}
+
+fn own_addrs() -> Vec<Ipv4Addr> {
+    let mut v: Vec<Ipv4Addr> = nix::ifaddrs::getifaddrs()
+        .map(|it| it.filter_map(|i| i.address.and_then(|a| a.as_sockaddr_in().map(|s| s.ip()))).collect())
+        .unwrap_or_default();
+    v.extend(default_gateway());
+    v
+}
+
+/// The default route's gateway from /proc/net/route.
+fn default_gateway() -> Option<Ipv4Addr> {
+    let text = std::fs::read_to_string("/proc/net/route").ok()?;
+    text.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() > 2 && f[1] == "00000000").then(|| u32::from_str_radix(f[2], 16).ok()).flatten().map(|g| Ipv4Addr::from(u32::from_be(g)))
+    })
+}
+
+pub fn connected_subnets(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    let avoid = own_addrs();
+    let mut bad = Vec::new();
+    for (net, prefix) in &j.outer_connected {
+        if let Some(a) = sample_in(*net, *prefix, &avoid) {
+            bad.extend(refused_fast(IpAddr::V4(a)).err());
+        }
+    }
+    if j.outer_connected.is_empty() {
+        return Outcome::pass_note("the container has no connected subnet");
+    }
+    Outcome::from_problems(bad)
+}
+
+/// A harmless route (TEST-NET-3) nobody else uses.
+const PROBE_ROUTE: Ipv4Addr = Ipv4Addr::new(203, 0, 113, 201);
+
+fn route_refused(r: Result<(), Errno>) -> Outcome {
+    match r {
+        Err(Errno::EPERM | Errno::EACCES) => Outcome::pass(),
+        Err(e) => Outcome::fail(format!("adding a route failed with {e}, not a permission refusal")),
+        Ok(()) => Outcome::fail(format!("added (and removed) a route to {PROBE_ROUTE}")),
+    }
+}
+
+pub fn routes_locked(_c: &Ctx) -> Outcome {
+    route_refused(route_add(PROBE_ROUTE))
+}
+
+pub fn routes_locked_new_userns(_c: &Ctx) -> Outcome {
+    let r = in_child(Duration::from_secs(5), || {
+        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() {
+            return 2;
+        }
+        match route_add(PROBE_ROUTE) {
+            Err(Errno::EPERM | Errno::EACCES) => OK,
+            Err(_) => 3,
+            Ok(()) => NO,
+        }
+    });
+    match r {
+        Ok(OK) => Outcome::pass(),
+        Ok(2) => Outcome::pass_note("a new user namespace cannot even be created"),
+        Ok(NO) => Outcome::fail("a new user namespace changed the session's routes"),
+        Ok(c) => Outcome::fail(format!("unexpected result {c}")),
+        Err(e) => Outcome::fail(e),
+    }
+}
+
+fn resolv_conf() -> (Vec<IpAddr>, Vec<String>) {
+    let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let mut ns = Vec::new();
+    let mut other = Vec::new();
+    for l in text.lines().map(str::trim) {
+        if let Some(a) = l.strip_prefix("nameserver") {
+            ns.extend(a.trim().parse::<IpAddr>().ok());
+        } else if !l.is_empty() && !l.starts_with('#') && !l.starts_with(';') {
+            other.push(l.to_string());
+        }
+    }
+    (ns, other)
+}
+
+pub fn dns_forwarder_only(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    let (ns, other) = resolv_conf();
+    let want: Vec<IpAddr> = j.nameservers.iter().map(|a| IpAddr::V4(*a)).collect();
+    let mut bad = Vec::new();
+    if ns != want || ns.is_empty() {
+        bad.push(format!("nameservers are {ns:?}, expected only the forwarder {want:?}"));
+    }
+    bad.extend(ns.iter().filter(|a| j.outer_resolvers.contains(a)).map(|a| format!("the host's resolver {a} is named")));
+    bad.extend(j.kept_lines.iter().filter(|l| !other.contains(l)).map(|l| format!("the host's `{l}` line was dropped")));
+    Outcome::from_problems(bad)
+}
+
+/// A query for `example.com. A`; true when any answer with our id returns.
+fn dns_answers(server: IpAddr, timeout: Duration) -> bool {
+    let bind = if server.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+    let Ok(sock) = UdpSocket::bind(bind) else { return false };
+    if sock.connect(SocketAddr::new(server, 53)).is_err() || sock.set_read_timeout(Some(timeout)).is_err() {
+        return false;
+    }
+    let mut q = vec![0x5a, 0x17, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+    q.extend_from_slice(b"\x07example\x03com\x00\x00\x01\x00\x01");
+    if sock.send(&q).is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 512];
+    matches!(sock.recv(&mut buf), Ok(n) if n >= 12 && buf[0] == 0x5a && buf[1] == 0x17 && buf[2] & 0x80 != 0)
+}
+
+pub fn dns_resolves(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    let (ns, _) = resolv_conf();
+    let Some(server) = ns.first() else { return Outcome::fail("no nameserver in /etc/resolv.conf") };
+    if (0..2).any(|_| dns_answers(*server, Duration::from_secs(3))) {
+        Outcome::pass()
+    } else {
+        Outcome::fail(format!("no DNS answer from the forwarder {server}"))
+    }
+}
+
+pub fn host_resolvers_unreachable(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    let forwarders: Vec<IpAddr> = j.nameservers.iter().map(|a| IpAddr::V4(*a)).collect();
+    let bad: Vec<String> = j
+        .outer_resolvers
+        .iter()
+        .filter(|r| !forwarders.contains(r) && dns_answers(**r, FAST))
+        .map(|r| format!("the host's resolver {r} answers directly"))
+        .collect();
+    Outcome::from_problems(bad)
+}
+
+/// Whether a connection to `ip:port` reaches the canary (which greets
+/// with the nonce).
+fn reaches_canary(ip: IpAddr, port: u16, nonce: &str) -> bool {
+    match tcp_connect(SocketAddr::new(ip, port), FAST) {
+        Reach::Connected(fd) => String::from_utf8_lossy(&sys::read_some(&fd, FAST)).contains(nonce),
+        _ => false,
+    }
+}
+
+pub fn container_loopback(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    if reaches_canary(IpAddr::V4(Ipv4Addr::LOCALHOST), c.spec.canary_port, &crate::verify::canary_secret(&c.spec.nonce)) {
+        return Outcome::fail(format!("127.0.0.1:{} reached the container's loopback", c.spec.canary_port));
+    }
+    Outcome::pass()
+}
+
+pub fn gateway_not_host_loopback(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    let Some(gw) = default_gateway() else { return Outcome::pass_note("no default route") };
+    if reaches_canary(IpAddr::V4(gw), c.spec.canary_port, &crate::verify::canary_secret(&c.spec.nonce)) {
+        return Outcome::fail(format!("the gateway {gw} is mapped to the container's loopback"));
+    }
+    Outcome::pass()
+}
+
+/// Listens on all addresses, asks the launcher to connect to that port on
+/// the container's loopback, and fails if the connection arrives.
+pub fn no_inbound_forwarding(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    let Ok(l) = std::net::TcpListener::bind("0.0.0.0:0") else { return Outcome::fail("cannot listen") };
+    let Ok(port) = l.local_addr().map(|a| a.port()) else { return Outcome::fail("no local port") };
+    crate::verify::probe::request_connect(port);
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&l);
+    if sys::poll_one(fd, libc::POLLIN, Duration::from_secs(2)) {
+        return Outcome::fail(format!("a connection to the container's 127.0.0.1:{port} reached the session"));
+    }
+    Outcome::pass()
+}
+
+pub fn ipv6_closed(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    let mut targets: Vec<Ipv6Addr> = [
+        "fd00::1",
+        "fe80::1",
+        "::ffff:10.0.0.1",
+        "::ffff:169.254.169.254",
+        "64:ff9b::a9fe:a9fe",
+        "64:ff9b::a00:1",
+    ]
+    .iter()
+    .filter_map(|s| s.parse().ok())
+    .collect();
+    targets.extend(j.outer_v6.iter().copied());
+    let bad: Vec<String> = targets.into_iter().filter_map(|a| refused_fast(IpAddr::V6(a)).err()).collect();
+    Outcome::from_problems(bad)
+}
+
+/// Each allowIp address must be routed: a UDP connect (a route lookup, no
+/// packet sent) succeeds.
+pub fn allow_ip_routed(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    if j.allow_ip.is_empty() {
+        return Outcome::pass_note("no allowIp configured");
+    }
+    let bad: Vec<String> = j
+        .allow_ip
+        .iter()
+        .filter(|a| UdpSocket::bind("0.0.0.0:0").and_then(|s| s.connect((**a, 53))).is_err())
+        .map(|a| format!("{a} has no route"))
+        .collect();
+    Outcome::from_problems(bad)
+}

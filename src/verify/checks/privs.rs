@@ -1,0 +1,202 @@
+//! Privilege checks (SPEC §3 privileges): no capabilities in any set,
+//! no-new-privs, a setuid-root binary that does not elevate (observed from
+//! its /proc status while it is blocked writing), new namespaces, and no
+//! outer process visible through the pid namespace.
+
+use super::sys::{self, status_field};
+use super::Ctx;
+use crate::verify::Outcome;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+pub fn capabilities_none(_c: &Ctx) -> Outcome {
+    let mut bad = Vec::new();
+    let mut hdr = [LINUX_CAPABILITY_VERSION_3, 0u32];
+    let mut data = [0u32; 6]; // two of {effective, permitted, inheritable}
+    // SAFETY: capget fills `data` (two 3-word structs) for the header's pid 0 (self).
+    let rc = unsafe { libc::syscall(libc::SYS_capget, hdr.as_mut_ptr(), data.as_mut_ptr()) };
+    if rc != 0 {
+        bad.push(format!("capget: {}", sys::errno()));
+    } else {
+        for (i, set) in ["effective", "permitted", "inheritable"].iter().enumerate() {
+            if data[i] != 0 || data[i + 3] != 0 {
+                bad.push(format!("{set} set is {:08x}{:08x}", data[i + 3], data[i]));
+            }
+        }
+    }
+    let last: i32 = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(40);
+    // SAFETY: prctl with integer arguments only.
+    let bounding: Vec<i32> = (0..=last).filter(|c| unsafe { libc::prctl(libc::PR_CAPBSET_READ, *c, 0, 0, 0) } == 1).collect();
+    if !bounding.is_empty() {
+        bad.push(format!("bounding set holds {} capabilities", bounding.len()));
+    }
+    // SAFETY: prctl with integer arguments only.
+    let ambient = (0..=last).filter(|c| unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_IS_SET, *c, 0, 0) } == 1).count();
+    if ambient > 0 {
+        bad.push(format!("ambient set holds {ambient} capabilities"));
+    }
+    Outcome::from_problems(bad)
+}
+
+pub fn no_new_privs(_c: &Ctx) -> Outcome {
+    // SAFETY: prctl with integer arguments only.
+    match unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) } {
+        1 => Outcome::pass(),
+        v => Outcome::fail(format!("no_new_privs is {v}")),
+    }
+}
+
+/// setuid-root programs Debian-like systems ship, that print a usage text.
+const SETUID_CANDIDATES: &[&str] = &["su", "passwd", "chsh", "chfn", "gpasswd", "newgrp", "mount", "umount"];
+
+fn setuid_root_binaries() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for name in SETUID_CANDIDATES {
+        for dir in crate::sysbin::SYSTEM_DIRS {
+            let p = Path::new(dir).join(name);
+            if let Ok(m) = std::fs::metadata(&p) {
+                // Owned by root outside: inside a non-root user namespace
+                // root shows as the overflow uid.
+                if m.is_file() && m.mode() & libc::S_ISUID != 0 && (m.uid() == 0 || m.uid() == 65534) {
+                    out.push(p);
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What an exec of `bin` looked like from /proc while it was alive.
+struct Observed {
+    euid: String,
+    cap_eff: String,
+    cap_prm: String,
+}
+
+/// Execs `bin --help` with stdout and stderr on a full pipe, so it blocks
+/// on its first write, then reads its status.
+fn observe_exec(bin: &Path) -> Option<Observed> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 fills two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return None;
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // Fill the pipe so the child's first write blocks.
+    // SAFETY: fcntl and write with valid descriptors and a stack buffer.
+    unsafe {
+        libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, 4096);
+        let chunk = [b'x'; 4096];
+        while libc::write(w.as_raw_fd(), chunk.as_ptr().cast(), chunk.len()) > 0 {}
+        let fl = libc::fcntl(w.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(w.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+    }
+    let path = CString::new(bin.as_os_str().as_encoded_bytes()).ok()?;
+    let arg = CString::new("--help").ok()?;
+    let wfd = w.as_raw_fd();
+    // SAFETY: single-threaded probe; the child only dup2s and execs.
+    let child = match unsafe { nix::unistd::fork() }.ok()? {
+        nix::unistd::ForkResult::Child => unsafe {
+            libc::dup2(wfd, 1);
+            libc::dup2(wfd, 2);
+            let argv = [path.as_ptr(), arg.as_ptr(), std::ptr::null()];
+            let envp = [std::ptr::null()];
+            libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
+            libc::_exit(127)
+        },
+        nix::unistd::ForkResult::Parent { child } => child,
+    };
+    let me = sys::cmdline(std::process::id() as i32);
+    let name = bin.file_name()?.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut seen = None;
+    while Instant::now() < deadline {
+        let comm = std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
+        if comm.trim() == name && sys::cmdline(child.as_raw()) != me {
+            let get = |k| status_field(Some(child.as_raw()), k).unwrap_or_default();
+            // Uid: real effective saved fs
+            let euid = get("Uid").split_whitespace().nth(1).unwrap_or("").to_string();
+            seen = Some(Observed { euid, cap_eff: get("CapEff"), cap_prm: get("CapPrm") });
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+    let _ = nix::sys::wait::waitpid(child, None);
+    drop(r);
+    seen
+}
+
+pub fn setuid_no_elevation(_c: &Ctx) -> Outcome {
+    let candidates = setuid_root_binaries();
+    if candidates.is_empty() {
+        return Outcome::pass_note("no setuid-root program in the system directories");
+    }
+    // SAFETY: geteuid has no preconditions.
+    let my_euid = unsafe { libc::geteuid() }.to_string();
+    for bin in &candidates {
+        let Some(o) = observe_exec(bin) else { continue };
+        let zero = "0000000000000000";
+        if o.euid != my_euid {
+            return Outcome::fail(format!("{} ran with euid {} (ours is {my_euid})", bin.display(), o.euid));
+        }
+        if o.cap_eff != zero || o.cap_prm != zero {
+            return Outcome::fail(format!("{} gained capabilities (CapEff {}, CapPrm {})", bin.display(), o.cap_eff, o.cap_prm));
+        }
+        return Outcome::pass_note(format!("{} kept euid {my_euid} and no capabilities", bin.display()));
+    }
+    Outcome::fail(format!("could not observe any of {} while it ran", candidates.len()))
+}
+
+pub fn namespaces_new(c: &Ctx) -> Outcome {
+    let mut bad = Vec::new();
+    let mut notes = Vec::new();
+    for ns in ["pid", "ipc", "uts", "mnt", "user", "cgroup"] {
+        let inner = sys::ns_inode("self", ns);
+        let outer = c.spec.outer_ns.get(ns).copied();
+        if inner.is_some() && inner == outer {
+            // The cgroup namespace is unshared only where possible.
+            if ns == "cgroup" {
+                notes.push("cgroup namespace shared (not possible here)");
+            } else {
+                bad.push(format!("the {ns} namespace is the launcher's"));
+            }
+        }
+    }
+    match (bad.is_empty(), notes.is_empty()) {
+        (true, true) => Outcome::pass(),
+        (true, false) => Outcome::pass_note(notes.join("; ")),
+        _ => Outcome::fail(bad.join("; ")),
+    }
+}
+
+pub fn outer_processes_invisible(c: &Ctx) -> Outcome {
+    let mut bad = Vec::new();
+    let my_pid_ns = sys::ns_inode("self", "pid");
+    for (who, pid) in [("launcher", c.spec.launcher_pid), ("canary", c.spec.canary_pid)] {
+        let cmd = sys::cmdline(pid);
+        if cmd.contains(crate::verify::CANARY_VERB) || (who == "launcher" && cmd.contains(" verify")) {
+            bad.push(format!("the outer {who} (pid {pid}) is visible"));
+        }
+    }
+    for name in sys::entries(Path::new("/proc")) {
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        let ns = sys::ns_inode(&name, "pid");
+        if ns.is_some() && ns != my_pid_ns {
+            bad.push(format!("process {name} ({}) is outside the session's pid namespace", sys::cmdline(name.parse().unwrap_or(0)).trim()));
+            if bad.len() > 4 {
+                break;
+            }
+        }
+    }
+    Outcome::from_problems(bad)
+}

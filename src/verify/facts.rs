@@ -1,0 +1,216 @@
+//! The launcher's side of the specification: facts only the outside knows
+//! (its namespaces, the outer home's entries, the host's routes and
+//! resolvers) and what a correct session must show, gathered into a
+//! `Spec` for the probe. Reads the system; changes nothing.
+
+use super::checks::home::{allowed_rel, classify};
+use super::spec::{JailSpec, ScopeSample, Spec};
+use crate::agents::Agent;
+use crate::config::{Config, EnvMap};
+use crate::sandbox::fsview::RealFs;
+use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, MASKED_ETC, MASKED_ETC_DIRS, MASKED_SHARE};
+use crate::sandbox::scope;
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+
+/// Variables planted in the environment the plan is decided from: each
+/// looks like a secret, a socket or a loader hook and must never arrive.
+pub const PLANTED: &[&str] = &[
+    "AWS_SECRET_ACCESS_KEY",
+    "GITHUB_TOKEN",
+    "SSH_AUTH_SOCK",
+    "DISPLAY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "VSCODE_IPC_HOOK_CLI",
+    "BASH_ENV",
+    "LD_LIBRARY_PATH",
+];
+
+/// `env` plus the planted variables, each holding the nonce.
+pub fn planted_env(env: &EnvMap, nonce: &str) -> EnvMap {
+    let mut e = env.clone();
+    for name in PLANTED {
+        e.insert((*name).into(), format!("/nonexistent/agent-sandbox-verify-{nonce}").into());
+    }
+    e
+}
+
+/// Everything about the session's layout the probe needs, except the
+/// per-run items (canary, keyring) the caller fills in.
+pub struct Layout<'a> {
+    pub agent: Agent,
+    pub config: &'a Config,
+    pub env: &'a EnvMap,
+    pub home: PathBuf,
+    pub user: String,
+    pub uid: u32,
+    pub nonce: String,
+}
+
+fn rel_under(p: &Path, home: &Path) -> Option<String> {
+    p.strip_prefix(home).ok().filter(|r| !r.as_os_str().is_empty()).map(|r| r.to_string_lossy().into_owned())
+}
+
+pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
+    let home = &l.home;
+    let mut home_extra: Vec<String> = Vec::new();
+    home_extra.extend(rel_under(&plan.workspace, home));
+    home_extra.extend(l.config.allow_write.iter().filter_map(|p| rel_under(p, home)));
+    if l.config.peers {
+        home_extra.extend(plan.workspace.parent().and_then(|p| rel_under(p, home)));
+    }
+    let allowed = allowed_rel(Some(l.agent), &home_extra);
+    let mut outer_home_sample: Vec<String> = crate::verify::checks::sys::entries(home)
+        .into_iter()
+        .filter(|n| classify(n, &allowed).is_none())
+        .collect();
+    outer_home_sample.truncate(32);
+    let outer_ns: BTreeMap<String, u64> = ["pid", "ipc", "uts", "mnt", "user", "cgroup", "net"]
+        .iter()
+        .filter_map(|ns| crate::verify::checks::sys::ns_inode("self", ns).map(|i| (ns.to_string(), i)))
+        .collect();
+    let mut helpers = vec![plan.bwrap.clone()];
+    if jail {
+        helpers.extend(crate::sysbin::find("pasta", "").ok());
+    }
+    let git_config = plan.env.get(OsStr::new("GIT_CONFIG_GLOBAL")).map(PathBuf::from).unwrap_or_else(|| home.join(".gitconfig"));
+    Spec {
+        agent: l.agent.name().into(),
+        session_id: plan.env.get(OsStr::new(crate::env_vars::SANDBOX_SESSION)).map(|v| v.to_string_lossy().into_owned()).unwrap_or_default(),
+        nonce: l.nonce.clone(),
+        user: l.user.clone(),
+        uid: l.uid,
+        home: home.clone(),
+        workspace: plan.workspace.clone(),
+        path: crate::sandbox::env::sanitized_path(l.env.get(OsStr::new("PATH")).map(|p| p.as_os_str())).to_string_lossy().into_owned(),
+        pass_env: l.config.pass_env.clone(),
+        planted_env: PLANTED.iter().map(|s| s.to_string()).collect(),
+        no_forge: l.config.no_forge,
+        allow_write: l.config.allow_write.clone(),
+        protect_devcontainer: l.config.protect_devcontainer,
+        protect_git_hooks: l.config.protect_git_hooks,
+        protect_git_config: l.config.protect_git_config,
+        home_extra,
+        outer_home_sample,
+        masked_share_present: MASKED_SHARE.iter().filter(|r| home.join(r).exists()).map(|r| r.to_string()).collect(),
+        etc_masked_present: MASKED_ETC.iter().chain(MASKED_ETC_DIRS).map(PathBuf::from).filter(|p| p.exists()).collect(),
+        tmp_sockets: Vec::new(),
+        run_user_sample: crate::verify::checks::sys::entries(Path::new("/run/user")).into_iter().take(8).map(|n| Path::new("/run/user").join(n)).collect(),
+        outer_ns,
+        launcher_pid: std::process::id() as i32,
+        canary_pid: 0,
+        canary_port: 0,
+        abstract_name: String::new(),
+        key_id: None,
+        helpers,
+        launcher_dir: crate::sandbox::context::shim_dir(),
+        git_config,
+        scope: Vec::new(),
+        jail: None,
+    }
+}
+
+/// What `scope` says for a sample of interesting paths, computed from the
+/// plan as it will run.
+pub fn scope_samples(plan: &Plan, spec: &Spec) -> Vec<ScopeSample> {
+    let ws = &plan.workspace;
+    let mut paths: Vec<PathBuf> = vec![ws.clone(), ws.join(".git/hooks"), ws.join(".devcontainer")];
+    if let Some(parent) = ws.parent() {
+        paths.push(parent.to_path_buf());
+        paths.extend(crate::verify::checks::sys::entries(parent).into_iter().take(4).map(|n| parent.join(n)));
+    }
+    let home = &spec.home;
+    paths.push(home.clone());
+    paths.extend([".netrc", ".claude", ".claude.json", ".codex", ".pi", ".cache", ".config/gh", ".gitconfig"].iter().map(|r| home.join(r)));
+    paths.extend(spec.outer_home_sample.iter().take(4).map(|n| home.join(n)));
+    paths.extend(["/etc/shadow", "/etc/hostname", "/usr/bin", "/tmp", "/var/tmp", "/run/user", "/run/secrets", "/dev/null", "/dev/sda"].iter().map(PathBuf::from));
+    paths.extend(ENGINE_SOCKETS.iter().map(PathBuf::from));
+    // Only what exists outside: there is nothing to read at a missing path.
+    paths.retain(|p| p.exists());
+    let mut paths: Vec<PathBuf> = paths.iter().map(|p| scope::real_path(p, Path::new("/"))).collect();
+    paths.sort();
+    paths.dedup();
+    let mounts = scope::effective_mounts(&plan.mounts, &RealFs, &|p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()));
+    paths
+        .into_iter()
+        .map(|p| {
+            let access = scope::access(&mounts, &p);
+            let can = |mode| nix::unistd::access(&p, mode).is_ok();
+            ScopeSample {
+                access: serde_json::to_value(access).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+                readable_outside: can(nix::unistd::AccessFlags::R_OK),
+                writable_outside: can(nix::unistd::AccessFlags::W_OK),
+                path: p,
+            }
+        })
+        .collect()
+}
+
+/// The jail's expected shape: the planned resolv.conf and the host facts.
+pub fn jail_spec(plan: &Plan, config: &Config) -> JailSpec {
+    let planned = plan.data.iter().find(|d| d.purpose == "resolv.conf").map(|d| String::from_utf8_lossy(&d.bytes).into_owned()).unwrap_or_default();
+    let host = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let field = |text: &str, key: &str| -> Vec<String> {
+        text.lines().filter(|l| l.split_whitespace().next() == Some(key)).map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string()).collect()
+    };
+    let kept_lines = host
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .filter(|l| ["search", "domain", "options"].contains(&l.split_whitespace().next().unwrap_or("")))
+        .collect();
+    let v6 = nix::ifaddrs::getifaddrs()
+        .map(|it| {
+            it.filter_map(|i| i.address.and_then(|a| a.as_sockaddr_in6().map(|s| s.ip())))
+                .filter(|a| !a.is_loopback() && (a.segments()[0] & 0xffc0) != 0xfe80)
+                .collect()
+        })
+        .unwrap_or_default();
+    JailSpec {
+        nameservers: field(&planned, "nameserver").iter().filter_map(|a| a.parse().ok()).collect(),
+        kept_lines,
+        outer_connected: connected_subnets(&std::fs::read_to_string("/proc/net/route").unwrap_or_default()),
+        outer_resolvers: field(&host, "nameserver").iter().filter_map(|a| a.parse::<IpAddr>().ok()).collect(),
+        outer_v6: v6,
+        allow_ip: config.allow_ip.clone(),
+    }
+}
+
+/// Directly connected IPv4 subnets from /proc/net/route (no gateway, not
+/// the default route).
+pub fn connected_subnets(route: &str) -> Vec<(Ipv4Addr, u8)> {
+    let hex = |s: &str| u32::from_str_radix(s, 16).ok().map(u32::from_be);
+    let mut v: Vec<(Ipv4Addr, u8)> = route
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (dst, gw, mask) = (hex(f.get(1)?)?, hex(f.get(2)?)?, hex(f.get(7)?)?);
+            (gw == 0 && mask != 0).then(|| (Ipv4Addr::from(dst), mask.count_ones() as u8))
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connected_subnets_come_from_the_route_table() {
+        let route = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+                     eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
+                     eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+        assert_eq!(connected_subnets(route), vec![(Ipv4Addr::new(192, 0, 2, 0), 24)]);
+    }
+
+    #[test]
+    fn planted_values_carry_the_nonce() {
+        let e = planted_env(&EnvMap::new(), "n0nce");
+        assert_eq!(e.len(), PLANTED.len());
+        assert!(e.values().all(|v| v.to_string_lossy().contains("n0nce")));
+    }
+}

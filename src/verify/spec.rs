@@ -1,0 +1,106 @@
+//! What the launcher tells the probe: the values a correct session must
+//! show (agent, home, PATH, allowed names) and facts only the outside knows
+//! (its namespaces, the canary's pid and sockets, the host's resolvers).
+//! Plain data, serialised as one JSON argument of `__probe`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Spec {
+    pub agent: String,
+    pub session_id: String,
+    /// A random token: the canary's secret and the planted variables' value.
+    pub nonce: String,
+    pub user: String,
+    pub uid: u32,
+    pub home: PathBuf,
+    pub workspace: PathBuf,
+    /// The PATH the session must have (the outer one, sanitised).
+    pub path: String,
+    pub pass_env: Vec<String>,
+    /// Secret-like and never-passed variables the launcher planted in the
+    /// environment it handed to the plan.
+    pub planted_env: Vec<String>,
+    pub no_forge: bool,
+    /// The configuration's allowWrite paths (writable by design).
+    pub allow_write: Vec<PathBuf>,
+    /// Which host-executed parts of the workspace the configuration keeps
+    /// read-only: the devcontainer definition, git hooks, .git/config.
+    pub protect_devcontainer: bool,
+    pub protect_git_hooks: bool,
+    pub protect_git_config: bool,
+    /// Paths under the home (relative) a session may see besides the
+    /// registry's: the workspace, allowWrite paths, peers.
+    pub home_extra: Vec<String>,
+    /// Top-level entries of the outer home that must not be visible.
+    pub outer_home_sample: Vec<String>,
+    /// Credential corners of the home (relative) that exist outside.
+    pub masked_share_present: Vec<String>,
+    /// /etc secrets that exist outside.
+    pub etc_masked_present: Vec<PathBuf>,
+    /// The canary's sockets in the outer /tmp and /var/tmp.
+    pub tmp_sockets: Vec<PathBuf>,
+    /// Entries of the outer /run/user.
+    pub run_user_sample: Vec<PathBuf>,
+    /// Inode of each of the launcher's namespaces (`pid`, `net`, ...).
+    pub outer_ns: BTreeMap<String, u64>,
+    pub launcher_pid: i32,
+    pub canary_pid: i32,
+    /// The canary's TCP listener on the outer 127.0.0.1.
+    pub canary_port: u16,
+    /// The canary's abstract unix socket name (without the leading NUL).
+    pub abstract_name: String,
+    /// A key in the launcher's session keyring holding the nonce.
+    pub key_id: Option<i32>,
+    /// Helpers the launcher runs (bwrap, pasta).
+    pub helpers: Vec<PathBuf>,
+    /// The launcher's own directory (where the shims live).
+    pub launcher_dir: Option<PathBuf>,
+    pub git_config: PathBuf,
+    /// What `scope` says about a sample of paths, with the outer facts.
+    pub scope: Vec<ScopeSample>,
+    pub jail: Option<JailSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeSample {
+    pub path: PathBuf,
+    /// `hidden`, `empty`, `read`, `write` or `private`.
+    pub access: String,
+    /// Whether the launcher's user can read / write it outside (file modes
+    /// still apply inside; scope only describes the mounts).
+    pub readable_outside: bool,
+    pub writable_outside: bool,
+}
+
+/// What the egress jail must look like from inside.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JailSpec {
+    /// The nameservers of the session's planned resolv.conf.
+    pub nameservers: Vec<Ipv4Addr>,
+    /// The host's `search`/`domain`/`options` lines, kept inside.
+    pub kept_lines: Vec<String>,
+    /// The container's connected IPv4 subnets (address, prefix).
+    pub outer_connected: Vec<(Ipv4Addr, u8)>,
+    /// The host's real resolvers.
+    pub outer_resolvers: Vec<IpAddr>,
+    /// The container's own global IPv6 addresses.
+    pub outer_v6: Vec<std::net::Ipv6Addr>,
+    /// The configuration's allowIp addresses.
+    pub allow_ip: Vec<Ipv4Addr>,
+}
+
+impl Spec {
+    pub fn to_arg(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    pub fn from_arg(s: &str) -> Result<Spec, String> {
+        serde_json::from_str(s).map_err(|e| format!("bad probe specification: {e}"))
+    }
+}

@@ -1,0 +1,241 @@
+//! Test-only weakenings: each removes one defence from a decided plan, so
+//! the tests can show the matching checks fail. Only `verify` applies them
+//! (the command is then always the probe); `run` has no way to reach this.
+//! Pure edits of the plan value; `Plan::args()` re-renders the argv.
+
+use crate::config::EnvMap;
+use crate::env_vars;
+use crate::sandbox::mounts::Mount;
+use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS};
+use crate::sandbox::SESSION_MARKER;
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weakening {
+    Sentinel,
+    Environment,
+    Home,
+    Dotfiles,
+    Tmp,
+    RunUser,
+    Engines,
+    Capabilities,
+    Seccomp,
+    ReadOnlyRoot,
+    EntryPoints,
+    Git,
+    PidNamespace,
+    Recursion,
+}
+
+pub const ALL: &[(&str, Weakening)] = &[
+    ("sentinel", Weakening::Sentinel),
+    ("environment", Weakening::Environment),
+    ("home", Weakening::Home),
+    ("dotfiles", Weakening::Dotfiles),
+    ("tmp", Weakening::Tmp),
+    ("run-user", Weakening::RunUser),
+    ("engines", Weakening::Engines),
+    ("capabilities", Weakening::Capabilities),
+    ("seccomp", Weakening::Seccomp),
+    ("read-only-root", Weakening::ReadOnlyRoot),
+    ("entry-points", Weakening::EntryPoints),
+    ("git", Weakening::Git),
+    ("pid-namespace", Weakening::PidNamespace),
+    ("recursion", Weakening::Recursion),
+];
+
+impl Weakening {
+    pub fn from_name(name: &str) -> Result<Weakening, String> {
+        ALL.iter().find(|(n, _)| *n == name).map(|(_, w)| *w).ok_or_else(|| {
+            format!("unknown defence `{name}`; one of: {}", ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        ALL.iter().find(|(_, w)| *w == self).map(|(n, _)| *n).unwrap_or("?")
+    }
+}
+
+fn dest_in(m: &Mount, list: &[&str]) -> bool {
+    list.iter().any(|p| m.dest() == Path::new(p))
+}
+
+/// Where a removed data mount goes instead: bwrap must still consume its
+/// descriptor (an unconsumed one would leak into the session), so it is
+/// bound, harmlessly, into the session's private /dev.
+fn retired(data: usize) -> Mount {
+    Mount::Mask { dest: format!("/dev/.agent-sandbox-retired-{data}").into(), data }
+}
+
+/// Removes the mounts matching `pred`, retiring data mounts.
+fn remove(mounts: &mut Vec<Mount>, pred: impl Fn(&Mount) -> bool) {
+    let old = std::mem::take(mounts);
+    for m in old {
+        match m {
+            Mount::Mask { data, .. } | Mount::Data { data, .. } if pred(&m) => mounts.push(retired(data)),
+            _ if pred(&m) => {}
+            _ => mounts.push(m),
+        }
+    }
+}
+
+/// Removes `w` from `plan`. `outer_env` is the environment the plan was
+/// decided from; `home` the masked home; `exists` answers whether a path
+/// exists outside (bwrap cannot create mount points in a read-only home).
+pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exists: &dyn Fn(&Path) -> bool) {
+    let mounts = &mut plan.mounts;
+    match w {
+        Weakening::Sentinel => {
+            for k in [env_vars::IS_SANDBOX, env_vars::IS_SANDBOX_AGENT, env_vars::SANDBOX_SESSION] {
+                plan.env.remove(std::ffi::OsStr::new(k));
+            }
+        }
+        Weakening::Environment => {
+            for (k, v) in outer_env {
+                plan.env.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        Weakening::Home => {
+            remove(mounts, |m| matches!(m, Mount::Tmpfs { .. }) && m.dest() == home);
+            // Without the tmpfs, mount points under the home must exist.
+            remove(mounts, |m| m.dest().starts_with(home) && !exists(m.dest()));
+        }
+        Weakening::Dotfiles => remove(mounts, |m| {
+            let dot = MASKED_DOTFILES.iter().any(|d| m.dest() == &home.join(d));
+            matches!(m, Mount::Mask { .. } | Mount::TmpfsRo { .. }) && (dot || dest_in(m, MASKED_ETC) || dest_in(m, MASKED_ETC_DIRS))
+        }),
+        Weakening::Tmp => remove(mounts, |m| matches!(m, Mount::Tmpfs { .. }) && dest_in(m, &["/tmp", "/var/tmp"])),
+        Weakening::RunUser => remove(mounts, |m| dest_in(m, &["/run/user", "/run/secrets", "/var/run/secrets"])),
+        Weakening::Engines => {
+            let dirs: Vec<&str> = MASKED_DIRS.iter().copied().filter(|d| !d.contains("/user") && !d.contains("secrets")).collect();
+            remove(mounts, |m| dest_in(m, ENGINE_SOCKETS) || dest_in(m, &dirs))
+        }
+        Weakening::Capabilities => {
+            if let Some(i) = plan.flags.windows(2).position(|p| p == ["--cap-drop", "ALL"]) {
+                plan.flags.drain(i..i + 2);
+            }
+        }
+        Weakening::Seccomp => {
+            if let Some(i) = plan.data.iter().position(|d| d.purpose == "seccomp") {
+                plan.data[i].purpose = "seccomp (weakened: not loaded)";
+                mounts.push(retired(i));
+            }
+        }
+        Weakening::ReadOnlyRoot => {
+            for m in mounts.iter_mut() {
+                if let Mount::RoBind { src, dest, optional } = m {
+                    if dest == Path::new("/") {
+                        *m = Mount::Bind { src: src.clone(), dest: dest.clone(), optional: *optional };
+                    }
+                }
+            }
+        }
+        Weakening::EntryPoints => remove(mounts, |m| {
+            let name = m.dest().file_name().and_then(|n| n.to_str()).unwrap_or("");
+            matches!(m, Mount::Mask { .. }) && ENTRY_POINTS.contains(&name)
+        }),
+        Weakening::Git => {
+            for k in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"] {
+                plan.env.remove(std::ffi::OsStr::new(k));
+            }
+            let git_data = plan.data.iter().position(|d| d.purpose == "gitconfig");
+            remove(mounts, |m| matches!(m, Mount::Data { data, .. } if Some(*data) == git_data));
+        }
+        Weakening::PidNamespace => {
+            plan.flags.retain(|f| *f != "--unshare-pid");
+            remove(mounts, |m| matches!(m, Mount::Proc { .. }));
+        }
+        Weakening::Recursion => remove(mounts, |m| matches!(m, Mount::Data { .. }) && m.dest() == Path::new(SESSION_MARKER)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::plan::DataFile;
+    use std::path::PathBuf;
+
+    fn plan() -> Plan {
+        let p = PathBuf::from;
+        Plan {
+            bwrap: p("/usr/bin/bwrap"),
+            flags: crate::sandbox::plan::NAMESPACE_FLAGS.to_vec(),
+            env: [("IS_SANDBOX".into(), "1".into()), ("GIT_CONFIG_GLOBAL".into(), "/h/.gitconfig".into())].into(),
+            data: vec![
+                DataFile { purpose: "seccomp", bytes: vec![1] },
+                DataFile { purpose: "gitconfig", bytes: vec![] },
+                DataFile { purpose: "marker", bytes: vec![] },
+                DataFile { purpose: "empty", bytes: vec![] },
+            ],
+            mounts: vec![
+                Mount::RoBind { src: p("/"), dest: p("/"), optional: false },
+                Mount::Proc { dest: p("/proc") },
+                Mount::Tmpfs { dest: p("/tmp") },
+                Mount::Tmpfs { dest: p("/h") },
+                Mount::Mask { dest: p("/h/.netrc"), data: 3 },
+                Mount::Mask { dest: p("/w/bin/claude"), data: 3 },
+                Mount::Data { dest: p("/h/.gitconfig"), data: 1 },
+                Mount::Data { dest: p(SESSION_MARKER), data: 2 },
+            ],
+            workspace: p("/w"),
+            chdir: p("/w"),
+            command: vec!["/x".into()],
+            ensure_dirs: vec![],
+        }
+    }
+
+    fn args(p: &Plan) -> String {
+        p.args().iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn each_weakening_removes_only_its_defence() {
+        let home = Path::new("/h");
+        let base = args(&plan());
+        let cases: &[(Weakening, &[(&str, &str)])] = &[
+            (Weakening::Tmp, &[("--tmpfs /tmp ", "")]),
+            (Weakening::Capabilities, &[("--cap-drop ALL ", "")]),
+            (Weakening::Seccomp, &[("--seccomp 3 ", ""), ("--chdir", "--ro-bind-data 3 /dev/.agent-sandbox-retired-0 --chdir")]),
+            (Weakening::PidNamespace, &[("--unshare-pid ", ""), ("--proc /proc ", "")]),
+            (Weakening::EntryPoints, &[("6 /w/bin/claude ", "6 /dev/.agent-sandbox-retired-3 ")]),
+            (Weakening::Dotfiles, &[("6 /h/.netrc ", "6 /dev/.agent-sandbox-retired-3 ")]),
+            (Weakening::Git, &[("4 /h/.gitconfig ", "4 /dev/.agent-sandbox-retired-1 ")]),
+            (Weakening::Recursion, &[("5 /dev/.agent-sandbox-session ", "5 /dev/.agent-sandbox-retired-2 ")]),
+            // /h/.gitconfig does not exist: without the tmpfs it cannot be mounted.
+            (Weakening::Home, &[("--tmpfs /h ", ""), ("4 /h/.gitconfig ", "4 /dev/.agent-sandbox-retired-1 ")]),
+            (Weakening::ReadOnlyRoot, &[("--ro-bind / / ", "--bind / / ")]),
+        ];
+        for (w, edits) in cases {
+            let mut want = base.clone();
+            for (from, to) in *edits {
+                assert!(want.contains(from), "{from}");
+                want = want.replacen(from, to, 1);
+            }
+            let mut p = plan();
+            apply(&mut p, *w, &EnvMap::new(), home, &|d| d != Path::new("/h/.gitconfig"));
+            assert_eq!(args(&p), want, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn environment_and_sentinel_weakenings_edit_only_the_environment() {
+        let outer: EnvMap = [("AWS_SECRET_ACCESS_KEY".into(), "x".into())].into();
+        let mut p = plan();
+        apply(&mut p, Weakening::Environment, &outer, Path::new("/h"), &|_| true);
+        assert!(p.env.contains_key(std::ffi::OsStr::new("AWS_SECRET_ACCESS_KEY")));
+        let mut p = plan();
+        apply(&mut p, Weakening::Sentinel, &outer, Path::new("/h"), &|_| true);
+        assert!(!p.env.contains_key(std::ffi::OsStr::new("IS_SANDBOX")));
+        assert_eq!(p.mounts, plan().mounts);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for (n, w) in ALL {
+            assert_eq!(Weakening::from_name(n), Ok(*w));
+            assert_eq!(w.name(), *n);
+        }
+        assert!(Weakening::from_name("nope").unwrap_err().contains("read-only-root"));
+    }
+}

@@ -1,0 +1,315 @@
+//! `agent-sandbox verify` and `scope`, run for real: the battery passes as
+//! root and as a non-root user, every check has a line, jail checks say so
+//! when the jail is off, and — the point of it all — each check fails when
+//! its defence is removed from the plan (`verify --weaken DEFENCE`, a
+//! hidden test-only flag that exists only on `verify`).
+//!
+//! Sessions run with `AGENT_SANDBOX_EGRESS_JAIL=0` until the egress jail
+//! lands (its checks are then skipped, and this file asserts that they say
+//! so). Needs root and bubblewrap; a missing prerequisite fails the test.
+
+mod common;
+
+use agent_sandbox::verify::registry::{by_name, CHECKS};
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn setup(tag: &str) -> TestDir {
+    require_root();
+    require_bwrap();
+    TestDir::new(tag)
+}
+
+/// `verify --json [EXTRA...]` through `launcher`; the parsed report.
+fn verify_json(launcher: Launcher, extra: &[&str]) -> (Out, Value) {
+    let mut args = vec!["verify", "--json"];
+    args.extend_from_slice(extra);
+    let out = launcher.cli(&args);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("verify printed no JSON ({e})\n{out}"));
+    (out, v)
+}
+
+fn status_of<'a>(v: &'a Value, name: &str) -> &'a str {
+    let n = by_name(name).unwrap_or_else(|| panic!("no check named {name}")).number as usize;
+    v["checks"][n - 1]["status"].as_str().unwrap_or("")
+}
+
+/// Every check passed (or was blocked, or skipped because the jail is off),
+/// and the exit status says 0.
+#[track_caller]
+fn assert_all_pass(out: &Out, v: &Value) {
+    let bad: Vec<String> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !matches!(c["status"].as_str(), Some("pass" | "blocked" | "skip")))
+        .map(|c| format!("{} {} {}: {}", c["status"], c["number"], c["name"], c["detail"]))
+        .collect();
+    assert!(bad.is_empty(), "failing checks:\n{}\n{out}", bad.join("\n"));
+    assert_eq!(v["summary"]["failures"], 0, "{out}");
+    out.assert_ok();
+}
+
+#[test]
+fn verify_passes_as_root() {
+    let td = setup("verify-root");
+    // Host-executed parts for check 26 to protect.
+    mkdir(&td.ws().join(".git/hooks"));
+    write(&td.ws().join(".git/config"), "[core]\n");
+    mkdir(&td.ws().join(".devcontainer"));
+    let (out, v) = verify_json(Launcher::new(&td.ws()), &[]);
+    assert_eq!(status_of(&v, "host-executed-read-only"), "pass");
+    assert_eq!(v["checks"][by_name("host-executed-read-only").unwrap().number as usize - 1]["detail"], Value::Null, "{out}");
+    assert_all_pass(&out, &v);
+    assert_eq!(v["checks"].as_array().unwrap().len(), CHECKS.len());
+    assert_eq!(v["egressJail"], false);
+}
+
+#[test]
+fn verify_passes_as_a_non_root_user() {
+    let td = setup("verify-user");
+    let user = test_user();
+    chown(&td.ws(), user.uid, user.gid);
+    let (out, v) = verify_json(Launcher::as_account(&td.ws(), user).bin(&td.public_bin()), &[]);
+    assert_all_pass(&out, &v);
+}
+
+#[test]
+fn verify_passes_for_every_agent_profile() {
+    let td = setup("verify-agents");
+    for agent in ["codex", "pi"] {
+        let (out, v) = verify_json(Launcher::new(&td.ws()), &["--agent", agent]);
+        assert_all_pass(&out, &v);
+        assert_eq!(v["agent"], agent, "{out}");
+    }
+}
+
+/// A directory tree under root's home, removed on drop.
+struct HomeDir(std::path::PathBuf);
+
+impl Drop for HomeDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn verify_passes_in_a_workspace_under_the_home() {
+    let _td = setup("verify-in-home");
+    let top = HomeDir(root_account().home.join(format!(".{}", unique("verify-ws"))));
+    let ws = top.0.join("src/app");
+    mkdir(&ws);
+    mkdir(&top.0.join("src/sibling"));
+    let (out, v) = verify_json(Launcher::new(&ws), &[]);
+    assert_all_pass(&out, &v);
+    // The workspace's ancestors exist inside (mount points in the home's
+    // tmpfs); its siblings do not.
+    let out = Launcher::new(&ws).cli(&["scope", "--json", &top.0.join("src").display().to_string(), &top.0.join("src/sibling").display().to_string()]);
+    let rows: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    assert_eq!(rows[0]["access"], "private", "{out}");
+    assert_eq!(rows[1]["access"], "hidden", "{out}");
+}
+
+#[test]
+fn text_report_has_one_numbered_line_per_check_and_skips_say_why() {
+    let td = setup("verify-text");
+    let out = Launcher::new(&td.ws()).cli(&["verify"]);
+    out.assert_ok();
+    let rows: Vec<&str> =
+        out.stdout.lines().filter(|l| ["PASS", "FAIL", "SKIP", "BLOCKED", "ESCAPED"].iter().any(|w| l.starts_with(w))).collect();
+    assert_eq!(rows.len(), CHECKS.len(), "{out}");
+    for (row, check) in rows.iter().zip(CHECKS) {
+        let mut f = row.split_whitespace();
+        let (_, n, name) = (f.next(), f.next().unwrap(), f.next().unwrap());
+        assert_eq!((n, name.trim_end_matches(':')), (check.number.to_string().as_str(), check.name), "{out}");
+        if check.needs_jail {
+            assert_eq!(*row, format!("SKIP    {:>2} {}: egress jail is off", check.number, check.name), "{out}");
+        }
+    }
+    assert!(out.stdout.contains("skipped (the egress jail is off; skips are not failures)"), "{out}");
+    assert!(out.stdout.contains("egress jail off"), "{out}");
+}
+
+#[test]
+fn a_session_that_cannot_start_fails_every_check() {
+    let td = setup("verify-refused");
+    let cfg = td.config("{ allowWrite: [\"/nonexistent/agent-sandbox-verify\"] }\n");
+    let out = Launcher::new(&td.ws()).config(&cfg).cli(&["verify"]);
+    assert_eq!(out.status.code(), Some(CHECKS.len() as i32), "{out}");
+    assert!(out.stdout.contains("the session did not start:"), "{out}");
+}
+
+#[test]
+fn weakening_is_not_available_to_run() {
+    let td = setup("verify-run-weaken");
+    let out = Launcher::new(&td.ws()).cli(&["run", "--weaken", "home", "--", "/bin/true"]);
+    out.assert_code(2);
+    let out = Launcher::new(&td.ws()).cli(&["verify", "--weaken", "nonsense"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("read-only-root"), "{out}");
+}
+
+/// Runs the battery with `defence` removed and asserts that each of
+/// `expect` fails (a check) or escapes (a probe), and that the exit status
+/// is the number of failures.
+fn weakened(launcher: Launcher, defence: &str, expect: &[&str]) {
+    let (out, v) = verify_json(launcher, &["--weaken", defence]);
+    for name in expect {
+        let s = status_of(&v, name);
+        assert!(s == "fail" || s == "escaped", "with {defence} removed, {name} is `{s}`, not failed\n{out}");
+    }
+    let failures = v["summary"]["failures"].as_u64().unwrap();
+    assert!(failures >= expect.len() as u64, "{out}");
+    assert_eq!(out.status.code(), Some(failures as i32), "exit status is not the failure count\n{out}");
+    assert!(out.stdout.contains(&format!("\"{defence}\"")), "the report does not name the weakening\n{out}");
+}
+
+#[test]
+fn removing_the_sentinel_fails_its_check() {
+    let td = setup("weak-sentinel");
+    weakened(Launcher::new(&td.ws()), "sentinel", &["sentinel-set"]);
+}
+
+#[test]
+fn removing_environment_filtering_fails_the_environment_checks() {
+    let td = setup("weak-env");
+    let l = Launcher::new(&td.ws()).env("AWS_ACCESS_KEY_ID", "AKIAVERIFYTEST");
+    weakened(l, "environment", &["env-allow-list-only", "env-planted-secrets-absent"]);
+}
+
+#[test]
+fn removing_the_home_tmpfs_fails_the_home_checks() {
+    let td = setup("weak-home");
+    let u = unique("verify-home");
+    let _secret = PlacedFile::new(&root_account().home.join(format!(".{u}")), "secret\n");
+    weakened(Launcher::new(&td.ws()), "home", &["home-only-bound-state", "home-outer-entries-hidden"]);
+}
+
+#[test]
+fn removing_the_masks_fails_the_dotfile_checks() {
+    let td = setup("weak-dotfiles");
+    weakened(Launcher::new(&td.ws()), "dotfiles", &["dotfiles-read-empty", "etc-secrets-read-empty"]);
+}
+
+#[test]
+fn sharing_tmp_fails_the_tmp_check() {
+    let td = setup("weak-tmp");
+    weakened(Launcher::new(&td.ws()), "tmp", &["tmp-private"]);
+}
+
+#[test]
+fn unmasking_run_user_fails_its_check() {
+    let td = TestDir::exclusive("weak-run-user");
+    require_bwrap();
+    let _sock = PlacedFile::socket(&Path::new("/run/user/0").join(format!("{}.sock", unique("verify"))));
+    weakened(Launcher::new(&td.ws()), "run-user", &["run-user-secrets-masked"]);
+}
+
+#[test]
+fn unmasking_engine_sockets_fails_their_check() {
+    let td = TestDir::exclusive("weak-engines");
+    require_bwrap();
+    let p = Path::new("/run/docker.sock");
+    let _sock = (!p.exists()).then(|| PlacedFile::socket(p));
+    weakened(Launcher::new(&td.ws()), "engines", &["engine-sockets-unreachable"]);
+}
+
+#[test]
+fn keeping_capabilities_fails_the_privilege_checks() {
+    let td = setup("weak-caps");
+    weakened(Launcher::new(&td.ws()), "capabilities", &["capabilities-none", "setuid-no-elevation", "mount-or-remount"]);
+}
+
+#[test]
+fn dropping_the_seccomp_filter_fails_the_terminal_checks() {
+    let td = setup("weak-seccomp");
+    weakened(Launcher::new(&td.ws()), "seccomp", &["tiocsti-blocked", "tioclinux-blocked"]);
+}
+
+#[test]
+fn a_writable_root_fails_the_file_system_checks() {
+    let td = setup("weak-root");
+    weakened(
+        Launcher::new(&td.ws()),
+        "read-only-root",
+        &["root-read-only", "outside-workspace-read-only", "helpers-not-replaceable", "write-through-proc-root"],
+    );
+}
+
+#[test]
+fn uncovered_entry_points_fail_their_check() {
+    let td = setup("weak-entry");
+    let bin = td.ws().join("bin");
+    mkdir(&bin);
+    weakened(Launcher::new(&td.ws()).path_first(&bin), "entry-points", &["entry-points-covered"]);
+}
+
+#[test]
+fn the_users_git_config_fails_the_git_check() {
+    let td = setup("weak-git");
+    weakened(Launcher::new(&td.ws()), "git", &["git-config-curated"]);
+}
+
+#[test]
+fn sharing_the_pid_namespace_fails_its_checks() {
+    let td = setup("weak-pid");
+    weakened(Launcher::new(&td.ws()), "pid-namespace", &["namespaces-new", "outer-processes-invisible"]);
+}
+
+#[test]
+fn without_the_session_marker_recursion_fails() {
+    let td = setup("weak-recursion");
+    weakened(Launcher::new(&td.ws()), "recursion", &["recursion-runs-directly"]);
+}
+
+// ---------------------------------------------------------------- scope
+
+fn scope_json(td: &TestDir, paths: &[&Path]) -> Vec<(String, String)> {
+    let mut args = vec!["scope".to_string(), "--json".to_string()];
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = Launcher::new(&td.ws()).cli(&refs);
+    out.assert_ok();
+    let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    v.as_array().unwrap().iter().map(|r| (r["path"].as_str().unwrap().to_string(), r["access"].as_str().unwrap().to_string())).collect()
+}
+
+#[test]
+fn scope_describes_dev_as_bwrap_builds_it() {
+    let td = setup("scope-dev");
+    let rows = scope_json(&td, &[Path::new("/dev/null"), Path::new("/dev/shm"), Path::new("/dev/mem")]);
+    assert_eq!(rows[0].1, "write", "{rows:?}");
+    assert_eq!(rows[1].1, "private", "{rows:?}");
+    assert_eq!(rows[2].1, "hidden", "{rows:?}");
+}
+
+#[test]
+fn scope_resolves_dot_dot_after_a_symlink_as_the_kernel_does() {
+    let td = setup("scope-symlink");
+    let home = root_account().home;
+    let u = unique("scope");
+    let dir = PlacedFile::new(&home.join(format!(".{u}/inner/f")), "x\n");
+    let link = td.aux().join("l");
+    std::os::unix::fs::symlink(dir.path.parent().unwrap(), &link).unwrap();
+    // l/../secret is $HOME/.<u>/secret for the kernel, aux/secret lexically.
+    let q = link.join("../secret");
+    let rows = scope_json(&td, &[&q, &link.join("f")]);
+    assert_eq!(rows[0], (home.join(format!(".{u}/secret")).display().to_string(), "hidden".into()), "{rows:?}");
+    assert_eq!(rows[1].1, "hidden", "a file under the masked home, through a symlink: {rows:?}");
+}
+
+#[test]
+fn scope_of_missing_optional_state_is_not_read_write() {
+    let td = setup("scope-optional");
+    let user = test_user();
+    let missing = user.home.join(".claude.json");
+    assert!(!missing.exists(), "{} exists; this test needs it absent", missing.display());
+    let mut args = vec!["scope", "--json"];
+    let m = missing.display().to_string();
+    args.push(&m);
+    chown(&td.ws(), user.uid, user.gid);
+    let out = Launcher::as_account(&td.ws(), user).bin(&td.public_bin()).cli(&args);
+    out.assert_ok();
+    assert!(out.stdout.contains("\"access\": \"hidden\""), "bwrap skips the bind of a missing ~/.claude.json\n{out}");
+}
