@@ -306,6 +306,14 @@ impl MountBuilder<'_> {
         for f in MASKED_ETC.iter().chain(MASKED_ETC_DIRS) {
             self.mask_existing(Path::new(f));
         }
+        // The host's SSH private keys: root-only files a root session could
+        // otherwise read through the owner bits.
+        for key in self.fs.children(Path::new("/etc/ssh")) {
+            let name = key.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with("ssh_host_") && name.ends_with("_key") {
+                self.mask_existing(&key);
+            }
+        }
         Ok(())
     }
 

@@ -53,6 +53,8 @@ fn fs() -> TableFs {
         .with("/run/docker.sock", Kind::Socket)
         .with("/etc/shadow", Kind::File)
         .with("/etc/sudoers.d", Kind::Dir)
+        .with("/etc/ssh/ssh_host_ed25519_key", Kind::File)
+        .with("/etc/ssh/ssh_host_ed25519_key.pub", Kind::File)
         .with("/root/.cache", Kind::Dir)
         .with("/root/.local/share/keyrings", Kind::Dir)
         .with("/root/.config/gh", Kind::Dir)
@@ -111,6 +113,7 @@ const ROOT_CLAUDE: &str = "\
 --ro-bind-data 4 /etc/shadow
 --tmpfs /etc/sudoers.d
 --remount-ro /etc/sudoers.d
+--ro-bind-data 5 /etc/ssh/ssh_host_ed25519_key
 --tmpfs /root
 --bind-try /root/.claude /root/.claude
 --bind-try /root/.claude.json /root/.claude.json
@@ -119,9 +122,9 @@ const ROOT_CLAUDE: &str = "\
 --ro-bind /root/.config/gh /root/.config/gh
 --tmpfs /root/.local/share/keyrings
 --remount-ro /root/.local/share/keyrings
---ro-bind-data 5 /root/.netrc
---ro-bind-data 6 /root/.Xauthority
---ro-bind-data 7 /root/.ICEauthority
+--ro-bind-data 6 /root/.netrc
+--ro-bind-data 7 /root/.Xauthority
+--ro-bind-data 8 /root/.ICEauthority
 --tmpfs /workspaces/other
 --remount-ro /workspaces/other
 --bind /workspaces/app /workspaces/app
@@ -157,7 +160,7 @@ fn root_claude_whole_argv() {
     assert_eq!(plan.workspace, PathBuf::from("/workspaces/app"));
     assert_eq!(plan.ensure_dirs, vec![PathBuf::from("/root/.claude")]);
     let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose).collect();
-    assert_eq!(purposes, ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty"]);
+    assert_eq!(purposes, ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty", "empty"]);
     assert!(plan.data[3..].iter().all(|d| d.bytes.is_empty()));
 }
 
