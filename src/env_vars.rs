@@ -13,6 +13,15 @@ pub const SANDBOX_SESSION: &str = "AGENT_SANDBOX_SESSION";
 /// the binary is run by root or the file is root-owned (see `config`).
 pub const CONFIG_PATH: &str = "AGENT_SANDBOX_CONFIG";
 
+/// Publishing (maintainer verbs): registry credentials, and where the
+/// static binaries to bundle are (default for `--bin-dir`).
+pub const REGISTRY_USERNAME: &str = "AGENT_SANDBOX_REGISTRY_USERNAME";
+pub const REGISTRY_PASSWORD: &str = "AGENT_SANDBOX_REGISTRY_PASSWORD";
+pub const REGISTRY_TOKEN: &str = "AGENT_SANDBOX_REGISTRY_TOKEN";
+pub const STATIC_DIR: &str = "AGENT_SANDBOX_STATIC_DIR";
+/// Reproducible archives: the timestamp written into packaged files.
+pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
+
 /// Prefix of the configuration overrides, and the seed's alias prefix.
 pub const PREFIX: &str = "AGENT_SANDBOX_";
 pub const ALIAS_PREFIX: &str = "CLAUDE_SANDBOX_";

@@ -4,9 +4,13 @@
 
 pub mod agents;
 pub mod config;
+pub mod doctor;
 pub mod env_vars;
+pub mod install;
 pub mod jail;
 pub mod launch;
+pub mod oci;
+pub mod publish;
 pub mod review;
 pub mod sandbox;
 pub mod sysbin;

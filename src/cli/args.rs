@@ -30,9 +30,34 @@ pub enum Command {
     /// The effective configuration and where each value came from.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Check what sessions need here: prerequisites (bwrap, user namespaces,
+    /// /dev/net/tun, pasta), PATH order, shims, config, devcontainer.json.
+    /// Exit status 1 when something blocks sessions.
+    Doctor(DoctorArgs),
+    /// Prove the isolation: run the numbered check battery inside a real
+    /// session. Exit status = failed checks + escaped probes.
+    Verify(VerifyArgs),
+    /// Internal: the check battery, run inside the session by `verify`.
+    #[command(name = "__probe", hide = true)]
+    Probe {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Internal: the sacrificial outer process `verify` aims its probes at.
+    #[command(name = "__canary", hide = true)]
+    Canary {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// What sessions changed in the workspace's places that run code later
     /// outside the sandbox (git hooks and config, venv, Makefile, editor tasks...).
     Review(ReviewArgs),
+    /// Maintainers: package or publish the devcontainer feature (OCI artifact).
+    #[command(subcommand)]
+    Feature(super::publish::FeatureCommand),
+    /// Maintainers: package or publish the devcontainer templates (OCI artifacts).
+    #[command(subcommand)]
+    Templates(super::publish::TemplatesCommand),
 }
 
 #[derive(Debug, Args)]
@@ -91,4 +116,29 @@ pub enum ConfigCommand {
     },
     /// Validate the configuration; exit status 1 when invalid.
     Check,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Agent profile of the session (default: claude).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Tests only: remove this defence from the verify session's plan first
+    /// (repeatable). Never available to `run`.
+    #[arg(long, hide = true, value_name = "DEFENCE")]
+    pub weaken: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The devcontainer.json to lint (default: .devcontainer/devcontainer.json
+    /// or .devcontainer.json in the current directory or a parent).
+    #[arg(long, value_name = "PATH")]
+    pub devcontainer: Option<PathBuf>,
 }

@@ -3,9 +3,12 @@
 
 pub mod args;
 pub mod config_cmd;
+pub mod doctor;
+pub mod publish;
 pub mod review;
 pub mod run;
 pub mod scope;
+pub mod verify;
 
 use agent_sandbox::config::{self, Effective};
 use anyhow::{bail, Context as _};
@@ -18,7 +21,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Run(a) => run::run(cli.config.as_deref(), a),
         Command::Scope(a) => scope::scope(cli.config.as_deref(), a),
         Command::Config(c) => config_cmd::config(cli.config.as_deref(), c),
+        Command::Doctor(a) => doctor::doctor(cli.config.as_deref(), a),
+        Command::Verify(a) => verify::verify(cli.config.as_deref(), a),
+        Command::Probe { args } => Ok(agent_sandbox::verify::probe::probe_main(&args).clamp(0, 255) as u8),
+        Command::Canary { args } => Ok(agent_sandbox::verify::canary_main(&args).clamp(0, 255) as u8),
         Command::Review(a) => review::review(cli.config.as_deref(), a),
+        Command::Feature(c) => publish::feature_cmd(c),
+        Command::Templates(c) => publish::templates_cmd(c),
     }
 }
 

@@ -71,7 +71,7 @@ fn ioctl_in_session(req: libc::c_ulong, arg: *const libc::c_char, want: i32) -> 
 
 pub fn tiocsti(_c: &Ctx) -> Outcome {
     let ch = b'#' as libc::c_char;
-    match ioctl_in_session(libc::TIOCSTI, &ch, 0) {
+    match ioctl_in_session(libc::TIOCSTI as libc::c_ulong, &ch, 0) {
         Ok(OK) => Outcome::pass(),
         Ok(NO) => Outcome::fail("TIOCSTI injected a character into the terminal's input"),
         Ok(3) => Outcome::fail("could not set up a controlling pseudo-terminal"),

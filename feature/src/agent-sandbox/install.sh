@@ -1,0 +1,74 @@
+#!/bin/sh
+# agent-sandbox devcontainer feature installer. Runs as root at image build
+# time: picks the bundled static `sandbox-install` for this machine's
+# architecture (bin/<arch>/, added when the feature is packaged), turns the
+# feature options into its flags, runs it for the remote user, and installs
+# the container-start check named by the feature's postStartCommand.
+#
+# Options arrive as environment variables (devcontainer convention: the
+# option id upper-cased): AGENTS, EGRESSJAIL, ALLOWIP, LOCALPORTS,
+# CALLBACKPORTS, NOFORGE, INSTALLDEPENDENCIES. The remote user comes from
+# _REMOTE_USER / _REMOTE_USER_HOME.
+set -eu
+
+feature_dir=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+say() { printf 'agent-sandbox feature: %s\n' "$*"; }
+die() {
+  printf 'agent-sandbox feature: error: %s\n' "$*" >&2
+  exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "install.sh must run as root (the devcontainer CLI runs features as root)"
+
+case "$(uname -m)" in
+  x86_64 | amd64) arch=x86_64 ;;
+  aarch64 | arm64) arch=aarch64 ;;
+  *) arch=$(uname -m) ;;
+esac
+installer="$feature_dir/bin/$arch/sandbox-install"
+if [ ! -x "$installer" ]; then
+  carried=$(ls "$feature_dir/bin" 2>/dev/null | tr '\n' ' ')
+  die "this feature carries no sandbox-install for $arch (it has: ${carried:-none}); use a base image for one of those, or package the feature with \`agent-sandbox feature package --bin-dir $arch=DIR\`"
+fi
+
+# A boolean option: "true" or "false" (anything else is a mistake in devcontainer.json).
+flag() {
+  case "$2" in
+    true | false) ;;
+    *) die "option $1 must be true or false, not '$2'" ;;
+  esac
+  [ "$2" = "$3" ]
+}
+# A list option: comma-separated, spaces ignored; empty means none.
+list() { printf '%s' "$1" | tr -d ' \t'; }
+
+set -- --agents "$(list "${AGENTS:-claude,codex,pi}")"
+if flag egressJail "${EGRESSJAIL:-true}" false; then set -- "$@" --no-egress-jail; fi
+if flag noForge "${NOFORGE:-false}" true; then set -- "$@" --no-forge; fi
+if flag installDependencies "${INSTALLDEPENDENCIES:-true}" false; then set -- "$@" --no-deps; fi
+allow=$(list "${ALLOWIP:-}")
+if [ -n "$allow" ]; then set -- "$@" --allow-ip "$allow"; fi
+local_ports=$(list "${LOCALPORTS:-}")
+if [ -n "$local_ports" ]; then set -- "$@" --local-port "$local_ports"; fi
+callback_ports=$(list "${CALLBACKPORTS:-}")
+if [ -n "$callback_ports" ]; then set -- "$@" --callback-port "$callback_ports"; fi
+
+user=${_REMOTE_USER:-}
+if [ -n "$user" ] && [ "$user" != root ]; then
+  entry=$(awk -F: -v u="$user" '$1 == u { print; exit }' /etc/passwd)
+  [ -n "$entry" ] || die "the remote user '$user' does not exist in this image yet; create it first: \`useradd -m $user\` in the Dockerfile, or, when a feature creates it (e.g. common-utils), list that feature before this one in \"overrideFeatureInstallOrder\" in devcontainer.json"
+  home=$(printf '%s' "$entry" | cut -d: -f6)
+  if [ -n "${_REMOTE_USER_HOME:-}" ] && [ "$_REMOTE_USER_HOME" != "$home" ]; then
+    say "note: _REMOTE_USER_HOME is $_REMOTE_USER_HOME but /etc/passwd gives $home for $user; sessions use $home (the home the user logs in with)"
+  fi
+  set -- "$@" --user "$user"
+fi
+
+say "running bin/$arch/sandbox-install $*"
+"$installer" "$@"
+
+check_dir=/usr/local/share/agent-sandbox-feature
+mkdir -p "$check_dir"
+cp "$feature_dir/start-check.sh" "$check_dir/start-check.sh"
+chmod 0755 "$check_dir" "$check_dir/start-check.sh"
+say "done; sessions start with: claude | codex | pi | agent-sandbox run -- CMD (check with: agent-sandbox verify)"

@@ -1,0 +1,20 @@
+//! `agent-sandbox doctor`: what sessions need on this machine, outside any
+//! sandbox. Exit status 1 when something blocks sessions (or would let an
+//! agent run unsandboxed), else 0.
+
+use super::args::DoctorArgs;
+use agent_sandbox::doctor::{self, render};
+use agent_sandbox::sandbox::context::env_snapshot;
+use std::path::Path;
+
+pub fn doctor(config_path: Option<&Path>, a: DoctorArgs) -> anyhow::Result<u8> {
+    let env = env_snapshot();
+    let config = super::load_config(config_path, &env).map_err(|e| format!("{e:#}"));
+    let report = doctor::run(&doctor::Options { devcontainer: a.devcontainer }, config);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&render::json(&report))?);
+    } else {
+        print!("{}", render::text(&report));
+    }
+    Ok(u8::from(report.blocking()))
+}

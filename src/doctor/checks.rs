@@ -1,0 +1,279 @@
+//! The host checks: `gather` observes (probes, file metadata, PATH), and
+//! `assess` turns the observations into findings without touching the
+//! system, so each verdict and its fix is tested as a value.
+
+use super::path::{self, DirInfo, Offence};
+use super::probe::{self, Attach, Tun, Userns};
+use super::{Finding, Severity};
+use crate::agents::{Agent, ALL};
+use crate::install::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+pub const TUN_FIX: &str = "start the container with /dev/net/tun: add \"--device=/dev/net/tun\" to \"runArgs\" in devcontainer.json (podman/docker run --device /dev/net/tun)";
+pub const PASTA_FIX: &str = "install passt (apt-get install passt; dnf install passt; apk add passt), or run sandbox-install";
+pub const PASTA_ATTACH_FIX: &str = "use a newer passt: Debian 13 (trixie) and Ubuntu 24.04 base images ship one that attaches inside containers";
+pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, keep the runtime's default seccomp profile";
+pub const PROC_FIX: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";
+
+/// How `claude` (or codex, pi) resolves on PATH.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// The first hit is one of our shims.
+    Shim(PathBuf),
+    /// The first hit is something else; `shim_later`: a shim comes after it.
+    Vendor { found: PathBuf, shim_later: bool },
+    Nothing,
+}
+
+/// The installation's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Installed {
+    No,
+    Untrusted(String),
+    /// Installed; shim links that do not lead to the binary.
+    Yes { broken: Vec<PathBuf> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFacts {
+    pub jail_on: bool,
+    pub bwrap: Result<PathBuf, String>,
+    pub userns: Userns,
+    pub tun: Tun,
+    pub pasta: Result<PathBuf, String>,
+    pub pasta_version: Option<String>,
+    /// None: not tried (no pasta, no tun or no user namespaces).
+    pub attach: Option<Attach>,
+    pub fresh_proc: bool,
+    pub installed: Installed,
+    pub path: String,
+    pub path_dirs: Vec<DirInfo>,
+    pub resolutions: Vec<(Agent, Resolution)>,
+}
+
+/// Observes this machine (the probes run here).
+pub fn gather(jail_on: bool) -> HostFacts {
+    let bwrap = crate::sysbin::find("bwrap", crate::sysbin::BWRAP_FIX).map_err(|e| e.to_string());
+    let userns = probe::userns();
+    let tun = probe::tun();
+    let pasta = crate::sysbin::find("pasta", PASTA_FIX).map_err(|e| e.to_string());
+    let pasta_version = pasta.as_ref().ok().and_then(|p| probe::pasta_version(p));
+    let attach = match (&pasta, &tun, &userns) {
+        (Ok(p), Tun::Usable, Userns::Works) => Some(probe::pasta_attach(p)),
+        _ => None,
+    };
+    let path = std::env::var("PATH").unwrap_or_default();
+    let path_dirs = path::split(&path).into_iter().map(path::dir_info).collect();
+    HostFacts {
+        jail_on,
+        bwrap,
+        userns,
+        tun,
+        pasta,
+        pasta_version,
+        attach,
+        fresh_proc: crate::sandbox::context::fresh_proc_possible(),
+        installed: installed(),
+        resolutions: ALL.iter().map(|a| (*a, resolve(*a, &path))).collect(),
+        path,
+        path_dirs,
+    }
+}
+
+fn id_of(p: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+fn ours() -> Vec<(u64, u64)> {
+    [Path::new(BINARY), Path::new("/proc/self/exe")].iter().filter_map(|p| id_of(p)).collect()
+}
+
+fn resolve(agent: Agent, path: &str) -> Resolution {
+    let ours = ours();
+    let is_exec = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0);
+    let hits: Vec<PathBuf> = path::split(path).iter().filter(|d| d.starts_with('/')).map(|d| Path::new(d).join(agent.binary())).filter(|p| is_exec(p)).collect();
+    let is_ours = |p: &PathBuf| id_of(p).is_some_and(|id| ours.contains(&id));
+    match hits.first() {
+        None => Resolution::Nothing,
+        Some(first) if is_ours(first) => Resolution::Shim(first.clone()),
+        Some(first) => Resolution::Vendor { found: first.clone(), shim_later: hits.iter().any(is_ours) },
+    }
+}
+
+fn installed() -> Installed {
+    if std::fs::symlink_metadata(BINARY).is_err() {
+        return Installed::No;
+    }
+    if let Err(e) = crate::sysbin::find_in("agent-sandbox", &[SHIM_DIR], "") {
+        return Installed::Untrusted(e.to_string());
+    }
+    let target = std::fs::canonicalize(BINARY).ok();
+    let mut broken = Vec::new();
+    for name in ALL.iter().map(|a| a.binary()).chain(["agent-sandbox"]) {
+        for dir in [SHIM_DIR, EXEC_LINK_DIR] {
+            let p = Path::new(dir).join(name);
+            if p == Path::new(BINARY) || std::fs::symlink_metadata(&p).is_err() {
+                continue;
+            }
+            if std::fs::canonicalize(&p).ok() != target {
+                broken.push(p);
+            }
+        }
+    }
+    Installed::Yes { broken }
+}
+
+fn f(check: &'static str, id: &'static str, severity: Severity, message: String, fix: Option<&str>) -> Finding {
+    Finding { check, id, severity, message, fix: fix.map(str::to_string) }
+}
+
+/// The prerequisites only (what `sandbox-install` reports after installing).
+pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
+    // Without the jail, its prerequisites do not block sessions.
+    let jail = if h.jail_on { Severity::Error } else { Severity::Info };
+    let mut out = Vec::new();
+    out.push(match &h.bwrap {
+        Ok(p) => f("bwrap", "bwrap-ok", Severity::Ok, format!("bubblewrap: {}", p.display()), None),
+        Err(e) if e.contains("refusing") => f("bwrap", "bwrap-untrusted", Severity::Error, e.clone(), None),
+        Err(_) => f("bwrap", "bwrap-missing", Severity::Error, format!("bubblewrap (bwrap) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(crate::sysbin::BWRAP_FIX)),
+    });
+    out.push(match &h.userns {
+        Userns::Works => f("userns", "userns-ok", Severity::Ok, "user namespaces can be created".into(), None),
+        Userns::Fails { why } => f("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(USERNS_FIX)),
+    });
+    out.push(match &h.tun {
+        Tun::Usable => f("tun", "tun-ok", Severity::Ok, "/dev/net/tun is usable".into(), None),
+        Tun::Missing => f("tun", "tun-missing", jail, "/dev/net/tun is missing, so the egress jail cannot start".into(), Some(TUN_FIX)),
+        Tun::Unusable(why) => f("tun", "tun-unusable", jail, format!("/dev/net/tun is not usable: {why}"), Some(TUN_FIX)),
+    });
+    let version = h.pasta_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default();
+    out.push(match (&h.pasta, &h.attach) {
+        (Err(e), _) if e.contains("refusing") => f("pasta", "pasta-untrusted", jail, e.clone(), None),
+        (Err(_), _) => f("pasta", "pasta-missing", jail, format!("pasta (package passt) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(PASTA_FIX)),
+        (Ok(p), Some(Attach::Attached)) => f("pasta", "pasta-ok", Severity::Ok, format!("pasta {}{version} attaches to a new network namespace", p.display()), None),
+        (Ok(p), Some(Attach::Failed(why))) => f("pasta", "pasta-cannot-attach", jail, format!("pasta {}{version} cannot attach to a network namespace here: {why}", p.display()), Some(PASTA_ATTACH_FIX)),
+        (Ok(p), None) => f(
+            "pasta",
+            "pasta-not-checked",
+            Severity::Warning,
+            format!("pasta {}{version} was not tried: it needs /dev/net/tun and user namespaces", p.display()),
+            Some("fix the tun / userns findings, then run `agent-sandbox doctor` again"),
+        ),
+    });
+    out.push(if h.fresh_proc {
+        f("proc", "proc-ok", Severity::Ok, "/proc has no masked paths; sessions get their own /proc".into(), None)
+    } else {
+        f("proc", "proc-masked", Severity::Error, "/proc has paths masked by the container runtime, so sessions cannot mount their own /proc and refuse to start".into(), Some(PROC_FIX))
+    });
+    out
+}
+
+/// Every host finding: prerequisites, installation, PATH.
+pub fn assess(h: &HostFacts) -> Vec<Finding> {
+    let mut out = prerequisites(h);
+    out.push(match &h.installed {
+        Installed::No => f("install", "not-installed", Severity::Warning, format!("agent-sandbox is not installed by sandbox-install ({BINARY} is missing), so there are no claude/codex/pi shims"), Some("run sandbox-install as root (see docs/install.md)")),
+        Installed::Untrusted(e) => f("install", "binary-untrusted", Severity::Error, e.clone(), None),
+        Installed::Yes { broken } if broken.is_empty() => f("install", "install-ok", Severity::Ok, format!("{BINARY} and its shims are in place"), None),
+        Installed::Yes { broken } => f(
+            "install",
+            "shim-broken",
+            Severity::Error,
+            format!("{} no longer lead to {BINARY}", broken.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")),
+            Some("run sandbox-install again to restore the shims"),
+        ),
+    });
+    out.extend(path_findings(h));
+    out
+}
+
+fn path_findings(h: &HostFacts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let entries = path::split(&h.path);
+    for a in path::ahead_of_system(&h.path_dirs) {
+        let id = match a.offence {
+            Offence::Venv => "path-venv-first",
+            Offence::Writable => "path-writable-first",
+            Offence::Relative => "path-relative",
+        };
+        out.push(Finding {
+            check: "path",
+            id,
+            severity: Severity::Warning,
+            message: format!("PATH has {} ({}) before {}: a command placed there shadows system commands", if a.dir.is_empty() { "an empty entry" } else { &a.dir }, a.offence.describe(), a.before),
+            fix: Some(format!("put system directories first and append the rest, e.g. PATH={}; login shells get this from /etc/profile.d/agent-sandbox.sh", path::suggested(&entries))),
+        });
+    }
+    for (agent, r) in &h.resolutions {
+        let name = agent.binary();
+        match r {
+            Resolution::Vendor { found, shim_later } => out.push(Finding {
+                check: "path",
+                id: "path-vendor-first",
+                severity: Severity::Error,
+                message: if *shim_later {
+                    format!("`{name}` runs {} outside the sandbox: it comes before the agent-sandbox shim on PATH", found.display())
+                } else {
+                    format!("`{name}` runs {} outside the sandbox: no agent-sandbox shim is on PATH", found.display())
+                },
+                fix: Some(format!("run sandbox-install (it puts {SHIM_DIR} first), or start {name} as `agent-sandbox run --agent {name}`")),
+            }),
+            Resolution::Shim(_) | Resolution::Nothing => {}
+        }
+    }
+    if out.is_empty() {
+        out.push(f("path", "path-ok", Severity::Ok, "PATH keeps system directories first and the shims win".into(), None));
+    }
+    out
+}
+
+/// For `sandbox-install`: the PATH that commands run without a shell get
+/// (at image build time, the image's ENV PATH, which the installer cannot
+/// change). The shims must come before anything `npm install -g` writes,
+/// and venvs or user-writable directories after the system directories.
+pub fn exec_path_findings(path: &str, dirs: &[DirInfo]) -> Vec<Finding> {
+    let entries = path::split(path);
+    let fix = format!("set it in the image: ENV PATH={} (append venvs, never prepend them)", path::suggested(&entries));
+    let mut out = Vec::new();
+    match path::before_shims(&entries) {
+        None => out.push(Finding {
+            check: "path",
+            id: "exec-path-no-shims",
+            severity: Severity::Warning,
+            message: format!("commands run without a shell (`docker exec CTR claude`) get PATH={path}, which reaches neither {SHIM_DIR} nor {EXEC_LINK_DIR}, so they miss the shims"),
+            fix: Some(fix.clone()),
+        }),
+        Some(before) if !before.is_empty() => out.push(Finding {
+            check: "path",
+            id: "exec-path-shadowed",
+            severity: Severity::Warning,
+            message: format!("commands run without a shell get PATH={path}: {} come before the shims, so a `claude` that `npm install -g` or a vendor installer writes there would run outside the sandbox", before.join(", ")),
+            fix: Some(fix.clone()),
+        }),
+        Some(_) => {}
+    }
+    for a in path::ahead_of_system(dirs) {
+        out.push(Finding {
+            check: "path",
+            id: "exec-path-order",
+            severity: Severity::Warning,
+            message: format!("commands run without a shell get PATH={path}, with {} ({}) before {}; sandbox-install cannot change an image's ENV PATH (login and interactive shells are fixed)", a.dir, a.offence.describe(), a.before),
+            fix: Some(fix.clone()),
+        });
+    }
+    out
+}
+
+/// The configuration's verdict.
+pub fn config_findings(config: &Result<crate::config::Effective, String>) -> Vec<Finding> {
+    vec![match config {
+        Ok(e) if e.file_present => f("config", "config-ok", Severity::Ok, format!("{} is valid", e.path.display()), None),
+        Ok(e) => f("config", "config-ok", Severity::Ok, format!("{} does not exist; the defaults apply", e.path.display()), None),
+        Err(e) => f("config", "config-invalid", Severity::Error, format!("the configuration cannot be used: {e}"), Some("fix the file as the message says (`agent-sandbox config check` re-checks it)")),
+    }]
+}
+
+#[cfg(test)]
+#[path = "checks_tests.rs"]
+mod tests;

@@ -1,0 +1,102 @@
+//! Verdicts of the host checks, from hand-made facts.
+
+use super::*;
+
+fn healthy() -> HostFacts {
+    HostFacts {
+        jail_on: true,
+        bwrap: Ok("/usr/bin/bwrap".into()),
+        userns: Userns::Works,
+        tun: Tun::Usable,
+        pasta: Ok("/usr/bin/passt".into()),
+        pasta_version: Some("pasta 0^20250512".into()),
+        attach: Some(Attach::Attached),
+        fresh_proc: true,
+        installed: Installed::Yes { broken: Vec::new() },
+        path: format!("{SHIM_DIR}:/usr/local/sbin:/usr/bin"),
+        path_dirs: Vec::new(),
+        resolutions: vec![(Agent::Claude, Resolution::Shim(format!("{SHIM_DIR}/claude").into()))],
+    }
+}
+
+fn ids(f: &[Finding]) -> Vec<(&'static str, Severity)> {
+    f.iter().map(|f| (f.id, f.severity)).collect()
+}
+
+#[test]
+fn a_healthy_host_is_all_ok() {
+    let got = assess(&healthy());
+    assert_eq!(
+        ids(&got),
+        vec![
+            ("bwrap-ok", Severity::Ok),
+            ("userns-ok", Severity::Ok),
+            ("tun-ok", Severity::Ok),
+            ("pasta-ok", Severity::Ok),
+            ("proc-ok", Severity::Ok),
+            ("install-ok", Severity::Ok),
+            ("path-ok", Severity::Ok),
+        ]
+    );
+}
+
+#[test]
+fn a_broken_container() {
+    let mut h = healthy();
+    h.bwrap = Err("`bwrap` was not found".into());
+    h.tun = Tun::Missing;
+    h.pasta = Err("`pasta` was not found".into());
+    h.attach = None;
+    h.fresh_proc = false;
+    h.installed = Installed::No;
+    h.resolutions = vec![(Agent::Claude, Resolution::Vendor { found: "/usr/local/bin/claude".into(), shim_later: false })];
+    let got = assess(&h);
+    assert_eq!(
+        ids(&got),
+        vec![
+            ("bwrap-missing", Severity::Error),
+            ("userns-ok", Severity::Ok),
+            ("tun-missing", Severity::Error),
+            ("pasta-missing", Severity::Error),
+            ("proc-masked", Severity::Error),
+            ("not-installed", Severity::Warning),
+            ("path-vendor-first", Severity::Error),
+        ]
+    );
+    assert!(got.iter().all(|f| f.severity == Severity::Ok || f.fix.is_some()), "every problem names its fix");
+    assert!(got[2].fix.as_deref().unwrap().contains("--device=/dev/net/tun"));
+}
+
+#[test]
+fn jail_prerequisites_do_not_block_without_the_jail() {
+    let mut h = healthy();
+    h.jail_on = false;
+    h.tun = Tun::Missing;
+    h.attach = None;
+    let got = prerequisites(&h);
+    assert!(got.iter().any(|f| f.id == "tun-missing" && f.severity == Severity::Info));
+}
+
+#[test]
+fn a_pasta_that_cannot_attach_names_the_newer_passt() {
+    let mut h = healthy();
+    h.attach = Some(Attach::Failed("pasta exited (exit status: 1)".into()));
+    let f = prerequisites(&h).into_iter().find(|f| f.id == "pasta-cannot-attach").unwrap();
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.fix.unwrap().contains("Debian 13"));
+}
+
+#[test]
+fn exec_path_findings_for_image_paths() {
+    let python_image = "/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    let got = exec_path_findings(python_image, &[]);
+    assert_eq!(ids(&got), vec![("exec-path-shadowed", Severity::Warning)]);
+    assert!(got[0].fix.as_deref().unwrap().contains(&format!("ENV PATH={SHIM_DIR}:/usr/local/bin:/usr/local/sbin")));
+    let venv = vec![
+        DirInfo { dir: "/opt/venv/bin".into(), exists: true, writable: false, venv: true },
+        DirInfo { dir: "/usr/bin".into(), exists: true, writable: false, venv: false },
+    ];
+    let got = exec_path_findings("/opt/venv/bin:/usr/bin", &venv);
+    assert_eq!(ids(&got), vec![("exec-path-no-shims", Severity::Warning), ("exec-path-order", Severity::Warning)]);
+    assert!(exec_path_findings("/usr/local/sbin:/usr/local/bin:/usr/bin", &[]).is_empty());
+}

@@ -1,0 +1,211 @@
+//! Lint of a devcontainer.json (JSONC: comments and trailing commas, read
+//! with `json5`): the settings a sandboxed session needs from the
+//! container — /dev/net/tun for the egress jail, an unmasked /proc, the
+//! feature (or the reference image, or a Dockerfile running
+//! sandbox-install) — and a PATH that keeps venvs after the system
+//! directories. Pure over the text; `find` locates the file.
+
+use super::{Finding, Severity};
+use crate::doctor::path::is_system;
+use crate::install::layout::SHIM_DIR;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The published feature, as a user adds it to `features`.
+pub const FEATURE_REF: &str = "ghcr.io/agent-sandbox/agent-sandbox/agent-sandbox:1";
+
+const CHECK: &str = "devcontainer";
+
+/// `.devcontainer/devcontainer.json` or `.devcontainer.json` in `start` or
+/// the nearest ancestor that has one.
+pub fn find(start: &Path) -> Option<PathBuf> {
+    start.ancestors().find_map(|d| {
+        [d.join(".devcontainer/devcontainer.json"), d.join(".devcontainer.json")].into_iter().find(|p| p.is_file())
+    })
+}
+
+fn finding(id: &'static str, severity: Severity, message: String, fix: Option<String>) -> Finding {
+    Finding { check: CHECK, id, severity, message, fix }
+}
+
+/// Lints `text` (the file at `path`); `read` fetches a Dockerfile named by
+/// `build.dockerfile`, relative to the file's directory.
+pub fn lint(path: &Path, text: &str, read: &dyn Fn(&Path) -> Option<String>) -> Vec<Finding> {
+    let shown = path.display();
+    let doc: Value = match json5::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![finding(
+                "devcontainer-invalid",
+                Severity::Error,
+                format!("{shown} cannot be parsed: {}", parse_error(&e.to_string())),
+                Some("fix the syntax (comments and trailing commas are fine)".into()),
+            )]
+        }
+    };
+    let Some(obj) = doc.as_object() else {
+        return vec![finding("devcontainer-invalid", Severity::Error, format!("{shown} is not a JSON object"), None)];
+    };
+    let mut out = Vec::new();
+    let run_args: Vec<String> = obj.get("runArgs").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default();
+    if obj.contains_key("dockerComposeFile") {
+        out.push(finding(
+            "devcontainer-compose",
+            Severity::Info,
+            format!("{shown} uses Docker Compose, where runArgs do not apply"),
+            Some("give the service `devices: [\"/dev/net/tun:/dev/net/tun\"]` and `security_opt: [\"systempaths=unconfined\"]` in the compose file".into()),
+        ));
+    } else {
+        out.extend(run_args_findings(&shown.to_string(), &run_args));
+    }
+    out.extend(sandbox_present(path, obj, read));
+    for key in ["containerEnv", "remoteEnv"] {
+        if let Some(p) = obj.get(key).and_then(|e| e.get("PATH")).and_then(Value::as_str) {
+            out.extend(path_findings(&shown.to_string(), key, p));
+        }
+    }
+    if out.iter().all(|f| f.severity == Severity::Info) {
+        out.push(finding("devcontainer-ok", Severity::Ok, format!("{shown} gives sessions what they need"), None));
+    }
+    out
+}
+
+/// The value of a flag in `args` given as `--flag=V`, `--flag V` or one
+/// string `--flag V`.
+fn flag_values(args: &[String], flag: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let a = a.trim();
+        if let Some(v) = a.strip_prefix(&format!("{flag}=")) {
+            out.push(v.trim().to_string());
+        } else if let Some(v) = a.strip_prefix(&format!("{flag} ")) {
+            out.push(v.trim().to_string());
+        } else if a == flag {
+            out.extend(args.get(i + 1).map(|v| v.trim().to_string()));
+        }
+    }
+    out
+}
+
+fn run_args_findings(shown: &str, args: &[String]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let privileged = args.iter().any(|a| a.trim() == "--privileged");
+    let tun = privileged || flag_values(args, "--device").iter().any(|v| v.starts_with("/dev/net/tun"));
+    if !tun {
+        out.push(finding(
+            "devcontainer-no-tun",
+            Severity::Error,
+            format!("{shown}: runArgs do not pass /dev/net/tun, so the egress jail cannot start and sessions refuse to launch"),
+            Some("add \"--device=/dev/net/tun\" to \"runArgs\"".into()),
+        ));
+    }
+    let unmasked = privileged
+        || flag_values(args, "--security-opt").iter().any(|v| v == "systempaths=unconfined" || v.starts_with("unmask="));
+    if !unmasked {
+        out.push(finding(
+            "devcontainer-proc-masked",
+            Severity::Error,
+            format!("{shown}: the container's /proc keeps the runtime's masked paths, so a session cannot mount its own /proc and refuses to launch"),
+            Some("add \"--security-opt=systempaths=unconfined\" (Docker) or \"--security-opt=unmask=/proc/*\" (Podman) to \"runArgs\"".into()),
+        ));
+    }
+    out
+}
+
+fn sandbox_present(path: &Path, obj: &serde_json::Map<String, Value>, read: &dyn Fn(&Path) -> Option<String>) -> Option<Finding> {
+    let feature = obj.get("features").and_then(Value::as_object).is_some_and(|f| f.keys().any(|k| k.contains("agent-sandbox")));
+    let image = obj.get("image").and_then(Value::as_str).is_some_and(|i| i.contains("agent-sandbox"));
+    let dockerfile = obj
+        .get("build")
+        .and_then(|b| b.get("dockerfile").or_else(|| b.get("dockerFile")))
+        .or_else(|| obj.get("dockerFile"))
+        .and_then(Value::as_str)
+        .map(|d| path.parent().unwrap_or(Path::new(".")).join(d));
+    let installs = dockerfile.as_deref().and_then(read).is_some_and(|t| t.contains("sandbox-install"));
+    if feature || image || installs {
+        return None;
+    }
+    Some(finding(
+        "devcontainer-no-sandbox",
+        Severity::Warning,
+        format!("{} neither uses the agent-sandbox feature or image nor runs sandbox-install in its Dockerfile", path.display()),
+        Some(format!("add \"{FEATURE_REF}\": {{}} to \"features\"")),
+    ))
+}
+
+/// json5's multi-line error as one line: "line L, column C: what".
+fn parse_error(e: &str) -> String {
+    let at = e.split("-->").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|lc| lc.split_once(':'));
+    let what = e.lines().rev().find_map(|l| l.trim().strip_prefix("= ")).unwrap_or_else(|| e.lines().next().unwrap_or(e).trim());
+    match at {
+        Some((l, c)) => format!("line {l}, column {c}: {what}"),
+        None => what.to_string(),
+    }
+}
+
+/// A PATH value's entries; `:` inside `${...}` (`${containerEnv:PATH}`)
+/// does not separate.
+fn split_path_value(value: &str) -> Vec<&str> {
+    let (mut out, mut start, mut depth) = (Vec::new(), 0, 0usize);
+    let bytes = value.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'{' if i > 0 && bytes[i - 1] == b'$' => depth += 1,
+            b'}' if depth > 0 => depth -= 1,
+            b':' if depth == 0 => {
+                out.push(&value[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&value[start..]);
+    out
+}
+
+/// PATH in containerEnv/remoteEnv: entries before the existing PATH (or
+/// before the system directories) that are not system directories.
+fn path_findings(shown: &str, key: &str, value: &str) -> Option<Finding> {
+    let entries = split_path_value(value);
+    let is_ref = |e: &str| matches!(e, "${containerEnv:PATH}" | "${localEnv:PATH}" | "${remoteEnv:PATH}" | "$PATH" | "${PATH}");
+    let Some(first) = entries.iter().position(|e| is_ref(e) || is_system(e)) else {
+        return Some(finding(
+            "devcontainer-path-replaced",
+            Severity::Warning,
+            format!("{shown}: {key}.PATH replaces PATH without the system directories"),
+            Some(format!("keep the existing PATH first: \"PATH\": \"${{containerEnv:PATH}}:{value}\"")),
+        ));
+    };
+    let ahead: Vec<&str> = entries[..first].iter().copied().filter(|e| !e.is_empty() && *e != SHIM_DIR).collect();
+    if ahead.is_empty() {
+        return None;
+    }
+    let rest: Vec<&str> = entries.iter().copied().filter(|e| !ahead.contains(e)).collect();
+    Some(finding(
+        "devcontainer-path-prepend",
+        Severity::Warning,
+        format!(
+            "{shown}: {key}.PATH puts {} before the system directories; a command a session leaves there would shadow system commands in every shell outside the sandbox",
+            ahead.join(", ")
+        ),
+        Some(format!("append it instead: \"PATH\": \"{}:{}\"", rest.join(":"), ahead.join(":"))),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_values_split_outside_substitutions() {
+        assert_eq!(split_path_value("${containerEnv:PATH}:/opt/venv/bin"), vec!["${containerEnv:PATH}", "/opt/venv/bin"]);
+        assert_eq!(split_path_value("a:${x:y}:b:"), vec!["a", "${x:y}", "b", ""]);
+    }
+
+    #[test]
+    fn parse_errors_read_as_one_line() {
+        let e = " --> 3:15\n  |\n3 |   x\n  |   ^---\n  |\n  = expected boolean or null";
+        assert_eq!(parse_error(e), "line 3, column 15: expected boolean or null");
+        assert_eq!(parse_error("oops"), "oops");
+    }
+}

@@ -1,0 +1,170 @@
+//! PATH order, as pure functions over what is known about each entry:
+//! system directories must come before any venv or user-writable directory
+//! (only the shim directory goes first), and a command run without shell
+//! start-up files must reach the shims before anything `npm install -g`
+//! or a vendor installer may write. Gathering the facts (`dir_info`) is
+//! the only impure function here.
+
+use crate::install::layout::{EXEC_LINK_DIR, SHIM_DIR, SYSTEM_PATH_DIRS};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// One PATH entry and what matters about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirInfo {
+    pub dir: String,
+    pub exists: bool,
+    /// Writable by someone other than root (owner not root, or group/world
+    /// writable).
+    pub writable: bool,
+    /// A Python virtual environment's bin directory.
+    pub venv: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offence {
+    Venv,
+    Writable,
+    /// Relative entries (`.`, empty) resolve against the current directory.
+    Relative,
+}
+
+impl Offence {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Offence::Venv => "a virtual environment",
+            Offence::Writable => "a directory writable by non-root users",
+            Offence::Relative => "a relative entry (the current directory)",
+        }
+    }
+}
+
+/// A PATH entry that comes before a system directory it must not precede.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ahead {
+    pub dir: String,
+    pub offence: Offence,
+    /// The first system directory it precedes.
+    pub before: String,
+}
+
+pub fn is_system(dir: &str) -> bool {
+    SYSTEM_PATH_DIRS.contains(&dir)
+}
+
+pub fn dir_info(dir: &str) -> DirInfo {
+    let p = Path::new(dir);
+    let meta = std::fs::metadata(p).ok();
+    let writable = meta.as_ref().is_some_and(|m| crate::sysbin::untrusted_reason(m.uid(), m.mode()).is_some());
+    let venv = p.join("activate").is_file() || p.parent().is_some_and(|d| d.join("pyvenv.cfg").is_file());
+    DirInfo { dir: dir.to_string(), exists: meta.is_some_and(|m| m.is_dir()), writable, venv }
+}
+
+pub fn split(path: &str) -> Vec<&str> {
+    path.split(':').collect()
+}
+
+/// Entries that come before a system directory although they are a venv,
+/// writable by users, or relative.
+pub fn ahead_of_system(entries: &[DirInfo]) -> Vec<Ahead> {
+    let mut out = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let offence = if !e.dir.starts_with('/') {
+            Some(Offence::Relative)
+        } else if e.dir == SHIM_DIR || is_system(&e.dir) || !e.exists {
+            None
+        } else if e.venv {
+            Some(Offence::Venv)
+        } else if e.writable {
+            Some(Offence::Writable)
+        } else {
+            None
+        };
+        let Some(offence) = offence else { continue };
+        if let Some(sys) = entries[i + 1..].iter().find(|s| is_system(&s.dir)) {
+            out.push(Ahead { dir: e.dir.clone(), offence, before: sys.dir.clone() });
+        }
+    }
+    out
+}
+
+/// For commands that get PATH straight from the image (`docker exec CTR
+/// claude`): the entries searched before the first shim location (the
+/// shim directory or its links in /usr/local/sbin). `None`: PATH reaches
+/// no shim location at all.
+pub fn before_shims<'a>(entries: &[&'a str]) -> Option<Vec<&'a str>> {
+    let first = entries.iter().position(|d| *d == SHIM_DIR || *d == EXEC_LINK_DIR)?;
+    Some(entries[..first].iter().copied().filter(|d| !d.is_empty()).collect())
+}
+
+/// A PATH value with system directories first: what the installer's
+/// profile snippet computes, for messages ("set ENV PATH=...").
+pub fn suggested(entries: &[&str]) -> String {
+    let mut sys: Vec<&str> = Vec::new();
+    let mut rest: Vec<&str> = Vec::new();
+    for d in entries {
+        let bucket = if is_system(d) { &mut sys } else { &mut rest };
+        if !d.is_empty() && *d != SHIM_DIR && !bucket.contains(d) {
+            bucket.push(d);
+        }
+    }
+    let mut all = vec![SHIM_DIR];
+    all.extend(sys);
+    all.extend(rest);
+    all.join(":")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(dir: &str, writable: bool, venv: bool) -> DirInfo {
+        DirInfo { dir: dir.into(), exists: true, writable, venv }
+    }
+
+    #[test]
+    fn venv_and_writable_dirs_before_system_are_flagged() {
+        let entries = vec![
+            info("/opt/venv/bin", false, true),
+            info("/home/u/.local/bin", true, false),
+            info("/opt/tool/bin", false, false),
+            info("/usr/local/bin", false, false),
+            info("/usr/bin", false, false),
+            info("/home/u/after", true, false),
+        ];
+        let got = ahead_of_system(&entries);
+        assert_eq!(
+            got,
+            vec![
+                Ahead { dir: "/opt/venv/bin".into(), offence: Offence::Venv, before: "/usr/local/bin".into() },
+                Ahead { dir: "/home/u/.local/bin".into(), offence: Offence::Writable, before: "/usr/local/bin".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn relative_entries_and_missing_dirs() {
+        let mut missing = info("/nope", true, false);
+        missing.exists = false;
+        let entries = vec![info(".", false, false), missing, info("/usr/bin", false, false)];
+        let got = ahead_of_system(&entries);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].offence, Offence::Relative);
+    }
+
+    #[test]
+    fn exec_path_must_reach_the_shims_first() {
+        assert_eq!(before_shims(&split("/usr/local/sbin:/usr/local/bin:/usr/bin")), Some(vec![]));
+        assert_eq!(before_shims(&split("/usr/local/bin:/usr/local/sbin:/usr/bin")), Some(vec!["/usr/local/bin"]));
+        assert_eq!(before_shims(&split(&format!("{SHIM_DIR}:/usr/local/bin"))), Some(vec![]));
+        assert_eq!(before_shims(&split("/usr/local/bin:/usr/bin")), None);
+    }
+
+    #[test]
+    fn suggestion_puts_shims_then_system_first() {
+        assert_eq!(
+            suggested(&split("/opt/venv/bin:/usr/local/bin:/usr/bin:/usr/bin")),
+            format!("{SHIM_DIR}:/usr/local/bin:/usr/bin:/opt/venv/bin")
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! Live probes of what a session needs from the host, shared by `doctor`
+//! and `sandbox-install`: user namespaces, /dev/net/tun, and whether pasta
+//! can really attach to a fresh user+network namespace (not only exist).
+//! Each probe cleans up after itself: the throwaway namespace holder and
+//! pasta are killed and reaped before it returns.
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The AppArmor switch that blocks unprivileged user namespaces (Ubuntu 23.10+).
+pub const APPARMOR_SYSCTL: &str = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns";
+/// How long pasta gets to configure the namespace.
+pub const PASTA_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Userns {
+    Works,
+    /// `why`: the error, with what the sysctls say.
+    Fails { why: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tun {
+    Usable,
+    Missing,
+    Unusable(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attach {
+    /// pasta gave the namespace an interface and a default route.
+    Attached,
+    Failed(String),
+}
+
+/// A throwaway process in its own user+network namespace. Dropping it
+/// kills and reaps it; if this process dies first, the holder sees its
+/// release pipe close and exits.
+pub struct Holder {
+    pub pid: nix::unistd::Pid,
+    _release: OwnedFd,
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(self.pid, None);
+    }
+}
+
+fn sysctl(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+/// What the kernel switches say about user namespaces (for messages).
+pub fn userns_switches() -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = sysctl(APPARMOR_SYSCTL) {
+        parts.push(format!("kernel.apparmor_restrict_unprivileged_userns={v}"));
+    }
+    if let Some(v) = sysctl("/proc/sys/kernel/unprivileged_userns_clone") {
+        parts.push(format!("kernel.unprivileged_userns_clone={v}"));
+    }
+    if let Some(v) = sysctl("/proc/sys/user/max_user_namespaces") {
+        parts.push(format!("user.max_user_namespaces={v}"));
+    }
+    parts.join(", ")
+}
+
+/// Starts a holder: a child that unshares a user and a network namespace,
+/// maps the caller's uid to root inside, and waits.
+pub fn holder() -> Result<Holder, String> {
+    let (status_r, status_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let (release_r, release_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
+    // Everything the child writes is prepared before fork: the child only
+    // makes raw system calls.
+    let uid_map = format!("0 {} 1\n", nix::unistd::getuid());
+    let gid_map = format!("0 {} 1\n", nix::unistd::getgid());
+    let paths = [c"/proc/self/setgroups", c"/proc/self/uid_map", c"/proc/self/gid_map"];
+    let data: [&[u8]; 3] = [b"deny\n", uid_map.as_bytes(), gid_map.as_bytes()];
+    // SAFETY: the child only calls async-signal-safe functions (unshare,
+    // open, write, read, _exit) on data prepared above, then exits.
+    match unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))? {
+        nix::unistd::ForkResult::Child => unsafe {
+            // SAFETY: raw syscalls on valid descriptors and NUL-terminated paths.
+            libc::close(status_r.as_raw_fd());
+            libc::close(release_w.as_raw_fd());
+            let fail = |stage: u8| {
+                let err = *libc::__errno_location();
+                let msg = [stage, err as u8];
+                libc::write(status_w.as_raw_fd(), msg.as_ptr().cast(), 2);
+                libc::_exit(1);
+            };
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+                fail(b'u');
+            }
+            for (p, d) in paths.iter().zip(data) {
+                let fd = libc::open(p.as_ptr(), libc::O_WRONLY);
+                if fd < 0 || libc::write(fd, d.as_ptr().cast(), d.len()) < 0 {
+                    fail(b'm');
+                }
+                libc::close(fd);
+            }
+            libc::write(status_w.as_raw_fd(), b"ok".as_ptr().cast(), 2);
+            let mut b = [0u8; 1];
+            libc::read(release_r.as_raw_fd(), b.as_mut_ptr().cast(), 1);
+            libc::_exit(0)
+        },
+        nix::unistd::ForkResult::Parent { child } => {
+            drop(status_w);
+            drop(release_r);
+            let holder = Holder { pid: child, _release: release_w };
+            let mut msg = [0u8; 2];
+            let n = std::fs::File::from(status_r).read(&mut msg).unwrap_or(0);
+            match (n, msg) {
+                (2, [b'o', b'k']) => Ok(holder),
+                (2, [stage, errno]) => {
+                    let err = nix::errno::Errno::from_raw(i32::from(errno));
+                    let what = if stage == b'u' { "creating a user+network namespace" } else { "mapping the user into it" };
+                    Err(format!("{what} failed: {err}"))
+                }
+                _ => Err("the namespace holder exited before reporting".into()),
+            }
+        }
+    }
+}
+
+/// Can this process create a user namespace (the sandbox and the jail need one)?
+pub fn userns() -> Userns {
+    match holder() {
+        Ok(_h) => Userns::Works,
+        Err(why) => {
+            let sw = userns_switches();
+            Userns::Fails { why: if sw.is_empty() { why } else { format!("{why} ({sw})") } }
+        }
+    }
+}
+
+pub fn tun() -> Tun {
+    let p = Path::new("/dev/net/tun");
+    let Ok(meta) = std::fs::metadata(p) else { return Tun::Missing };
+    if !meta.file_type().is_char_device() {
+        return Tun::Unusable("it is not a character device".into());
+    }
+    let rdev = meta.rdev();
+    if (libc::major(rdev), libc::minor(rdev)) != (10, 200) {
+        return Tun::Unusable(format!("it is device {}:{}, not 10:200", libc::major(rdev), libc::minor(rdev)));
+    }
+    match std::fs::OpenOptions::new().read(true).write(true).open(p) {
+        Ok(_) => Tun::Usable,
+        Err(e) => Tun::Unusable(format!("opening it fails: {e}")),
+    }
+}
+
+/// `pasta --version`'s first line.
+pub fn pasta_version(pasta: &Path) -> Option<String> {
+    let out = pasta_command(pasta).arg("--version").stdin(Stdio::null()).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
+}
+
+/// pasta and passt are one executable that picks its mode by the name it is
+/// run as; the trusted path is the resolved one (often `passt`).
+fn pasta_command(pasta: &Path) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(pasta);
+    c.arg0("pasta");
+    c
+}
+
+/// The first few meaningful lines of a tool's error output.
+fn first_lines(err: &str) -> String {
+    let lines: Vec<&str> = err.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("Failed to send")).take(3).collect();
+    lines.join(" / ")
+}
+
+/// The pasta command line of the probe: as the jail runs it (no port
+/// forwarding, no gateway mapping), in the foreground so it can be killed.
+pub fn pasta_args(pid: i32, as_root: bool) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    if as_root {
+        // As root pasta would drop to `nobody` and then cannot open the
+        // namespace files.
+        v.extend(["--runas".into(), "0".into()]);
+    }
+    for a in ["--foreground", "--config-net", "--ipv4-only", "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none"] {
+        v.push(a.into());
+    }
+    v.extend(["--dns-forward".into(), "192.0.2.53".into(), "--quiet".into(), pid.to_string()]);
+    v
+}
+
+/// Does the holder's namespace have a default route (pasta configured it)?
+fn has_default_route(pid: nix::unistd::Pid) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/net/route"))
+        .map(|t| t.lines().skip(1).any(|l| l.split_whitespace().nth(1) == Some("00000000")))
+        .unwrap_or(false)
+}
+
+/// Attaches `pasta` to a throwaway namespace and checks that it configured
+/// it; everything is killed and reaped before returning.
+pub fn pasta_attach(pasta: &Path) -> Attach {
+    let holder = match holder() {
+        Ok(h) => h,
+        Err(e) => return Attach::Failed(format!("no namespace to attach to: {e}")),
+    };
+    let as_root = nix::unistd::geteuid().is_root();
+    let child = pasta_command(pasta)
+        .args(pasta_args(holder.pid.as_raw(), as_root))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Attach::Failed(format!("cannot run {}: {e}", pasta.display())),
+    };
+    let start = Instant::now();
+    let result = loop {
+        if has_default_route(holder.pid) {
+            break Attach::Attached;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut s) = child.stderr.take() {
+                let _ = s.read_to_string(&mut err);
+            }
+            let err = first_lines(&err);
+            break Attach::Failed(format!("pasta exited ({status}) without configuring the namespace{}", if err.is_empty() { String::new() } else { format!(": {err}") }));
+        }
+        if start.elapsed() > PASTA_TIMEOUT {
+            break Attach::Failed(format!("pasta did not configure the namespace within {} s", PASTA_TIMEOUT.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(holder);
+    result
+}

@@ -1,0 +1,108 @@
+//! Tests of the generated texts and the shared-file edits.
+
+use super::*;
+use crate::config::{self, EnvMap};
+use std::path::Path;
+
+fn parses(text: &str) -> config::Config {
+    config::from_source(Path::new("/etc/agent-sandbox/config.json5"), Some(text), &EnvMap::new()).expect("valid config").config
+}
+
+#[test]
+fn default_config_is_valid_and_all_defaults() {
+    let text = default_config(&ConfigSeed::default());
+    assert_eq!(parses(&text), config::Config::default());
+    for key in ["egressJail", "allowIp", "localPorts", "callbackPorts", "noForge", "peers", "allowWrite", "allowDevice", "gpu", "passEnv", "workspaceRoot"] {
+        assert!(text.contains(&format!("// {key}: ")), "{key} documented:\n{text}");
+    }
+}
+
+#[test]
+fn seeded_config_sets_exactly_the_seeded_keys() {
+    let seed = ConfigSeed {
+        egress_jail: Some(false),
+        allow_ip: vec!["203.0.113.7".parse().unwrap()],
+        local_ports: vec![5432],
+        callback_ports: vec![1455],
+        no_forge: Some(true),
+    };
+    let c = parses(&default_config(&seed));
+    assert!(!c.egress_jail && c.no_forge);
+    assert_eq!(c.allow_ip, vec!["203.0.113.7".parse::<std::net::Ipv4Addr>().unwrap()]);
+    assert_eq!((c.local_ports, c.callback_ports), (vec![5432], vec![1455]));
+    assert!(!c.peers && c.allow_write.is_empty());
+}
+
+#[test]
+fn blocks_are_added_replaced_and_removed_exactly() {
+    let original = "# user stuff\nexport A=1\n";
+    let once = with_block(original, "echo one\n");
+    assert_eq!(once, format!("{original}{BLOCK_BEGIN}\necho one\n{BLOCK_END}\n"));
+    assert_eq!(with_block(&once, "echo one\n"), once, "idempotent");
+    let twice = with_block(&once, "echo two\n");
+    assert!(twice.contains("echo two") && !twice.contains("echo one"));
+    assert_eq!(without_block(&twice), original);
+    // A file without a final newline gets one before the block.
+    let no_nl = with_block("x=1", "b\n");
+    assert!(no_nl.starts_with("x=1\n# >>> agent-sandbox"));
+    // Edits around the block survive its removal.
+    let edited = format!("{once}export B=2\n");
+    assert_eq!(without_block(&edited), format!("{original}export B=2\n"));
+}
+
+#[test]
+fn claude_settings_merge_keeps_other_keys() {
+    assert_eq!(claude_managed(None).unwrap(), "{\n  \"env\": {\n    \"DISABLE_AUTOUPDATER\": \"1\"\n  }\n}\n");
+    let merged = claude_managed(Some(r#"{"permissions": {"deny": ["Bash(rm:*)"]}, "env": {"FOO": "bar"}}"#)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    assert_eq!(v["env"]["FOO"], "bar");
+    assert_eq!(v["env"]["DISABLE_AUTOUPDATER"], "1");
+    assert_eq!(v["permissions"]["deny"][0], "Bash(rm:*)");
+    assert_eq!(claude_managed(Some(&merged)).unwrap(), merged, "idempotent");
+    assert!(claude_managed(Some("[1]")).unwrap_err().contains("not a JSON object"));
+    assert!(claude_managed(Some("{nope")).unwrap_err().contains("not valid JSON"));
+}
+
+#[test]
+fn codex_setting_goes_before_tables() {
+    let fresh = codex_system(None).unwrap();
+    assert!(fresh.ends_with("check_for_update_on_startup = false\n"));
+    let merged = codex_system(Some("model = \"o3\"\n[mcp_servers.x]\ncommand = \"y\"\n")).unwrap();
+    let key = merged.find("check_for_update_on_startup = false").unwrap();
+    assert!(key < merged.find("[mcp_servers.x]").unwrap());
+    assert!(merged.ends_with("model = \"o3\"\n[mcp_servers.x]\ncommand = \"y\"\n"));
+    assert_eq!(codex_system(Some(&merged)).unwrap(), merged, "idempotent");
+    assert!(codex_system(Some("check_for_update_on_startup = true\n")).is_err());
+    // The key inside a table is another key.
+    assert!(codex_system(Some("[x]\ncheck_for_update_on_startup = true\n")).is_ok());
+}
+
+/// The profile snippet, run by a real sh: shim directory first, system
+/// directories next, the rest (venvs, user dirs) after, duplicates gone.
+#[test]
+fn profile_script_orders_path_in_sh() {
+    let script = profile_script();
+    let run = |path: &str| {
+        let out = std::process::Command::new("/bin/sh")
+            .args(["-c", &format!("{script}\nprintf %s \"$PATH\"")])
+            .env("PATH", path)
+            .output()
+            .expect("run /bin/sh");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run("/opt/venv/bin:/home/u/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/bin:/opt/venv/bin"),
+        format!("{SHIM_DIR}:/usr/local/bin:/usr/bin:/bin:/opt/venv/bin:/home/u/.local/bin")
+    );
+    // Idempotent, and an existing shim entry is moved to the front.
+    let once = run(&format!("/usr/bin:{SHIM_DIR}:/bin"));
+    assert_eq!(once, format!("{SHIM_DIR}:/usr/bin:/bin"));
+    assert_eq!(run(&once), once);
+    // Empty entries (the current directory) are dropped.
+    assert_eq!(run("::/usr/bin:"), format!("{SHIM_DIR}:/usr/bin"));
+}
+
+#[test]
+fn hashes_are_sha256() {
+    assert_eq!(hash(b""), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}

@@ -1,0 +1,134 @@
+//! What the installer observes before it plans: the state of every path it
+//! may touch (and their parents), the manifest of an earlier run, the
+//! binaries to copy, the remote user, the package state and PATH. Gathering
+//! is the only impure step before the plan; `Facts` is plain data that
+//! tests build by hand.
+
+use super::content;
+use super::layout::{self, Layout};
+use super::manifest::Manifest;
+use super::packages::PackageFacts;
+use super::users::User;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are hashed but their text is not kept.
+const TEXT_LIMIT: u64 = 1 << 20;
+
+/// One path's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Observed {
+    Absent,
+    Dir { mode: u32, uid: u32, gid: u32 },
+    File { mode: u32, uid: u32, gid: u32, hash: String, text: Option<String> },
+    Link { target: PathBuf },
+    /// A socket, device or fifo: never touched.
+    Other,
+}
+
+/// A binary to install: where it is and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub path: PathBuf,
+    pub len: u64,
+    pub hash: String,
+}
+
+/// The earlier run's manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManifestState {
+    Absent,
+    Valid(Manifest),
+    Invalid(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// Whether ownership can be set (the installer runs as root).
+    pub can_chown: bool,
+    /// Logical path → state; every path the planner asks about is here.
+    pub paths: BTreeMap<PathBuf, Observed>,
+    pub manifest: ManifestState,
+    /// The agent-sandbox binary to install (None: not found).
+    pub binary: Option<Source>,
+    /// This installer's own executable.
+    pub installer: Option<Source>,
+    /// The remote user (None: root or not given).
+    pub user: Option<User>,
+    pub packages: PackageFacts,
+}
+
+impl Facts {
+    /// The state of `path`; a path that was not gathered reads as absent
+    /// (`plan::paths_of_interest` lists every path the planner asks about).
+    pub fn get(&self, path: &Path) -> &Observed {
+        self.paths.get(path).unwrap_or(&Observed::Absent)
+    }
+
+    pub fn exists(&self, path: &Path) -> bool {
+        !matches!(self.get(path), Observed::Absent)
+    }
+}
+
+/// Reads one path (without following a final symlink).
+pub fn observe(real: &Path) -> Observed {
+    let Ok(meta) = std::fs::symlink_metadata(real) else { return Observed::Absent };
+    let ft = meta.file_type();
+    let (mode, uid, gid) = (meta.mode() & 0o7777, meta.uid(), meta.gid());
+    if ft.is_symlink() {
+        return match std::fs::read_link(real) {
+            Ok(target) => Observed::Link { target },
+            Err(_) => Observed::Other,
+        };
+    }
+    if ft.is_dir() {
+        return Observed::Dir { mode, uid, gid };
+    }
+    if !ft.is_file() {
+        return Observed::Other;
+    }
+    let Ok(bytes) = std::fs::read(real) else { return Observed::Other };
+    let text = if meta.len() <= TEXT_LIMIT { String::from_utf8(bytes.clone()).ok() } else { None };
+    Observed::File { mode, uid, gid, hash: content::hash(&bytes), text }
+}
+
+/// Hashes a binary to copy.
+pub fn source(path: &Path) -> std::io::Result<Source> {
+    let mut f = std::fs::File::open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(Source { path: path.to_path_buf(), len: bytes.len() as u64, hash: content::hash(&bytes) })
+}
+
+/// Observes `paths` and all their ancestors under `layout`.
+pub fn observe_all(layout: &Layout, paths: &[PathBuf]) -> BTreeMap<PathBuf, Observed> {
+    let mut out = BTreeMap::new();
+    for p in paths {
+        for a in p.ancestors() {
+            if a == Path::new("/") || a.as_os_str().is_empty() || out.contains_key(a) {
+                continue;
+            }
+            out.insert(a.to_path_buf(), observe(&layout.real(a)));
+        }
+    }
+    out
+}
+
+/// Reads the manifest of an earlier run.
+pub fn read_manifest(layout: &Layout) -> ManifestState {
+    match std::fs::read_to_string(layout.real(Path::new(layout::MANIFEST))) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ManifestState::Absent,
+        Err(e) => ManifestState::Invalid(e.to_string()),
+        Ok(text) => match Manifest::from_json(&text) {
+            Ok(m) => ManifestState::Valid(m),
+            Err(e) => ManifestState::Invalid(e),
+        },
+    }
+}

@@ -1,0 +1,148 @@
+//! `sandbox-install`: puts agent-sandbox into a system or an image — the
+//! binary, the claude/codex/pi shims (ahead of anything `npm install -g`
+//! writes), PATH order for every kind of shell, the default configuration,
+//! the agents' managed settings (updaters off), the remote user's agent
+//! state directories, and the dependencies (bubblewrap, passt) — and takes
+//! it all out again.
+//!
+//! Plan, then apply: `gather` observes (`facts`), `plan::plan` decides the
+//! whole change as a value, `exec::apply` is the one executor, and the
+//! manifest records what was done so a second run changes nothing and
+//! `--uninstall` undoes exactly that. After applying, the host checks of
+//! `doctor` say whether sessions can start here.
+//!
+//! - `layout`: every path; `content`: every generated text; `users`: the
+//!   remote user; `packages`: the package managers; `render`: output.
+
+pub mod content;
+pub mod error;
+pub mod exec;
+pub mod facts;
+pub mod layout;
+pub mod manifest;
+pub mod packages;
+pub mod plan;
+pub mod render;
+pub mod users;
+
+pub use error::InstallError;
+
+use crate::agents::Agent;
+use crate::doctor::{self, Finding, Severity};
+use content::ConfigSeed;
+use facts::{Facts, ManifestState};
+use layout::Layout;
+use plan::{InstallPlan, Note, Request};
+use std::path::{Path, PathBuf};
+
+/// The installer's options (validated by the command line).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub agents: Vec<Agent>,
+    /// `--root DIR`: stage into a directory.
+    pub root: Option<PathBuf>,
+    pub dry_run: bool,
+    pub uninstall: bool,
+    pub no_deps: bool,
+    /// The remote user and where the name came from (`--user`, `_REMOTE_USER`).
+    pub user: Option<(String, &'static str)>,
+    /// The agent-sandbox binary to install (default: beside this program).
+    pub binary: Option<PathBuf>,
+    pub seed: ConfigSeed,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Outcome {
+    pub plan: InstallPlan,
+    pub applied: bool,
+    /// What the executor had to say (kept directories, kept packages).
+    pub notes: Vec<Note>,
+    /// Whether sessions can start here (prerequisites, PATH for commands
+    /// run without a shell).
+    pub checks: Vec<Finding>,
+}
+
+/// Observes everything the planner needs.
+pub fn gather(opts: &Options, layout: &Layout) -> Result<Facts, InstallError> {
+    let manifest = facts::read_manifest(layout);
+    let user = match &opts.user {
+        None => None,
+        Some((name, from)) => {
+            let passwd = layout.real(Path::new("/etc/passwd"));
+            let text = std::fs::read_to_string(&passwd).unwrap_or_default();
+            let u = users::lookup(&text, name).ok_or_else(|| InstallError::NoUser { name: name.clone(), from, passwd: passwd.clone() })?;
+            (u.uid != 0).then_some(u)
+        }
+    };
+    let me = std::env::current_exe().ok();
+    let (binary, installer) = if opts.uninstall {
+        (None, None)
+    } else {
+        let path = opts
+            .binary
+            .clone()
+            .or_else(|| me.as_ref().and_then(|e| e.parent()).map(|d| d.join("agent-sandbox")))
+            .unwrap_or_else(|| PathBuf::from("agent-sandbox"));
+        let bin = facts::source(&path).map_err(|e| InstallError::NoBinary { path: path.clone(), why: e.to_string() })?;
+        (Some(bin), me.as_deref().and_then(|p| facts::source(p).ok()))
+    };
+    let old = match &manifest {
+        ManifestState::Valid(m) => Some(m),
+        _ => None,
+    };
+    let paths = facts::observe_all(layout, &plan::paths_of_interest(user.as_ref(), old));
+    let packages = if layout.staged() || opts.uninstall {
+        packages::PackageFacts { manager: None, os: String::new(), missing: Vec::new() }
+    } else {
+        packages::gather()
+    };
+    Ok(Facts { can_chown: nix::unistd::geteuid().is_root(), paths, manifest, binary, installer, user, packages })
+}
+
+/// Plans, and unless `--dry-run`, applies and checks.
+pub fn run(opts: &Options) -> Result<Outcome, InstallError> {
+    let euid = nix::unistd::geteuid();
+    if !euid.is_root() && !opts.dry_run && opts.root.is_none() {
+        return Err(InstallError::NotRoot(euid.as_raw()));
+    }
+    let layout = Layout::new(opts.root.as_deref());
+    let facts = gather(opts, &layout)?;
+    let req = Request {
+        agents: opts.agents.clone(),
+        uninstall: opts.uninstall,
+        no_deps: opts.no_deps,
+        staged: layout.staged(),
+        seed: opts.seed.clone(),
+    };
+    let plan = plan::plan(&req, &facts)?;
+    if opts.dry_run {
+        return Ok(Outcome { plan, applied: false, notes: Vec::new(), checks: Vec::new() });
+    }
+    let old = match &facts.manifest {
+        ManifestState::Valid(m) => Some(m),
+        _ => None,
+    };
+    let notes = exec::apply(&plan, &layout, old)?;
+    let checks = if layout.staged() || opts.uninstall { Vec::new() } else { checks() };
+    Ok(Outcome { plan, applied: true, notes, checks })
+}
+
+/// The host checks after installing. At image build time there is no
+/// /dev/net/tun and /proc is masked; both are only needed when the
+/// container runs, so they are warnings here.
+fn checks() -> Vec<Finding> {
+    let jail_on = crate::config::load(&std::env::vars_os().collect()).map_or(true, |e| e.config.egress_jail);
+    let host = doctor::checks::gather(jail_on);
+    let mut out = doctor::checks::prerequisites(&host);
+    for f in &mut out {
+        if matches!(f.id, "tun-missing" | "tun-unusable" | "proc-masked") && f.severity == Severity::Error {
+            f.severity = Severity::Warning;
+            f.message += " (expected while an image is being built; the running container needs it)";
+        }
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    let dirs: Vec<_> = doctor::path::split(&path).into_iter().map(doctor::path::dir_info).collect();
+    out.extend(doctor::checks::exec_path_findings(&path, &dirs));
+    out
+}

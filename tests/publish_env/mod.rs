@@ -1,0 +1,176 @@
+//! Shared set-up for the publish tests (tests/publish.rs) and the
+//! devcontainer end-to-end tests (tests/feature_e2e.rs): the real registry
+//! and Dev Containers CLI (scripts/registry-env.sh, run once per test
+//! binary), podman (scripts/podman-env.sh), registry reads over plain HTTP
+//! with curl (independent of the code under test), and fake static
+//! binaries for packaging tests that do not run them.
+//!
+//! A missing prerequisite that the scripts cannot install fails the test
+//! with the command to run; nothing is skipped.
+
+#![allow(dead_code)] // each test binary uses a subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_agent-sandbox"))
+}
+
+/// The registry and CLI from scripts/registry-env.sh.
+pub struct RegistryEnv {
+    /// `localhost:PORT` (the Dev Containers CLI uses plain HTTP for `localhost` only).
+    pub registry: String,
+    pub devcontainer: PathBuf,
+}
+
+/// Parses `export NAME=VALUE` lines.
+fn exports(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("export "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+pub fn registry_env() -> &'static RegistryEnv {
+    static ENV: OnceLock<RegistryEnv> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let out = Command::new("bash").arg(root().join("scripts/registry-env.sh")).output().expect("cannot run bash");
+        assert!(
+            out.status.success(),
+            "scripts/registry-env.sh failed (it installs docker-registry and @devcontainers/cli and starts the registry):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let vars = exports(&String::from_utf8_lossy(&out.stdout));
+        let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("registry-env.sh printed no {k}"));
+        let registry = get("AGENT_SANDBOX_REGISTRY");
+        RegistryEnv { registry, devcontainer: PathBuf::from(get("AGENT_SANDBOX_DEVCONTAINER")) }
+    })
+}
+
+/// `CONTAINERS_CONF` from scripts/podman-env.sh (installs podman, imports
+/// localhost/debian:trixie-slim).
+pub fn containers_conf() -> &'static str {
+    static CONF: OnceLock<String> = OnceLock::new();
+    CONF.get_or_init(|| {
+        let script = root().join("scripts/podman-env.sh");
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!(". '{}' trixie >&2 && printf %s \"$CONTAINERS_CONF\"", script.display()))
+            .output()
+            .expect("cannot run bash");
+        assert!(out.status.success(), "scripts/podman-env.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    })
+}
+
+/// A name no other test or run uses (lowercase, usable in a repository path).
+pub fn unique(prefix: &str) -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("{prefix}-{}-{t}-{n}", std::process::id())
+}
+
+/// Runs a command; panics with its output when it fails.
+pub fn ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `GET /v2/<repo>/manifests/<reference>` over plain HTTP; the raw bytes.
+pub fn manifest_bytes(registry: &str, repo: &str, reference: &str) -> Vec<u8> {
+    let url = format!("http://{registry}/v2/{repo}/manifests/{reference}");
+    ok(Command::new("curl").args(["-fsS", "-H", "Accept: application/vnd.oci.image.manifest.v1+json", &url])).stdout
+}
+
+pub fn manifest(registry: &str, repo: &str, reference: &str) -> serde_json::Value {
+    serde_json::from_slice(&manifest_bytes(registry, repo, reference)).expect("manifest is not JSON")
+}
+
+/// `GET /v2/<repo>/blobs/<digest>`.
+pub fn blob(registry: &str, repo: &str, digest: &str) -> Vec<u8> {
+    ok(Command::new("curl").args(["-fsSL", &format!("http://{registry}/v2/{repo}/blobs/{digest}")])).stdout
+}
+
+/// The repository's tags, sorted (none when it does not exist).
+pub fn tags(registry: &str, repo: &str) -> Vec<String> {
+    let out = Command::new("curl").args(["-sS", &format!("http://{registry}/v2/{repo}/tags/list")]).output().expect("curl");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let mut t: Vec<String> = v["tags"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect()).unwrap_or_default();
+    t.sort();
+    t
+}
+
+/// A minimal 64-bit ELF header for `machine` (62 = x86_64) with one
+/// PT_LOAD and no interpreter: passes the packager's static check, runs nowhere.
+pub fn fake_static_elf(machine: u16, marker: &str) -> Vec<u8> {
+    let mut d = vec![0u8; 64 + 56];
+    d[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    d[0x12..0x14].copy_from_slice(&machine.to_le_bytes());
+    d[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
+    d[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+    d[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
+    d[64..68].copy_from_slice(&1u32.to_le_bytes());
+    d.extend_from_slice(marker.as_bytes());
+    d
+}
+
+/// A folder with fake `sandbox-install` and `agent-sandbox` for x86_64.
+pub fn fake_bin_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for name in ["sandbox-install", "agent-sandbox"] {
+        std::fs::write(d.path().join(name), fake_static_elf(62, name)).unwrap();
+    }
+    d
+}
+
+/// The static binaries for real feature installs: $AGENT_SANDBOX_STATIC_DIR,
+/// else built with scripts/build-static.sh.
+pub fn static_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = match std::env::var_os("AGENT_SANDBOX_STATIC_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => {
+                let out = ok(Command::new("bash").arg(root().join("scripts/build-static.sh")).current_dir(root()));
+                root().join(stdout(&out).trim())
+            }
+        };
+        for b in ["agent-sandbox", "sandbox-install"] {
+            assert!(dir.join(b).is_file(), "{} has no {b}; build it with `bash scripts/build-static.sh`", dir.display());
+        }
+        dir
+    })
+}
+
+/// The crate's version and its major tag (the feature's floating tag).
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+pub fn major() -> &'static str {
+    version().split('.').next().unwrap_or("0")
+}
