@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-static_dir=$(bash scripts/build-static.sh)
+static_dir=$(cd "$(bash scripts/build-static.sh)" && pwd)
 echo "static binaries: $static_dir"
-export AGENT_SANDBOX_STATIC_DIR="$PWD/$static_dir"
+export AGENT_SANDBOX_STATIC_DIR="$static_dir"
 cargo test --locked --all-targets -- --test-threads="${TEST_THREADS:-4}"

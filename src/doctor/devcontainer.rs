@@ -11,8 +11,9 @@ use crate::install::layout::SHIM_DIR;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The published feature, as a user adds it to `features`.
-pub const FEATURE_REF: &str = "ghcr.io/agent-sandbox/agent-sandbox/agent-sandbox:1";
+/// The published feature, as a user adds it to `features` (major version
+/// tag of this release).
+pub const FEATURE_REF: &str = concat!("ghcr.io/agent-sandbox/agent-sandbox/agent-sandbox:", env!("CARGO_PKG_VERSION_MAJOR"));
 
 const CHECK: &str = "devcontainer";
 

@@ -97,7 +97,9 @@ pub fn gather(opts: &Options, layout: &Layout) -> Result<Facts, InstallError> {
     } else {
         packages::gather()
     };
-    Ok(Facts { can_chown: nix::unistd::geteuid().is_root(), paths, manifest, binary, installer, user, packages })
+    // A dry run of a system install shows what root would do.
+    let can_chown = nix::unistd::geteuid().is_root() || (opts.dry_run && !layout.staged());
+    Ok(Facts { can_chown, paths, manifest, binary, installer, user, packages })
 }
 
 /// Plans, and unless `--dry-run`, applies and checks.

@@ -1,0 +1,191 @@
+//! Container helpers for the installer and doctor tests: rootful podman
+//! set up by `scripts/podman-env.sh` (base images made with mmdebstrap,
+//! this machine's podman settings), throwaway containers removed on drop,
+//! cached derived images built once per recipe, and tree hashes for
+//! "nothing changed" checks. A missing prerequisite fails the test with the
+//! command that provides it; nothing is skipped.
+
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+
+/// The base images `scripts/podman-env.sh` makes.
+pub const TRIXIE: &str = "localhost/debian:trixie-slim";
+pub const BOOKWORM: &str = "localhost/debian:bookworm-slim";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `CONTAINERS_CONF` after running the setup script once per test binary.
+pub fn containers_conf() -> &'static str {
+    static CONF: OnceLock<String> = OnceLock::new();
+    CONF.get_or_init(|| {
+        assert!(nix::unistd::geteuid().is_root(), "the container tests need root (rootful podman); run them as root");
+        let out = Command::new("bash")
+            .args(["-c", ". scripts/podman-env.sh trixie bookworm >&2 && printf %s \"$CONTAINERS_CONF\""])
+            .current_dir(repo())
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run bash scripts/podman-env.sh");
+        assert!(out.status.success(), "scripts/podman-env.sh failed (it installs podman, runc, mmdebstrap and makes the base images); run it by hand to see why");
+        String::from_utf8(out.stdout).unwrap()
+    })
+}
+
+/// The static binaries under test (`bash scripts/build-static.sh` prints
+/// their directory; `scripts/test.sh` exports it).
+pub fn static_dir() -> PathBuf {
+    let dir = std::env::var_os("AGENT_SANDBOX_STATIC_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        panic!("AGENT_SANDBOX_STATIC_DIR is not set: build the static binaries and export their directory, e.g. `export AGENT_SANDBOX_STATIC_DIR=$PWD/$(bash scripts/build-static.sh)` (scripts/test.sh does this)")
+    });
+    for b in ["agent-sandbox", "sandbox-install"] {
+        assert!(dir.join(b).is_file(), "{} is missing; run `bash scripts/build-static.sh`", dir.join(b).display());
+    }
+    dir
+}
+
+pub fn podman(args: &[&str]) -> Output {
+    Command::new("podman").args(args).env("CONTAINERS_CONF", containers_conf()).stdin(Stdio::null()).output().expect("run podman (install it with scripts/podman-env.sh)")
+}
+
+pub fn ok(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{what} failed ({}):\nstdout:\n{stdout}\nstderr:\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+/// Builds `tag` from `base` by running `recipe` (sh) in a container with
+/// host networking, unless an image with that tag exists. The tag carries
+/// a hash of base and recipe, so a changed recipe builds a new image.
+pub fn cached_image(name: &str, base: &str, recipe: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (base, recipe).hash(&mut h);
+    let tag = format!("localhost/agent-sandbox-test/{name}:{:016x}", h.finish());
+    // Tests run in parallel: one build at a time, the others then find it.
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    if podman(&["image", "exists", &tag]).status.success() {
+        return tag;
+    }
+    let tmp = format!("ast-build-{}-{}", name, std::process::id());
+    let _ = podman(&["rm", "-f", &tmp]);
+    let ca = host_ca_mount();
+    let mut args: Vec<&str> = vec!["run", "--name", &tmp, "--network", "host", "-e", NPM_ENV];
+    args.extend(ca.iter().map(String::as_str));
+    args.extend([base, "sh", "-euc", recipe]);
+    let out = podman(&args);
+    let built = out.status.success() && podman(&["commit", "-q", &tmp, &tag]).status.success();
+    let _ = podman(&["rm", "-f", &tmp]);
+    ok(&out, &format!("building {tag}"));
+    assert!(built, "podman commit {tag} failed");
+    tag
+}
+
+/// This machine's CA bundle, which may hold an egress proxy's CA that npm
+/// needs; mounted into every container at `HOST_CA` (outside the hashed trees).
+const HOST_CA_SRC: &str = "/etc/ssl/certs/ca-certificates.crt";
+pub const HOST_CA: &str = "/run/host-ca.crt";
+/// Environment for npm inside the containers.
+pub const NPM_ENV: &str = "NODE_EXTRA_CA_CERTS=/run/host-ca.crt";
+
+fn host_ca_mount() -> Vec<String> {
+    if Path::new(HOST_CA_SRC).is_file() {
+        vec!["-v".into(), format!("{HOST_CA_SRC}:{HOST_CA}:ro")]
+    } else {
+        Vec::new()
+    }
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A running container, removed on drop.
+pub struct Container {
+    pub name: String,
+}
+
+impl Container {
+    /// `podman run -d` with host networking (apt, npm), /proc unmasked
+    /// (sessions mount their own /proc) and the static binaries in /opt/ast.
+    pub fn start(image: &str, extra: &[&str]) -> Container {
+        let name = format!("ast-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
+        let dir = static_dir();
+        let vol = format!("{}:/opt/ast:ro", dir.display());
+        let ca = host_ca_mount();
+        let mut args = vec!["run", "-d", "--name", &name, "--network", "host", "-v", &vol];
+        args.extend(ca.iter().map(String::as_str));
+        args.extend(extra);
+        args.extend([image, "sleep", "infinity"]);
+        ok(&podman(&args), "podman run");
+        Container { name }
+    }
+
+    /// With the settings a session needs: /dev/net/tun and an unmasked /proc.
+    pub fn start_for_sessions(image: &str) -> Container {
+        Container::start(image, &["--device", "/dev/net/tun", "--security-opt", "unmask=/proc/*"])
+    }
+
+    /// `podman exec` with `env` (NAME=VALUE) as `user`.
+    pub fn exec_full(&self, user: &str, env: &[&str], args: &[&str]) -> Output {
+        let mut a = vec!["exec", "-u", user];
+        for e in env {
+            a.extend(["-e", e]);
+        }
+        a.push(&self.name);
+        a.extend(args);
+        podman(&a)
+    }
+
+    pub fn exec(&self, args: &[&str]) -> Output {
+        self.exec_full("root", &[], args)
+    }
+
+    /// `sh -c script` as root; panics with the output on failure.
+    pub fn sh(&self, script: &str) -> String {
+        ok(&self.exec(&["sh", "-c", script]), script)
+    }
+
+    pub fn sh_as(&self, user: &str, script: &str) -> String {
+        ok(&self.exec_full(user, &[], &["sh", "-c", script]), script)
+    }
+
+    pub fn copy_in(&self, src: &Path, dst: &str) {
+        ok(&podman(&["cp", &src.display().to_string(), &format!("{}:{dst}", self.name)]), "podman cp");
+    }
+
+    /// A digest of the trees an installation may touch: paths, types,
+    /// modes, owners, link targets and file contents (`mtimes`: also
+    /// modification times, to prove files were not even rewritten).
+    pub fn tree_hash(&self, mtimes: bool) -> String {
+        let fmt = if mtimes { "%p %y %m %U %G %l %T@\\n" } else { "%p %y %m %U %G %l\\n" };
+        let script = format!(
+            "cd / && find usr/local etc home root var/lib/agent-sandbox opt -xdev \\( -path opt/ast -o -name .bash_history -o -name .npm \\) -prune -o -printf '{fmt}' 2>/dev/null | sort > /tmp/.tree && \
+             find usr/local etc home root var/lib/agent-sandbox -xdev -type f ! -name .bash_history ! -path '*/.npm/*' -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum >> /tmp/.tree; \
+             h=$(sha256sum < /tmp/.tree | cut -d' ' -f1) && cp /tmp/.tree /tmp/.tree.$h && echo $h"
+        );
+        self.sh(&script).trim().to_string()
+    }
+
+    /// What changed since the listing behind an earlier `tree_hash`.
+    pub fn tree_diff(&self, earlier: &str) -> String {
+        String::from_utf8_lossy(&self.exec(&["sh", "-c", &format!("diff /tmp/.tree.{earlier} /tmp/.tree")]).stdout).into_owned()
+    }
+
+    /// Panics with the differences unless the tree hashes as `earlier`.
+    pub fn assert_tree(&self, earlier: &str, mtimes: bool, what: &str) {
+        let now = self.tree_hash(mtimes);
+        if now != earlier {
+            panic!("{what}; changes:\n{}", self.tree_diff(earlier));
+        }
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = podman(&["rm", "-f", "-t", "0", &self.name]);
+    }
+}
