@@ -4,6 +4,7 @@
 
 use crate::agents::{locate_vendor, Agent, AgentError, VendorSearch};
 use crate::config::{Config, EnvMap};
+use crate::jail;
 use crate::sandbox::context::{self, Context, ContextError, Network};
 use crate::sandbox::fsview::RealFs;
 use crate::sandbox::plan::{Plan, PlanError};
@@ -148,24 +149,3 @@ pub fn exec_direct(req: &Request, env: &EnvMap) -> Result<std::convert::Infallib
     Err(LaunchError::Exec { bwrap: cmd[0].to_string_lossy().into_owned(), source: err })
 }
 
-/// The seam to the egress jail (filled in when the jail lands).
-mod jail {
-    use crate::config::Config;
-    #[derive(Debug, thiserror::Error)]
-    #[error("the egress jail is not available in this build; the session was not started")]
-    pub struct JailError;
-    #[derive(Debug)]
-    pub struct JailPlan {
-        pub resolv_conf: String,
-    }
-    pub struct HostFacts;
-    pub fn host_facts() -> Result<HostFacts, JailError> {
-        Err(JailError)
-    }
-    pub fn plan(_c: &Config, _f: &HostFacts) -> Result<JailPlan, JailError> {
-        Err(JailError)
-    }
-    pub fn run_jailed(_p: &JailPlan, _f: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
-        Err(JailError)
-    }
-}

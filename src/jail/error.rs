@@ -1,0 +1,153 @@
+//! Why the jail refuses to launch. Every message names the cause and the
+//! fix; none advertises a way to run without the jail (SPEC §4).
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JailError {
+    #[error(
+        "egress jail: {path} is missing, so pasta cannot give the session a network. \
+         Fix: add `--device=/dev/net/tun` to `runArgs` in devcontainer.json \
+         (`--device /dev/net/tun` for podman/docker run) and rebuild the container"
+    )]
+    TunMissing { path: PathBuf },
+
+    #[error(
+        "egress jail: {path} is not usable ({why}). Fix: pass the host's TUN device with \
+         `--device=/dev/net/tun` in devcontainer.json `runArgs` (it must be the character device 10:200, \
+         readable and writable by the user running the agent)"
+    )]
+    TunUnusable { path: PathBuf, why: String },
+
+    #[error(
+        "egress jail: pasta was not found in {dirs}. Fix: install passt \
+         (Debian/Ubuntu: `apt-get install passt`; Fedora: `dnf install passt`; Alpine: `apk add passt`)"
+    )]
+    PastaMissing { dirs: String },
+
+    #[error("egress jail: refusing to run pasta: {why}. Fix: reinstall passt from the distribution (root-owned, mode 755)")]
+    PastaUntrusted { why: String },
+
+    #[error("egress jail: user namespaces are not available: {cause}. Fix: {fix}")]
+    UserNamespaces { cause: String, fix: String },
+
+    #[error("egress jail: pasta could not attach to the session's network namespace: {detail}. Fix: {fix}")]
+    PastaAttach { detail: String, fix: String },
+
+    #[error(
+        "egress jail: pasta did not finish configuring the session's network within {secs} s. \
+         Fix: check that pasta runs (`pasta --version`) and that the container is not out of resources"
+    )]
+    PastaTimeout { secs: u64 },
+
+    #[error(
+        "egress jail: the container has no usable network for the jail ({why}). \
+         Fix: give the container a network with an IPv4 address and a default route"
+    )]
+    NoNetwork { why: String },
+
+    #[error(
+        "egress jail: refusing to launch: the session's network differs from the route plan:\n  {}\n\
+         Fix: something changed the namespace while it was locked; retry, and report it if it persists",
+        .differences.join("\n  ")
+    )]
+    UnexpectedNetwork { differences: Vec<String> },
+
+    #[error("egress jail: locking the routes failed ({step}: {message}). Fix: report it with the output of `ip route show table all`")]
+    RouteLock { step: String, message: String },
+
+    #[error(
+        "egress jail: port {port} is in both localPorts and callbackPorts; a port is relayed in one direction only. \
+         Fix: remove it from one of the two lists"
+    )]
+    PortConflict { port: u16 },
+
+    #[error("egress jail: port 0 cannot be relayed. Fix: list ports from 1 to 65535 in localPorts/callbackPorts")]
+    BadPort,
+
+    #[error("egress jail: allowIp {ip} is not a unicast host address ({why}). Fix: list the device's own IPv4 address")]
+    BadAllowIp { ip: std::net::Ipv4Addr, why: String },
+
+    #[error(
+        "egress jail: every address reserved for the DNS forwarder ({candidates}) is taken by the container's \
+         networks or by allowIp. Fix: remove the clashing allowIp entry"
+    )]
+    NoForwarderAddress { candidates: String },
+
+    #[error("egress jail: the loopback relay failed ({message}). Fix: check localPorts/callbackPorts")]
+    Relay { message: String },
+
+    #[error("egress jail: could not start the sandbox inside the jail: {message}. Fix: check that bwrap is installed")]
+    Exec { message: String },
+
+    #[error("egress jail: {what} did not answer within {secs} s. Fix: retry; report it if it persists")]
+    Timeout { what: &'static str, secs: u64 },
+
+    #[error("egress jail: {step} failed: {source}")]
+    System {
+        step: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl JailError {
+    /// A failed system call during setup.
+    pub(crate) fn sys(step: &'static str, source: impl Into<std::io::Error>) -> JailError {
+        JailError::System { step, source: source.into() }
+    }
+}
+
+/// `nix` errors as `io::Error` (for [`JailError::sys`]).
+pub(crate) fn errno(e: nix::errno::Errno) -> std::io::Error {
+    std::io::Error::from_raw_os_error(e as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<JailError> {
+        vec![
+            JailError::TunMissing { path: "/dev/net/tun".into() },
+            JailError::TunUnusable { path: "/dev/net/tun".into(), why: "not a device".into() },
+            JailError::PastaMissing { dirs: "/usr/bin".into() },
+            JailError::PastaUntrusted { why: "x".into() },
+            JailError::UserNamespaces { cause: "c".into(), fix: "f".into() },
+            JailError::PastaAttach { detail: "d".into(), fix: "f".into() },
+            JailError::PastaTimeout { secs: 1 },
+            JailError::NoNetwork { why: "w".into() },
+            JailError::UnexpectedNetwork { differences: vec!["a".into(), "b".into()] },
+            JailError::RouteLock { step: "s".into(), message: "m".into() },
+            JailError::PortConflict { port: 1 },
+            JailError::BadPort,
+            JailError::BadAllowIp { ip: std::net::Ipv4Addr::LOCALHOST, why: "w".into() },
+            JailError::NoForwarderAddress { candidates: "c".into() },
+            JailError::Relay { message: "m".into() },
+            JailError::Exec { message: "m".into() },
+            JailError::Timeout { what: "w", secs: 1 },
+            JailError::sys("fork", std::io::Error::from_raw_os_error(libc::EAGAIN)),
+        ]
+    }
+
+    #[test]
+    fn messages_name_the_jail_and_never_the_off_switch() {
+        for e in all() {
+            let m = e.to_string();
+            assert!(m.starts_with("egress jail: "), "{m}");
+            for banned in ["EGRESS_JAIL", "egressJail", "egress_jail", "=0", "disable the jail"] {
+                assert!(!m.contains(banned), "{m} mentions {banned}");
+            }
+        }
+    }
+
+    #[test]
+    fn fixes_are_named() {
+        for e in all() {
+            if !matches!(e, JailError::System { .. }) {
+                assert!(e.to_string().contains("Fix: "), "{e}");
+            }
+        }
+    }
+}

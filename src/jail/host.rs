@@ -1,0 +1,253 @@
+//! The facts of the container the jail needs before launch: the TUN device,
+//! a trusted pasta, the host's resolv.conf, the container's connected
+//! subnets and whether user namespaces are available. Reading them is
+//! `host_facts`; judging them (parsers, diagnoses) is pure.
+
+use super::error::JailError;
+use super::net::Ipv4Net;
+use std::io::ErrorKind;
+use std::net::Ipv4Addr;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The only directories pasta is taken from (root-owned system
+/// directories; never `PATH`).
+pub const PASTA_DIRS: &[&str] = &["/usr/bin", "/usr/sbin", "/bin", "/sbin"];
+pub const TUN_PATH: &str = "/dev/net/tun";
+/// Major/minor of the TUN/TAP control device.
+const TUN_DEVICE: (u64, u64) = (10, 200);
+
+/// Where the facts are read from. `HostProbe::default()` is the real
+/// system; tests point single fields elsewhere to prove each refusal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostProbe {
+    pub tun: PathBuf,
+    pub pasta_dirs: Vec<PathBuf>,
+    pub resolv_conf: PathBuf,
+    pub proc_net_route: PathBuf,
+    pub sysctl_root: PathBuf,
+}
+
+impl Default for HostProbe {
+    fn default() -> Self {
+        HostProbe {
+            tun: TUN_PATH.into(),
+            pasta_dirs: PASTA_DIRS.iter().map(PathBuf::from).collect(),
+            resolv_conf: "/etc/resolv.conf".into(),
+            proc_net_route: "/proc/net/route".into(),
+            sysctl_root: "/proc/sys".into(),
+        }
+    }
+}
+
+/// The sysctls that switch user namespaces off (absent ones are `None`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UsernsFacts {
+    pub max_user_namespaces: Option<u64>,
+    pub unprivileged_userns_clone: Option<u64>,
+    pub apparmor_restrict_unprivileged_userns: Option<u64>,
+}
+
+/// What the jail needs to know about the container.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostFacts {
+    /// The trusted pasta executable (symlinks resolved).
+    pub pasta: PathBuf,
+    /// The container's /etc/resolv.conf ("" when absent).
+    pub resolv_conf: String,
+    /// Subnets the container reaches without a gateway.
+    pub outer_connected: Vec<Ipv4Net>,
+    pub uid: u32,
+    pub gid: u32,
+    pub userns: UsernsFacts,
+}
+
+/// The facts of the running system.
+pub fn host_facts() -> Result<HostFacts, JailError> {
+    host_facts_with(&HostProbe::default())
+}
+
+/// The facts, read from where `probe` says; fails closed on each missing
+/// prerequisite, naming its fix.
+pub fn host_facts_with(probe: &HostProbe) -> Result<HostFacts, JailError> {
+    let uid = nix::unistd::geteuid().as_raw();
+    let gid = nix::unistd::getegid().as_raw();
+    check_tun(&probe.tun)?;
+    let pasta = find_pasta(&probe.pasta_dirs)?;
+    let userns = read_userns(&probe.sysctl_root);
+    if let Some((cause, fix)) = userns_preflight(&userns, uid) {
+        return Err(JailError::UserNamespaces { cause, fix });
+    }
+    let resolv_conf = read_optional(&probe.resolv_conf, "reading resolv.conf")?;
+    let routes = read_optional(&probe.proc_net_route, "reading /proc/net/route")?;
+    Ok(HostFacts { pasta, resolv_conf, outer_connected: connected_subnets(&routes), uid, gid, userns })
+}
+
+/// The TUN device must be the real character device, usable by us.
+fn check_tun(path: &Path) -> Result<(), JailError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Err(JailError::TunMissing { path: path.into() }),
+        Err(e) => return Err(JailError::TunUnusable { path: path.into(), why: e.to_string() }),
+    };
+    let dev = (libc::major(meta.rdev()) as u64, libc::minor(meta.rdev()) as u64);
+    if !meta.file_type().is_char_device() || dev != TUN_DEVICE {
+        let why = format!("not the TUN character device 10:200 (found {}:{})", dev.0, dev.1);
+        return Err(JailError::TunUnusable { path: path.into(), why });
+    }
+    let rw = nix::unistd::AccessFlags::R_OK | nix::unistd::AccessFlags::W_OK;
+    nix::unistd::access(path, rw).map_err(|e| JailError::TunUnusable {
+        path: path.into(),
+        why: format!("not readable and writable by uid {}: {e}", nix::unistd::geteuid()),
+    })
+}
+
+/// pasta from the fixed directories only, root-owned and not writable by
+/// group or others (the file and every directory above it).
+fn find_pasta(dirs: &[PathBuf]) -> Result<PathBuf, JailError> {
+    let dirs: Vec<&str> = dirs.iter().filter_map(|d| d.to_str()).collect();
+    crate::sysbin::find_in("pasta", &dirs, "install passt").map_err(|e| match e {
+        crate::sysbin::SysbinError::Missing { dirs, .. } => JailError::PastaMissing { dirs },
+        other => JailError::PastaUntrusted { why: other.to_string() },
+    })
+}
+
+fn read_optional(path: &Path, step: &'static str) -> Result<String, JailError> {
+    match std::fs::read_to_string(path) {
+        Ok(s) => Ok(s),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(JailError::sys(step, e)),
+    }
+}
+
+fn read_userns(sysctl_root: &Path) -> UsernsFacts {
+    let read = |rel: &str| -> Option<u64> {
+        std::fs::read_to_string(sysctl_root.join(rel)).ok()?.trim().parse().ok()
+    };
+    UsernsFacts {
+        max_user_namespaces: read("user/max_user_namespaces"),
+        unprivileged_userns_clone: read("kernel/unprivileged_userns_clone"),
+        apparmor_restrict_unprivileged_userns: read("kernel/apparmor_restrict_unprivileged_userns"),
+    }
+}
+
+/// The sysctls as currently set (for diagnosing a failure after launch).
+pub(crate) fn current_userns_facts() -> UsernsFacts {
+    read_userns(Path::new("/proc/sys"))
+}
+
+/// A sysctl that certainly stops the jail, as (cause, fix).
+pub fn userns_preflight(f: &UsernsFacts, uid: u32) -> Option<(String, String)> {
+    if f.max_user_namespaces == Some(0) {
+        return Some((
+            "the sysctl user.max_user_namespaces is 0".into(),
+            "set it above 0 on the host (`sysctl -w user.max_user_namespaces=15000`)".into(),
+        ));
+    }
+    if uid != 0 && f.unprivileged_userns_clone == Some(0) {
+        return Some((
+            "the sysctl kernel.unprivileged_userns_clone is 0".into(),
+            "set it to 1 on the host (`sysctl -w kernel.unprivileged_userns_clone=1`)".into(),
+        ));
+    }
+    None
+}
+
+/// Why creating or using the user namespace failed with `errno`, as
+/// (cause, fix), naming the sysctl that explains it when one does.
+pub fn userns_diagnosis(f: &UsernsFacts, uid: u32, errno: i32) -> (String, String) {
+    if let Some(found) = userns_preflight(f, uid) {
+        return found;
+    }
+    if uid != 0 && f.apparmor_restrict_unprivileged_userns == Some(1) {
+        return (
+            "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)".into(),
+            "set `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` on the host, or give pasta and the launcher an AppArmor profile that allows `userns`".into(),
+        );
+    }
+    let what = std::io::Error::from_raw_os_error(errno);
+    (
+        format!("creating a user namespace failed: {what}"),
+        "allow user namespaces in the container: with docker/podman, run it without a seccomp profile that blocks \
+         `unshare`/`clone` of user namespaces (e.g. `--security-opt seccomp=unconfined` in runArgs), and check \
+         the sysctls user.max_user_namespaces and kernel.unprivileged_userns_clone on the host"
+            .into(),
+    )
+}
+
+/// The connected subnets (routes without a gateway) of /proc/net/route.
+pub fn connected_subnets(proc_net_route: &str) -> Vec<Ipv4Net> {
+    const RTF_UP: u32 = 0x1;
+    const RTF_GATEWAY: u32 = 0x2;
+    let mut nets: Vec<Ipv4Net> = proc_net_route
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (dst, flags, mask) = (hex_addr(f.get(1)?)?, u32::from_str_radix(f.get(3)?, 16).ok()?, hex_addr(f.get(7)?)?);
+            let prefix = u32::from(mask).count_ones() as u8;
+            let usable = flags & RTF_UP != 0 && flags & RTF_GATEWAY == 0 && prefix > 0;
+            usable.then(|| Ipv4Net::new(dst, prefix)).flatten()
+        })
+        .collect();
+    nets.sort();
+    nets.dedup();
+    nets
+}
+
+/// An address as /proc/net/route prints it: the in-memory (network order)
+/// bytes read as a native-endian hex number.
+fn hex_addr(s: &str) -> Option<Ipv4Addr> {
+    u32::from_str_radix(s, 16).ok().map(|v| Ipv4Addr::from(v.to_ne_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connected_subnets_skip_gateways_and_default() {
+        // 192.0.2.0/24 connected, default via 192.0.2.1, 10.8.0.0/24 via
+        // gateway, 169.254.169.254/32 on-link (no gateway).
+        let table = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+            eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
+            eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
+            eth0\t0000080A\t010200C0\t0003\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
+            eth0\tFEA9FEA9\t00000000\t0005\t0\t0\t0\tFFFFFFFF\t0\t0\t0\n\
+            eth1\t000011AC\t00000000\t0000\t0\t0\t0\t0000FFFF\t0\t0\t0\n";
+        let nets: Vec<String> = connected_subnets(table).iter().map(|n| n.to_string()).collect();
+        assert_eq!(nets, ["169.254.169.254/32", "192.0.2.0/24"]);
+    }
+
+    #[test]
+    fn userns_preflight_names_the_sysctl() {
+        let off = UsernsFacts { max_user_namespaces: Some(0), ..Default::default() };
+        assert!(userns_preflight(&off, 0).unwrap().0.contains("user.max_user_namespaces"));
+        let clone_off = UsernsFacts { unprivileged_userns_clone: Some(0), ..Default::default() };
+        assert_eq!(userns_preflight(&clone_off, 0), None, "root is not affected");
+        assert!(userns_preflight(&clone_off, 1000).unwrap().0.contains("kernel.unprivileged_userns_clone"));
+        assert_eq!(userns_preflight(&UsernsFacts::default(), 1000), None);
+    }
+
+    #[test]
+    fn userns_diagnosis_names_apparmor_for_users() {
+        let aa = UsernsFacts { apparmor_restrict_unprivileged_userns: Some(1), ..Default::default() };
+        let (cause, fix) = userns_diagnosis(&aa, 1000, libc::EPERM);
+        assert!(cause.contains("kernel.apparmor_restrict_unprivileged_userns"), "{cause}");
+        assert!(fix.contains("apparmor_restrict_unprivileged_userns=0"), "{fix}");
+        let (cause, _) = userns_diagnosis(&aa, 0, libc::EPERM);
+        assert!(cause.contains("Operation not permitted"), "{cause}");
+    }
+
+    #[test]
+    fn missing_tun_and_pasta_are_named() {
+        let probe = HostProbe { tun: "/nonexistent/tun".into(), ..Default::default() };
+        let e = host_facts_with(&probe).unwrap_err();
+        assert!(matches!(e, JailError::TunMissing { .. }), "{e}");
+        assert!(e.to_string().contains("--device=/dev/net/tun"), "{e}");
+
+        let probe = HostProbe { tun: "/dev/null".into(), ..Default::default() };
+        let e = host_facts_with(&probe).unwrap_err();
+        assert!(matches!(e, JailError::TunUnusable { .. }), "{e}");
+    }
+}

@@ -1,0 +1,184 @@
+//! The jail's launch plan: a pure value computed from the configuration
+//! and the host facts (forwarder address, allowed addresses, relayed
+//! ports, the pasta command line, the session's resolv.conf). The route
+//! plan itself needs what pasta configured and is computed inside the
+//! namespace (`routes::net_plan`) from `JailPlan::route_inputs`.
+
+use super::error::JailError;
+use super::host::HostFacts;
+use super::net::{Ipv4Net, FORWARDER_CANDIDATES};
+use super::resolv::session_resolv_conf;
+use super::routes::PlanInputs;
+use crate::config::Config;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How pasta is run (its argv without the pid file and the target PID,
+/// which exist only at launch).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PastaPlan {
+    pub path: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// Everything the jail will do, decided before anything is done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JailPlan {
+    /// In-jail address of pasta's DNS forwarder.
+    pub forwarder: Ipv4Addr,
+    /// Sorted, deduplicated.
+    pub allow_ip: Vec<Ipv4Addr>,
+    /// Jail 127.0.0.1:P → container 127.0.0.1:P. Sorted.
+    pub local_ports: Vec<u16>,
+    /// Container 127.0.0.1:P → the session's listener on 127.0.0.1:P. Sorted.
+    pub callback_ports: Vec<u16>,
+    /// The container's connected subnets, blackholed in the jail.
+    pub outer_connected: Vec<Ipv4Net>,
+    /// The session's /etc/resolv.conf.
+    pub resolv_conf: String,
+    pub pasta: PastaPlan,
+    /// The launcher's ids.
+    pub uid: u32,
+    pub gid: u32,
+    /// The jail's user-namespace maps, as written to uid_map / gid_map:
+    /// see `id_map`.
+    pub uid_map: String,
+    pub gid_map: String,
+    /// How long pasta may take to configure the namespace.
+    pub setup_timeout: Duration,
+}
+
+impl JailPlan {
+    /// The launch inputs of the route plan.
+    pub fn route_inputs(&self) -> PlanInputs {
+        PlanInputs {
+            forwarder: self.forwarder,
+            allow_ip: self.allow_ip.clone(),
+            outer_connected: self.outer_connected.clone(),
+        }
+    }
+
+    pub fn has_relays(&self) -> bool {
+        !self.local_ports.is_empty() || !self.callback_ports.is_empty()
+    }
+}
+
+/// The plan for `config` on `host`. Pure.
+pub fn plan(config: &Config, host: &HostFacts) -> Result<JailPlan, JailError> {
+    let allow_ip = sorted(&config.allow_ip);
+    allow_ip.iter().try_for_each(|ip| check_allow_ip(*ip))?;
+    let local_ports = sorted(&config.local_ports);
+    let callback_ports = sorted(&config.callback_ports);
+    if local_ports.first() == Some(&0) || callback_ports.first() == Some(&0) {
+        return Err(JailError::BadPort);
+    }
+    if let Some(port) = local_ports.iter().find(|p| callback_ports.contains(p)) {
+        return Err(JailError::PortConflict { port: *port });
+    }
+    let forwarder = choose_forwarder(&host.outer_connected, &allow_ip)?;
+    Ok(JailPlan {
+        forwarder,
+        allow_ip,
+        local_ports,
+        callback_ports,
+        outer_connected: host.outer_connected.clone(),
+        resolv_conf: session_resolv_conf(&host.resolv_conf, forwarder),
+        pasta: PastaPlan { path: host.pasta.clone(), args: pasta_args(host.uid, forwarder) },
+        uid: host.uid,
+        gid: host.gid,
+        uid_map: id_map(host.uid),
+        gid_map: id_map(host.gid),
+        setup_timeout: Duration::from_secs(15),
+    })
+}
+
+/// The overflow id ("nobody").
+pub const NOBODY: u32 = 65534;
+
+/// The id the launcher's id has inside the jail's user namespace (what
+/// bwrap runs as): itself, except root, which is `nobody` there.
+pub fn inner_id(outer: u32) -> u32 {
+    if outer == 0 {
+        NOBODY
+    } else {
+        outer
+    }
+}
+
+/// The jail's id map for the launcher's id `outer` (one "inside outside 1"
+/// line). No id is 0 inside, so the holder, which has every capability in
+/// its namespace until it execs, keeps none after the exec of the sandbox
+/// (execve grants capabilities only to uid 0): bwrap's long-lived monitor
+/// process holds no capability over the jail's network.
+pub fn id_map(outer: u32) -> String {
+    format!("{} {outer} 1\n", inner_id(outer))
+}
+
+fn sorted<T: Ord + Clone>(items: &[T]) -> Vec<T> {
+    let mut v = items.to_vec();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// allowIp must name one unicast host (the config parser checks too;
+/// this is the jail's own guard).
+fn check_allow_ip(ip: Ipv4Addr) -> Result<(), JailError> {
+    let why = if ip.is_unspecified() {
+        "the unspecified address"
+    } else if ip.is_loopback() {
+        "loopback; use localPorts for container services"
+    } else if ip.is_multicast() {
+        "multicast"
+    } else if ip.is_broadcast() {
+        "broadcast"
+    } else {
+        return Ok(());
+    };
+    Err(JailError::BadAllowIp { ip, why: why.into() })
+}
+
+/// The first candidate outside every connected subnet and not allowed
+/// explicitly (which would make the forwarder shadow that address).
+fn choose_forwarder(connected: &[Ipv4Net], allow_ip: &[Ipv4Addr]) -> Result<Ipv4Addr, JailError> {
+    FORWARDER_CANDIDATES
+        .iter()
+        .copied()
+        .find(|c| !allow_ip.contains(c) && connected.iter().all(|n| !n.contains(*c)))
+        .ok_or_else(|| JailError::NoForwarderAddress {
+            candidates: FORWARDER_CANDIDATES.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// pasta's options (SPEC §4): configure the namespace, IPv4 only, no port
+/// forwarding in any direction, no gateway-to-loopback mapping, DNS
+/// through the forwarder, in the foreground (so it is our child and dies
+/// with us), errors on stderr (not only syslog). As root, `--runas 0` keeps pasta from dropping to `nobody`,
+/// which could not open the namespaces.
+pub fn pasta_args(uid: u32, forwarder: Ipv4Addr) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    if uid == 0 {
+        args.extend(["--runas".into(), "0".into()]);
+    }
+    let fixed = [
+        "--foreground", "--quiet", "--stderr", "--config-net", "--ipv4-only", "--no-map-gw",
+        "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--dns-forward",
+    ];
+    args.extend(fixed.iter().map(|s| s.to_string()));
+    args.push(forwarder.to_string());
+    args
+}
+
+/// The complete pasta argv for a namespace held by `holder`, reporting
+/// readiness through the pid file `pid_file`.
+pub fn pasta_argv(p: &PastaPlan, pid_file: &str, holder: i32) -> Vec<String> {
+    let mut argv = vec!["pasta".to_string()];
+    argv.extend(p.args.iter().cloned());
+    argv.extend(["--pid".into(), pid_file.into(), holder.to_string()]);
+    argv
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

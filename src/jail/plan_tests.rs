@@ -1,0 +1,116 @@
+use super::*;
+use crate::jail::host::UsernsFacts;
+
+fn facts(uid: u32, connected: &[&str]) -> HostFacts {
+    HostFacts {
+        pasta: "/usr/bin/passt".into(),
+        resolv_conf: "nameserver 10.255.255.53\nsearch corp.example\n".into(),
+        outer_connected: connected.iter().map(|c| c.parse().unwrap()).collect(),
+        uid,
+        gid: uid,
+        userns: UsernsFacts::default(),
+    }
+}
+
+fn config() -> Config {
+    Config {
+        allow_ip: vec![Ipv4Addr::new(192, 168, 1, 50), Ipv4Addr::new(10, 1, 2, 3), Ipv4Addr::new(10, 1, 2, 3)],
+        local_ports: vec![11434, 8080],
+        callback_ports: vec![1455],
+        ..Config::default()
+    }
+}
+
+#[test]
+fn the_whole_plan_as_root() {
+    let p = plan(&config(), &facts(0, &["172.17.0.0/16"])).unwrap();
+    assert_eq!(
+        p,
+        JailPlan {
+            forwarder: Ipv4Addr::new(192, 0, 2, 53),
+            allow_ip: vec![Ipv4Addr::new(10, 1, 2, 3), Ipv4Addr::new(192, 168, 1, 50)],
+            local_ports: vec![8080, 11434],
+            callback_ports: vec![1455],
+            outer_connected: vec!["172.17.0.0/16".parse().unwrap()],
+            resolv_conf: "# agent-sandbox egress jail: DNS goes through the jail's forwarder\n\
+                          search corp.example\nnameserver 192.0.2.53\n"
+                .into(),
+            pasta: PastaPlan {
+                path: "/usr/bin/passt".into(),
+                args: [
+                    "--runas", "0", "--foreground", "--quiet", "--stderr", "--config-net", "--ipv4-only",
+                    "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--dns-forward",
+                    "192.0.2.53",
+                ]
+                .map(String::from)
+                .to_vec(),
+            },
+            uid: 0,
+            gid: 0,
+            uid_map: "65534 0 1\n".into(),
+            gid_map: "65534 0 1\n".into(),
+            setup_timeout: Duration::from_secs(15),
+        }
+    );
+    assert_eq!(p.route_inputs().forwarder, p.forwarder);
+    assert!(p.has_relays());
+}
+
+#[test]
+fn a_user_keeps_its_id_and_pasta_does_not_get_runas() {
+    let p = plan(&Config::default(), &facts(1000, &[])).unwrap();
+    assert!(!p.pasta.args.iter().any(|a| a == "--runas"));
+    assert_eq!(p.uid_map, "1000 1000 1\n");
+    assert!(!p.has_relays());
+}
+
+#[test]
+fn pasta_argv_is_the_template_plus_pid_file_and_target() {
+    let p = plan(&Config::default(), &facts(0, &[])).unwrap();
+    let argv = pasta_argv(&p.pasta, "/proc/42/fd/7", 42);
+    assert_eq!(argv.first().map(String::as_str), Some("pasta"), "argv[0] selects pasta mode of the passt binary");
+    assert_eq!(argv[argv.len() - 3..], ["--pid", "/proc/42/fd/7", "42"]);
+    assert_eq!(argv[1..argv.len() - 3], p.pasta.args[..]);
+}
+
+#[test]
+fn the_forwarder_avoids_connected_subnets_and_allowed_addresses() {
+    // This VM's own network is 192.0.2.0/24.
+    let p = plan(&Config::default(), &facts(0, &["192.0.2.0/24"])).unwrap();
+    assert_eq!(p.forwarder, Ipv4Addr::new(198, 51, 100, 53));
+    assert!(p.resolv_conf.ends_with("nameserver 198.51.100.53\n"));
+    let cfg = Config { allow_ip: vec![Ipv4Addr::new(198, 51, 100, 53)], ..Config::default() };
+    let p = plan(&cfg, &facts(0, &["192.0.2.0/24"])).unwrap();
+    assert_eq!(p.forwarder, Ipv4Addr::new(203, 0, 113, 53));
+    let e = plan(&cfg, &facts(0, &["192.0.2.0/24", "203.0.113.0/24"])).unwrap_err();
+    assert!(matches!(e, JailError::NoForwarderAddress { .. }), "{e}");
+}
+
+#[test]
+fn a_port_in_both_lists_is_refused() {
+    let cfg = Config { local_ports: vec![1455], callback_ports: vec![1455], ..Config::default() };
+    let e = plan(&cfg, &facts(0, &[])).unwrap_err();
+    assert!(matches!(e, JailError::PortConflict { port: 1455 }), "{e}");
+}
+
+#[test]
+fn port_zero_is_refused() {
+    let cfg = Config { callback_ports: vec![0, 1455], ..Config::default() };
+    assert!(matches!(plan(&cfg, &facts(0, &[])), Err(JailError::BadPort)));
+}
+
+#[test]
+fn allow_ip_must_be_a_unicast_host() {
+    for bad in [[0, 0, 0, 0], [127, 0, 0, 1], [224, 0, 0, 1], [255, 255, 255, 255]] {
+        let cfg = Config { allow_ip: vec![Ipv4Addr::from(bad)], ..Config::default() };
+        let e = plan(&cfg, &facts(0, &[])).unwrap_err();
+        assert!(matches!(e, JailError::BadAllowIp { .. }), "{e}");
+    }
+}
+
+#[test]
+fn no_id_is_zero_inside_the_jail() {
+    assert_eq!(id_map(0), "65534 0 1\n");
+    assert_eq!(id_map(1000), "1000 1000 1\n");
+    assert_eq!(inner_id(0), NOBODY);
+}

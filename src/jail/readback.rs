@@ -1,0 +1,186 @@
+//! Converts rtnetlink dumps into the plan's normalised values (`Route`,
+//! `Rule`, `IfAddr`), keeping every attribute the plan does not model as
+//! `extra` so that it shows up as a difference. Pure: tests feed it
+//! fabricated messages.
+
+use super::net::Ipv4Net;
+use super::routes::{Family, IfAddr, Route, RouteKind, Rule, Scope};
+use netlink_packet_route::address::{AddressAttribute, AddressMessage};
+use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, RouteScope, RouteType};
+use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleMessage};
+use netlink_packet_route::AddressFamily;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// Interface index → name.
+pub(crate) type LinkNames = BTreeMap<u32, String>;
+
+fn link_name(names: &LinkNames, index: u32) -> String {
+    names.get(&index).cloned().unwrap_or_else(|| format!("if{index}"))
+}
+
+/// An IPv4 route message, normalised; `None` for other families.
+pub(crate) fn route_v4(msg: &RouteMessage, names: &LinkNames) -> Option<Route> {
+    if msg.header.address_family != AddressFamily::Inet {
+        return None;
+    }
+    let h = &msg.header;
+    let mut dst = Ipv4Addr::UNSPECIFIED;
+    let mut r = Route {
+        table: u32::from(h.table),
+        dst: Ipv4Net::default_route(),
+        kind: route_kind(h.kind),
+        gateway: None,
+        dev: None,
+        scope: route_scope(h.scope),
+        src: None,
+        metric: 0,
+        extra: header_extras(msg),
+    };
+    for attr in &msg.attributes {
+        match attr {
+            RouteAttribute::Destination(RouteAddress::Inet(a)) => dst = *a,
+            RouteAttribute::Gateway(RouteAddress::Inet(g)) => r.gateway = Some(*g),
+            RouteAttribute::PrefSource(RouteAddress::Inet(s)) => r.src = Some(*s),
+            RouteAttribute::Oif(i) => r.dev = Some(link_name(names, *i)),
+            RouteAttribute::Table(t) => r.table = *t,
+            RouteAttribute::Priority(p) => r.metric = *p,
+            RouteAttribute::CacheInfo(_) => {}
+            other => r.extra.push(format!("{other:?}")),
+        }
+    }
+    match Ipv4Net::new(dst, h.destination_prefix_length) {
+        Some(net) => r.dst = net,
+        None => r.extra.push(format!("bad prefix length {}", h.destination_prefix_length)),
+    }
+    Some(r)
+}
+
+/// Header fields the plan never uses (a source prefix, a TOS, flags).
+fn header_extras(msg: &RouteMessage) -> Vec<String> {
+    let h = &msg.header;
+    let mut extra = Vec::new();
+    if h.source_prefix_length != 0 {
+        extra.push(format!("from /{}", h.source_prefix_length));
+    }
+    if h.tos != 0 {
+        extra.push(format!("tos {}", h.tos));
+    }
+    if !h.flags.is_empty() {
+        extra.push(format!("flags {:?}", h.flags));
+    }
+    extra
+}
+
+fn route_kind(k: RouteType) -> RouteKind {
+    match k {
+        RouteType::Unicast => RouteKind::Unicast,
+        RouteType::Local => RouteKind::Local,
+        RouteType::Broadcast => RouteKind::Broadcast,
+        RouteType::BlackHole => RouteKind::Blackhole,
+        RouteType::Unreachable => RouteKind::Unreachable,
+        other => RouteKind::Other(u8::from(other)),
+    }
+}
+
+fn route_scope(s: RouteScope) -> Scope {
+    match s {
+        RouteScope::Universe => Scope::Universe,
+        RouteScope::Link => Scope::Link,
+        RouteScope::Host => Scope::Host,
+        other => Scope::Other(u8::from(other)),
+    }
+}
+
+/// The `RouteType` and `RouteScope` a planned route is installed with.
+pub(crate) fn route_type_of(kind: &RouteKind) -> RouteType {
+    match kind {
+        RouteKind::Unicast => RouteType::Unicast,
+        RouteKind::Local => RouteType::Local,
+        RouteKind::Broadcast => RouteType::Broadcast,
+        RouteKind::Blackhole => RouteType::BlackHole,
+        RouteKind::Unreachable => RouteType::Unreachable,
+        RouteKind::Other(n) => RouteType::from(*n),
+    }
+}
+
+pub(crate) fn route_scope_of(scope: &Scope) -> RouteScope {
+    match scope {
+        Scope::Universe => RouteScope::Universe,
+        Scope::Link => RouteScope::Link,
+        Scope::Host => RouteScope::Host,
+        Scope::Other(n) => RouteScope::from(*n),
+    }
+}
+
+/// Any IPv6 route, described for the difference list.
+pub(crate) fn describe_route(msg: &RouteMessage) -> String {
+    let dst = msg.attributes.iter().find_map(|a| match a {
+        RouteAttribute::Destination(d) => Some(format!("{d:?}")),
+        _ => None,
+    });
+    format!(
+        "{:?} {}/{} table {} {:?}",
+        msg.header.kind,
+        dst.unwrap_or_else(|| "default".into()),
+        msg.header.destination_prefix_length,
+        msg.header.table,
+        msg.attributes
+    )
+}
+
+/// A policy rule, normalised; everything but "lookup TABLE for all
+/// traffic at PRIORITY" goes into `extra`.
+pub(crate) fn rule(msg: &RuleMessage) -> Option<Rule> {
+    let h = &msg.header;
+    let family = match h.family {
+        AddressFamily::Inet => Family::V4,
+        AddressFamily::Inet6 => Family::V6,
+        _ => return None,
+    };
+    let mut r = Rule { family, priority: 0, table: u32::from(h.table), extra: vec![] };
+    if h.action != RuleAction::ToTable {
+        r.extra.push(format!("action {:?}", h.action));
+    }
+    if h.dst_len != 0 || h.src_len != 0 || h.tos != 0 {
+        r.extra.push(format!("selector dst/{} src/{} tos {}", h.dst_len, h.src_len, h.tos));
+    }
+    if !h.flags.is_empty() {
+        r.extra.push(format!("flags {:?}", h.flags));
+    }
+    for attr in &msg.attributes {
+        match attr {
+            RuleAttribute::Priority(p) => r.priority = *p,
+            RuleAttribute::Table(t) => r.table = *t,
+            RuleAttribute::Protocol(_) => {}
+            // The kernel reports "no suppression" as all ones.
+            RuleAttribute::SuppressPrefixLen(u32::MAX) | RuleAttribute::SuppressIfGroup(u32::MAX) => {}
+            other => r.extra.push(format!("{other:?}")),
+        }
+    }
+    Some(r)
+}
+
+/// An address: IPv4 as `IfAddr`, anything else described.
+pub(crate) fn address(msg: &AddressMessage, names: &LinkNames) -> Result<IfAddr, String> {
+    let dev = link_name(names, msg.header.index);
+    let local = msg.attributes.iter().find_map(|a| match a {
+        AddressAttribute::Local(ip) => Some(*ip),
+        _ => None,
+    });
+    let addr = local.or_else(|| {
+        msg.attributes.iter().find_map(|a| match a {
+            AddressAttribute::Address(ip) => Some(*ip),
+            _ => None,
+        })
+    });
+    match addr {
+        Some(IpAddr::V4(a)) => Ok(IfAddr { dev, addr: a, prefix: msg.header.prefix_len }),
+        Some(IpAddr::V6(a)) => Err(format!("{a}/{} dev {dev}", msg.header.prefix_len)),
+        None => Err(format!("address without IP on {dev}: {:?}", msg.attributes)),
+    }
+}
+
+#[cfg(test)]
+#[path = "readback_tests.rs"]
+mod tests;

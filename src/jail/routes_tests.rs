@@ -1,0 +1,150 @@
+use super::*;
+use std::net::Ipv4Addr;
+
+fn net(s: &str) -> Ipv4Net {
+    s.parse().unwrap()
+}
+
+fn ip(s: &str) -> Ipv4Addr {
+    s.parse().unwrap()
+}
+
+/// What pasta configures in a typical devcontainer: eth0 172.17.0.2/16,
+/// gateway 172.17.0.1 (itself inside 172.16/12).
+fn docker_observed() -> Observed {
+    Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("172.17.0.2"), 16)], gateway: ip("172.17.0.1") }
+}
+
+fn inputs() -> PlanInputs {
+    PlanInputs {
+        forwarder: ip("192.0.2.53"),
+        allow_ip: vec![ip("10.1.2.3"), ip("192.168.1.50")],
+        outer_connected: vec![net("172.17.0.0/16"), net("172.18.0.0/16")],
+    }
+}
+
+#[test]
+fn the_whole_plan_for_a_docker_container() {
+    let plan = net_plan(&docker_observed(), &inputs());
+    let main: Vec<String> = plan.main.iter().map(|r| r.to_string()).collect();
+    assert_eq!(
+        main,
+        [
+            // Without a gateway, sorted by destination.
+            "table main Blackhole 10.0.0.0/8 scope Universe",
+            "table main Blackhole 100.64.0.0/10 scope Universe",
+            "table main Blackhole 168.63.129.16/32 scope Universe",
+            "table main Unreachable 169.254.0.0/16 scope Universe",
+            "table main Blackhole 172.16.0.0/12 scope Universe",
+            "table main Blackhole 172.17.0.0/16 scope Universe",
+            "table main Unicast 172.17.0.1/32 dev eth0 scope Link",
+            "table main Blackhole 172.18.0.0/16 scope Universe",
+            "table main Blackhole 192.168.0.0/16 scope Universe",
+            // Via the gateway, sorted by destination.
+            "table main Unicast 0.0.0.0/0 via 172.17.0.1 dev eth0 scope Universe",
+            "table main Unicast 10.1.2.3/32 via 172.17.0.1 dev eth0 scope Universe",
+            "table main Unicast 192.0.2.53/32 via 172.17.0.1 dev eth0 scope Universe",
+            "table main Unicast 192.168.1.50/32 via 172.17.0.1 dev eth0 scope Universe",
+        ]
+    );
+    let local: Vec<String> = plan.local.iter().map(|r| r.to_string()).collect();
+    assert_eq!(
+        local,
+        [
+            "table local Local 127.0.0.0/8 dev lo scope Host src 127.0.0.1",
+            "table local Local 127.0.0.1/32 dev lo scope Host src 127.0.0.1",
+            "table local Broadcast 127.255.255.255/32 dev lo scope Link src 127.0.0.1",
+            "table local Local 172.17.0.2/32 dev eth0 scope Host src 172.17.0.2",
+            "table local Broadcast 172.17.255.255/32 dev eth0 scope Link src 172.17.0.2",
+        ]
+    );
+    let optional: Vec<String> = plan.local_optional.iter().map(|r| r.to_string()).collect();
+    assert_eq!(
+        optional,
+        [
+            "table local Broadcast 127.0.0.0/32 dev lo scope Link src 127.0.0.1",
+            "table local Broadcast 172.17.0.0/32 dev eth0 scope Link src 172.17.0.2",
+        ]
+    );
+    assert_eq!(plan.rules, default_rules());
+    assert_eq!(plan.links, ["eth0", "lo"]);
+    assert_eq!(plan.addrs, [IfAddr::new("eth0", ip("172.17.0.2"), 16), IfAddr::new("lo", Ipv4Addr::LOCALHOST, 8)]);
+}
+
+#[test]
+fn install_order_puts_the_gateway_route_before_routes_through_it() {
+    let plan = net_plan(&docker_observed(), &inputs());
+    let first_via = plan.main.iter().position(Route::needs_gateway).unwrap();
+    let gw = plan.main.iter().position(|r| r.dst == Ipv4Net::host(ip("172.17.0.1"))).unwrap();
+    assert!(gw < first_via);
+    assert!(plan.main[first_via..].iter().all(Route::needs_gateway));
+}
+
+#[test]
+fn every_blocked_range_and_connected_subnet_is_in_the_plan() {
+    let plan = net_plan(&docker_observed(), &inputs());
+    for (range, _) in blocked_ranges() {
+        assert!(plan.main.iter().any(|r| r.dst == range && r.gateway.is_none() && r.dev.is_none()), "{range}");
+    }
+    for c in inputs().outer_connected {
+        assert!(plan.main.iter().any(|r| r.dst == c && r.kind == RouteKind::Blackhole), "{c}");
+    }
+}
+
+#[test]
+fn a_specific_allow_or_gateway_wins_over_a_block_of_the_same_prefix() {
+    // Azure wireserver allowed explicitly; a link-local gateway (as some
+    // Kubernetes CNIs use); a /32 connected "subnet" equal to the gateway.
+    let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("10.0.0.5"), 32)], gateway: ip("169.254.1.1") };
+    let inputs = PlanInputs {
+        forwarder: ip("192.0.2.53"),
+        allow_ip: vec![ip("168.63.129.16")],
+        outer_connected: vec![net("169.254.1.1/32")],
+    };
+    let plan = net_plan(&obs, &inputs);
+    let find = |d: &str| plan.main.iter().filter(|r| r.dst == net(d)).collect::<Vec<_>>();
+    assert_eq!(find("168.63.129.16/32"), [&Route::via(net("168.63.129.16/32"), ip("169.254.1.1"), "eth0")]);
+    assert_eq!(find("169.254.1.1/32"), [&Route::on_link(net("169.254.1.1/32"), "eth0")]);
+    assert_eq!(find("169.254.0.0/16")[0].kind, RouteKind::Unreachable);
+    // A /32 address has no connected subnet to block.
+    assert!(find("10.0.0.5/32").is_empty());
+    // Destinations are unique (the kernel refuses duplicates).
+    let mut dsts: Vec<_> = plan.main.iter().map(|r| r.dst).collect();
+    dsts.dedup();
+    assert_eq!(dsts.len(), plan.main.len());
+}
+
+#[test]
+fn a_connected_subnet_equal_to_a_private_range_is_blocked_once() {
+    let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("10.1.1.1"), 8)], gateway: ip("10.0.0.1") };
+    let plan = net_plan(&obs, &PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![], outer_connected: vec![] });
+    assert_eq!(plan.main.iter().filter(|r| r.dst == net("10.0.0.0/8")).count(), 1);
+}
+
+fn snapshot_with(routes: Vec<Route>, links: &[&str], addrs: Vec<IfAddr>) -> Snapshot {
+    Snapshot { links: links.iter().map(|s| s.to_string()).collect(), addrs, routes, ..Snapshot::default() }
+}
+
+#[test]
+fn observe_reads_interface_addresses_and_gateway() {
+    let default = Route::via(Ipv4Net::default_route(), ip("172.17.0.1"), "eth0");
+    let snap = snapshot_with(
+        vec![default, Route::on_link(net("172.17.0.0/16"), "eth0")],
+        &["eth0", "lo"],
+        vec![IfAddr::new("lo", Ipv4Addr::LOCALHOST, 8), IfAddr::new("eth0", ip("172.17.0.2"), 16)],
+    );
+    assert_eq!(observe(&snap), Ok(docker_observed()));
+}
+
+#[test]
+fn observe_refuses_what_it_cannot_plan_for() {
+    let addr = vec![IfAddr::new("eth0", ip("172.17.0.2"), 16)];
+    let snap = snapshot_with(vec![], &["eth0", "lo"], addr.clone());
+    assert_eq!(observe(&snap), Err(ObserveError::NoGateway));
+    let snap = snapshot_with(vec![], &["lo"], vec![]);
+    assert_eq!(observe(&snap), Err(ObserveError::Interfaces(vec![])));
+    let snap = snapshot_with(vec![], &["eth0", "eth1", "lo"], addr);
+    assert_eq!(observe(&snap), Err(ObserveError::Interfaces(vec!["eth0".into(), "eth1".into()])));
+    let snap = snapshot_with(vec![], &["eth0", "lo"], vec![]);
+    assert_eq!(observe(&snap), Err(ObserveError::NoAddress("eth0".into())));
+}

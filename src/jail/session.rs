@@ -1,0 +1,352 @@
+//! `run_jailed`: the launcher's side of a jailed session. It starts the
+//! holder, pasta and the relays in the fixed order, waits for the session,
+//! forwards signals to it, and stops every helper on every path.
+//!
+//! Order (security-relevant, SPEC §4):
+//! 1. signals blocked (read from a signalfd) before any child exists;
+//! 2. holder: new user + net namespace, its id maps, IPv6 off;
+//! 3. pasta attached from outside; wait for its pid file (= configured);
+//! 4. the holder locks the routes and reads them back; a difference stops
+//!    the launch;
+//! 5. relays up (if any ports), then the holder execs the sandbox;
+//! 6. wait: forward signals; the session's status is the exit code;
+//! 7. every path: kill and reap the holder, pasta and the relay (and the
+//!    zombies pasta leaves: the launcher adopts orphans meanwhile).
+
+use super::error::JailError;
+use super::holder::{self, Heard, Holder, Report, Step};
+use super::host::{current_userns_facts, userns_diagnosis};
+use super::lock::Failure;
+use super::pasta::{self, ReadyPipe};
+use super::plan::JailPlan;
+use super::relay::{self, RelaySpec};
+use super::routes::ObserveError;
+use super::sys::{signal_status, wait_fd, Event, Signals, Subreaper};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::signalfd::siginfo;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::time::Instant;
+
+/// `si_code` of signals the kernel sends itself (e.g. the terminal's
+/// Ctrl-C to the whole foreground process group, the session included).
+const SI_KERNEL: i32 = 0x80;
+
+/// Runs the session inside the jail. `exec_inner` is called in the holder,
+/// inside the locked namespace, and must exec the sandbox; it returns only
+/// on error. Returns the launcher's exit code: the session's status, or
+/// 128+N after signal N (also when a signal stops the launch).
+pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
+    let signals = Signals::block()?;
+    let orphans = Subreaper::adopt_orphans();
+    let mut kids = Kids::default();
+    let result = run(plan, exec_inner, &signals, &mut kids);
+    let t = Instant::now();
+    kids.stop_all();
+    orphans.sweep();
+    tracing::debug!("egress jail: helpers stopped in {:?}", t.elapsed());
+    match result {
+        Ok(code) => Ok(code),
+        Err(Stop::Signal(n)) => Ok(signal_status(n)),
+        Err(Stop::Error(e)) => Err(e),
+    }
+}
+
+/// Why the launch or the session stopped early.
+enum Stop {
+    Signal(i32),
+    Error(JailError),
+}
+
+impl From<JailError> for Stop {
+    fn from(e: JailError) -> Self {
+        Stop::Error(e)
+    }
+}
+
+/// The helpers of one session; all of them are killed and reaped at the
+/// end, whatever happened.
+#[derive(Default)]
+struct Kids {
+    holder: Option<Pid>,
+    pasta: Option<Pid>,
+    pasta_stderr: Option<OwnedFd>,
+    relay: Option<Pid>,
+    factory: Option<Pid>,
+    /// Exit statuses of helpers reaped early.
+    exited: Vec<WaitStatus>,
+}
+
+impl Kids {
+    /// Reaps whichever helper exited, without blocking.
+    fn reap(&mut self) {
+        for pid in [self.holder, self.pasta, self.relay, self.factory].into_iter().flatten() {
+            if let Ok(st) = waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                if st != WaitStatus::StillAlive {
+                    self.exited.push(st);
+                    self.forget(pid);
+                }
+            }
+        }
+    }
+
+    fn forget(&mut self, pid: Pid) {
+        for slot in [&mut self.holder, &mut self.pasta, &mut self.relay, &mut self.factory] {
+            if *slot == Some(pid) {
+                *slot = None;
+            }
+        }
+    }
+
+    fn status_of(&self, pid: Pid) -> Option<WaitStatus> {
+        self.exited.iter().copied().find(|st| st.pid() == Some(pid))
+    }
+
+    fn stop_all(&mut self) {
+        // All killed first, then reaped: they die in parallel (pasta's
+        // death is the slow one: the kernel removes its tap device).
+        let pids: Vec<Pid> = [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.pasta]
+            .into_iter()
+            .filter_map(|slot| slot.take())
+            .collect();
+        for pid in &pids {
+            let _ = kill(*pid, Signal::SIGKILL);
+        }
+        for pid in pids {
+            let _ = waitpid(pid, None);
+        }
+        self.pasta_stderr = None;
+    }
+}
+
+impl Drop for Kids {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+fn run(
+    plan: &JailPlan,
+    exec_inner: &mut dyn FnMut() -> std::io::Error,
+    signals: &Signals,
+    kids: &mut Kids,
+) -> Result<i32, Stop> {
+    let start = Instant::now();
+    let deadline = start + plan.setup_timeout;
+    let step = |what: &str| tracing::debug!("egress jail: {what} after {:?}", start.elapsed());
+    // 2. The holder and its namespaces.
+    let ready = ReadyPipe::new()?;
+    let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
+    let holder = holder::spawn(&plan.route_inputs(), maps, signals, exec_inner)?;
+    kids.holder = Some(holder.pid);
+    let pid_fd = ready.write.as_raw_fd();
+    drop(ready.write);
+    expect(&holder, signals, kids, deadline, Want::Ready, plan)?;
+    step("namespaces ready");
+    // 3. pasta.
+    let p = pasta::spawn(&plan.pasta, holder.pid, pid_fd)?;
+    kids.pasta = Some(p.pid);
+    kids.pasta_stderr = p.stderr;
+    await_pasta(&ready.read, signals, kids, deadline, plan)?;
+    drop(ready.read);
+    step("pasta attached");
+    // 4. The route lock.
+    holder.send(Step::Lock)?;
+    expect(&holder, signals, kids, deadline, Want::Locked, plan)?;
+    step("routes locked");
+    // 5. Relays, then the sandbox.
+    if plan.has_relays() {
+        start_relay(plan, holder.pid, signals, kids, deadline)?;
+    }
+    holder.send(Step::Go)?;
+    expect(&holder, signals, kids, deadline, Want::Exec, plan)?;
+    step("sandbox started");
+    // 6. The session.
+    let code = wait_session(holder.pid, signals, kids);
+    step("session ended");
+    code
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Want {
+    Ready,
+    Locked,
+    /// The channel closes: the sandbox exec succeeded.
+    Exec,
+}
+
+/// Waits for the holder's next step.
+fn expect(holder: &Holder, signals: &Signals, kids: &mut Kids, deadline: Instant, want: Want, plan: &JailPlan) -> Result<(), Stop> {
+    loop {
+        let got = match holder.hear(signals, deadline)? {
+            Heard::Report(Report::Failed(f)) => return Err(failure(f, plan).into()),
+            Heard::Report(Report::Ready) => Want::Ready,
+            Heard::Report(Report::Locked { routes }) => {
+                tracing::debug!("egress jail: routes locked ({routes} main-table routes)");
+                Want::Locked
+            }
+            Heard::Closed => Want::Exec,
+            Heard::Signal(info) => {
+                on_setup_signal(&info, kids)?;
+                continue;
+            }
+            Heard::Timeout => return Err(JailError::Timeout { what: "the namespace holder", secs: plan.setup_timeout.as_secs() }.into()),
+        };
+        if got == want {
+            return Ok(());
+        }
+        return Err(holder_gone(holder.pid, kids, want).into());
+    }
+}
+
+/// The holder stopped talking out of turn (it died).
+fn holder_gone(pid: Pid, kids: &mut Kids, want: Want) -> JailError {
+    kids.reap();
+    let status = kids.status_of(pid).map(|s| format!("{s:?}")).unwrap_or_else(|| "no status".into());
+    JailError::RouteLock { step: format!("waiting for the holder ({want:?})"), message: format!("the holder exited: {status}") }
+}
+
+/// A signal during setup: a child exit is checked, anything else stops
+/// the launch (nothing runs yet to forward it to).
+fn on_setup_signal(info: &siginfo, kids: &mut Kids) -> Result<(), Stop> {
+    if info.ssi_signo != Signal::SIGCHLD as u32 {
+        return Err(Stop::Signal(info.ssi_signo as i32));
+    }
+    let pasta = kids.pasta;
+    let relay = [kids.relay, kids.factory];
+    kids.reap();
+    if let Some(st) = pasta.and_then(|p| kids.status_of(p)) {
+        let stderr = pasta::read_stderr(kids.pasta_stderr.take());
+        let detail = if stderr.is_empty() { format!("pasta exited ({st:?})") } else { stderr };
+        return Err(pasta::attach_error(detail).into());
+    }
+    if let Some(st) = relay.into_iter().flatten().find_map(|p| kids.status_of(p)) {
+        return Err(JailError::Relay { message: format!("the relay exited during setup ({st:?})") }.into());
+    }
+    Ok(())
+}
+
+/// Waits for pasta's pid line: the namespace is configured.
+fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Instant, plan: &JailPlan) -> Result<(), Stop> {
+    let mut line = Vec::new();
+    loop {
+        match wait_fd(Some(read.as_fd()), signals, Some(deadline))? {
+            Event::Ready => match pasta::read_ready(read, &mut line) {
+                Some(true) => return Ok(()),
+                Some(false) => return Err(JailError::PastaAttach {
+                    detail: "the namespace holder exited before pasta was ready".into(),
+                    fix: "retry; report it if it persists".into(),
+                }
+                .into()),
+                None => {}
+            },
+            Event::Signal(info) => on_setup_signal(&info, kids)?,
+            Event::Timeout => return Err(JailError::PastaTimeout { secs: plan.setup_timeout.as_secs() }.into()),
+        }
+    }
+}
+
+fn start_relay(plan: &JailPlan, holder: Pid, signals: &Signals, kids: &mut Kids, deadline: Instant) -> Result<(), Stop> {
+    let open = |ns: &str| -> Result<OwnedFd, JailError> {
+        let f = std::fs::File::open(format!("/proc/{holder}/ns/{ns}")).map_err(|e| JailError::sys("opening the jail's namespaces", e))?;
+        Ok(OwnedFd::from(f))
+    };
+    let (ns_user, ns_net) = (open("user")?, open("net")?);
+    let spec = RelaySpec { ns_user: &ns_user, ns_net: &ns_net, local_ports: &plan.local_ports, callback_ports: &plan.callback_ports };
+    let r = relay::spawn(&spec)?;
+    kids.relay = Some(r.pid);
+    kids.factory = Some(r.factory);
+    loop {
+        match wait_fd(Some(r.ready.as_fd()), signals, Some(deadline))? {
+            Event::Ready => {
+                let mut b = [0u8; 1];
+                return match nix::unistd::read(r.ready.as_raw_fd(), &mut b) {
+                    Ok(1) => Ok(()),
+                    _ => Err(JailError::Relay { message: "the relay could not open its listeners".into() }.into()),
+                };
+            }
+            Event::Signal(info) => on_setup_signal(&info, kids)?,
+            Event::Timeout => return Err(JailError::Timeout { what: "the loopback relay", secs: plan.setup_timeout.as_secs() }.into()),
+        }
+    }
+}
+
+/// Step 6: until the session ends, forward signals sent to the launcher
+/// (the terminal's own signals already reached the session), log pasta's
+/// complaints, and return the session's status.
+fn wait_session(holder: Pid, signals: &Signals, kids: &mut Kids) -> Result<i32, Stop> {
+    loop {
+        // The holder may have been reaped already, while the launch waited
+        // for its exec.
+        if let Some(st) = kids.status_of(holder) {
+            return Ok(exit_code(st));
+        }
+        let stderr = kids.pasta_stderr.as_ref().map(|f| f.as_fd());
+        match wait_fd(stderr, signals, None)? {
+            Event::Ready => drain_pasta(kids),
+            Event::Timeout => {}
+            Event::Signal(info) if info.ssi_signo == Signal::SIGCHLD as u32 => {
+                let (pasta, relay) = (kids.pasta, kids.relay.and(kids.factory));
+                kids.reap();
+                if pasta.is_some() && kids.pasta.is_none() {
+                    tracing::warn!("egress jail: pasta exited; the session has no network any more");
+                }
+                if relay.is_some() && (kids.relay.is_none() || kids.factory.is_none()) {
+                    tracing::warn!("egress jail: the loopback relay exited; relayed ports no longer answer");
+                }
+            }
+            Event::Signal(info) => {
+                if info.ssi_code != SI_KERNEL {
+                    if let Ok(sig) = Signal::try_from(info.ssi_signo as i32) {
+                        let _ = kill(holder, sig);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Logs what pasta wrote; stops watching at EOF.
+fn drain_pasta(kids: &mut Kids) {
+    let Some(fd) = kids.pasta_stderr.as_ref() else { return };
+    let mut buf = [0u8; 4096];
+    match nix::unistd::read(fd.as_raw_fd(), &mut buf) {
+        Ok(0) | Err(_) => kids.pasta_stderr = None,
+        Ok(n) => {
+            let text = pasta::meaningful_lines(&String::from_utf8_lossy(&buf[..n]));
+            if !text.is_empty() {
+                tracing::warn!("egress jail: pasta: {text}");
+            }
+        }
+    }
+}
+
+fn exit_code(st: WaitStatus) -> i32 {
+    match st {
+        WaitStatus::Exited(_, code) => code,
+        WaitStatus::Signaled(_, sig, _) => signal_status(sig as i32),
+        _ => 1,
+    }
+}
+
+/// The holder's failure as the launcher's error.
+fn failure(f: Failure, plan: &JailPlan) -> JailError {
+    match f {
+        Failure::Unshare { errno } => {
+            let (cause, fix) = userns_diagnosis(&current_userns_facts(), plan.uid, errno);
+            JailError::UserNamespaces { cause, fix }
+        }
+        Failure::IdMaps { errno, message } => {
+            let (cause, fix) = userns_diagnosis(&current_userns_facts(), plan.uid, errno);
+            JailError::UserNamespaces { cause: format!("writing the jail's id maps failed ({message}); {cause}"), fix }
+        }
+        Failure::Ipv6 { message } => JailError::RouteLock { step: "switching IPv6 off".into(), message },
+        Failure::Netlink { step, message } => JailError::RouteLock { step, message },
+        Failure::Observe(ObserveError::NoGateway) => JailError::NoNetwork { why: "pasta found no default route".into() },
+        Failure::Observe(ObserveError::NoAddress(dev)) => JailError::NoNetwork { why: format!("{dev} has no IPv4 address") },
+        Failure::Observe(ObserveError::Interfaces(l)) => JailError::NoNetwork { why: format!("expected one interface from pasta, found {l:?}") },
+        Failure::Unexpected(differences) => JailError::UnexpectedNetwork { differences },
+        Failure::Exec { message } => JailError::Exec { message },
+    }
+}

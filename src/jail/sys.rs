@@ -1,0 +1,193 @@
+//! Small process plumbing shared by the launcher side of the jail: forking
+//! a child that runs a closure, dying with the parent, waiting on a file
+//! descriptor while watching signals, and the launcher's signal mask.
+//! No policy here.
+
+use super::error::{errno, JailError};
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
+use nix::sys::signalfd::{siginfo, SfdFlags, SignalFd};
+use nix::unistd::{ForkResult, Pid};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::{Duration, Instant};
+
+/// Signals the launcher receives through its signalfd: the ones it
+/// forwards to the session, plus SIGCHLD.
+pub(crate) const FORWARDED: &[Signal] = &[
+    Signal::SIGINT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+];
+
+/// Forks; the child runs `child` and exits with its status without
+/// returning into the caller (no destructors, no stdio flush).
+pub(crate) fn fork_child(step: &'static str, child: impl FnOnce() -> i32) -> Result<Pid, JailError> {
+    // SAFETY: the launcher is single-threaded (the seam's contract), so the
+    // child is a complete copy; it runs `child` and leaves via `_exit`,
+    // never unwinding into the parent's frames.
+    match unsafe { nix::unistd::fork() }.map_err(|e| JailError::sys(step, errno(e)))? {
+        ForkResult::Parent { child } => Ok(child),
+        ForkResult::Child => {
+            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(101);
+            // SAFETY: _exit ends the child without running the parent's
+            // atexit handlers or flushing its copied stdio buffers.
+            unsafe { libc::_exit(code) }
+        }
+    }
+}
+
+/// In a child: receive SIGKILL when the parent dies, and fail if it is
+/// already gone (the race between fork and prctl).
+pub(crate) fn die_with_parent(parent: Pid) -> Result<(), Errno> {
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+    if nix::unistd::getppid() != parent {
+        return Err(Errno::ESRCH);
+    }
+    Ok(())
+}
+
+/// The launcher's signals: blocked while the jail runs and read from a
+/// signalfd; the previous mask comes back on drop (and in children
+/// before they exec).
+pub(crate) struct Signals {
+    fd: SignalFd,
+    old: SigSet,
+    /// The caller's SIGCHLD action (SIG_IGN would make the kernel reap our
+    /// children before we learn their status).
+    old_chld: SigAction,
+}
+
+impl Signals {
+    pub(crate) fn block() -> Result<Signals, JailError> {
+        let mut set = SigSet::empty();
+        FORWARDED.iter().for_each(|s| set.add(*s));
+        set.add(Signal::SIGCHLD);
+        let mut old = SigSet::empty();
+        nix::sys::signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
+            .map_err(|e| JailError::sys("blocking signals", errno(e)))?;
+        let flags = SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK;
+        let fd = SignalFd::with_flags(&set, flags).map_err(|e| JailError::sys("signalfd", errno(e)))?;
+        let dfl = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+        // SAFETY: installs the default action, no handler code runs.
+        let old_chld = unsafe { sigaction(Signal::SIGCHLD, &dfl) }.map_err(|e| JailError::sys("sigaction", errno(e)))?;
+        Ok(Signals { fd, old, old_chld })
+    }
+
+    /// In a forked child, before exec: the launcher's original mask and
+    /// SIGCHLD action.
+    pub(crate) fn restore_in_child(&self) {
+        self.restore();
+    }
+
+    fn restore(&self) {
+        // SAFETY: puts back the action the caller had installed.
+        let _ = unsafe { sigaction(Signal::SIGCHLD, &self.old_chld) };
+        let _ = nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&self.old), None);
+    }
+
+    /// The next pending signal, if any.
+    pub(crate) fn next(&self) -> Option<siginfo> {
+        self.fd.read_signal().ok().flatten()
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        // Signals that arrived while blocked stay pending in the signalfd's
+        // queue of the process; drain ours so none is delivered late.
+        while self.next().is_some() {}
+        self.restore();
+    }
+}
+
+/// What ended a wait.
+pub(crate) enum Event {
+    /// The watched descriptor is readable (or hung up).
+    Ready,
+    /// A signal arrived.
+    Signal(siginfo),
+    /// The deadline passed.
+    Timeout,
+}
+
+/// Waits until `fd` is readable, a signal arrives or `deadline` passes.
+pub(crate) fn wait_fd(fd: Option<BorrowedFd<'_>>, signals: &Signals, deadline: Option<Instant>) -> Result<Event, JailError> {
+    loop {
+        if let Some(info) = signals.next() {
+            return Ok(Event::Signal(info));
+        }
+        let timeout = match deadline {
+            None => PollTimeout::NONE,
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                None => return Ok(Event::Timeout),
+                Some(left) => millis(left),
+            },
+        };
+        let mut fds = vec![PollFd::new(signals.fd.as_fd(), PollFlags::POLLIN)];
+        if let Some(fd) = fd {
+            fds.push(PollFd::new(fd, PollFlags::POLLIN));
+        }
+        match poll(&mut fds, timeout) {
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(e) => return Err(JailError::sys("poll", errno(e))),
+        }
+        let ready = fds.get(1).and_then(|p| p.revents()).is_some_and(|r| !r.is_empty());
+        if ready {
+            return Ok(Event::Ready);
+        }
+    }
+}
+
+fn millis(d: Duration) -> PollTimeout {
+    let ms = d.as_millis().clamp(1, i32::MAX as u128) as i32;
+    PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
+}
+
+/// The launcher as child subreaper while the jail runs: pasta leaves
+/// zombie helper processes behind, and when pasta is killed they would be
+/// handed to the container's pid 1, which in many containers never reaps.
+/// Adopted orphans are reaped at the end; the previous setting and the
+/// launcher's own earlier children are left alone.
+pub(crate) struct Subreaper {
+    was: bool,
+    earlier: Vec<i32>,
+}
+
+impl Subreaper {
+    pub(crate) fn adopt_orphans() -> Subreaper {
+        let was = nix::sys::prctl::get_child_subreaper().unwrap_or(false);
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+        Subreaper { was, earlier: children() }
+    }
+
+    /// Reaps every adopted child that has exited.
+    pub(crate) fn sweep(&self) {
+        for pid in children().into_iter().filter(|p| !self.earlier.contains(p)) {
+            let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), Some(nix::sys::wait::WaitPidFlag::WNOHANG));
+        }
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        self.sweep();
+        let _ = nix::sys::prctl::set_child_subreaper(self.was);
+    }
+}
+
+/// The launcher's children (it is single-threaded: its pid is its only
+/// thread); empty where the kernel does not list children.
+fn children() -> Vec<i32> {
+    let me = nix::unistd::getpid();
+    let list = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")).unwrap_or_default();
+    list.split_whitespace().filter_map(|p| p.parse().ok()).collect()
+}
+
+/// The shell convention for a signal's exit status.
+pub(crate) fn signal_status(signo: i32) -> i32 {
+    128 + signo
+}
