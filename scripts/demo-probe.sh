@@ -25,5 +25,6 @@ echo "network"
 if [ -r /etc/resolv.conf ]; then say "resolver" "$(awk '/^nameserver/{print $2; exit}' /etc/resolv.conf)"; fi
 if command -v ip >/dev/null; then
   yesno "change a route" 'ip route add blackhole 203.0.113.7/32' "ALLOWED" "denied"
-  say "routes" "$(ip -4 route show 2>/dev/null | awk '{print $1, $2}' | tr '\n' ',' | sed 's/,$//')"
+  echo "  routes (internal ranges blackholed, read back before start):"
+  ip -4 route show 2>/dev/null | sed 's/ proto static//; s/^/    /'
 fi

@@ -16,3 +16,7 @@ cd "$demo/project"
 echo
 echo "A session in $demo/project (DEMO_SECRET is set outside):"
 DEMO_SECRET=hunter2 agent-sandbox run -- sh -c "$(cat "$OLDPWD/scripts/demo-probe.sh")"
+
+echo
+echo "The full check battery, run inside a real session (agent-sandbox verify):"
+agent-sandbox verify
