@@ -62,8 +62,12 @@ pub fn find_in(name: &str, dirs: &[&str], fix: &str) -> Result<PathBuf, SysbinEr
         // Resolve symlinks (e.g. /bin -> /usr/bin) so the trust check
         // covers the file that will really run.
         let Ok(real) = std::fs::canonicalize(&candidate) else { continue };
-        if real.is_file() {
+        let Ok(meta) = std::fs::metadata(&real) else { continue };
+        if meta.is_file() {
             check_trusted(&real)?;
+            if meta.mode() & 0o111 == 0 {
+                return Err(SysbinError::Untrusted { path: real, why: format!("it is not executable; {fix}") });
+            }
             return Ok(real);
         }
     }

@@ -15,6 +15,8 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// One per test: a test holding two would deadlock against an exclusive
+/// one (see `TestDir::exclusive`); use `TestDir::workspace` for more.
 fn setup(tag: &str) -> TestDir {
     require_root();
     require_bwrap();
@@ -184,16 +186,18 @@ fn home_is_empty_except_the_agents_own_state() {
     assert_eq!(out.get("keyring"), "1", "~/.local/share/keyrings is visible inside\n{out}");
     assert_eq!(out.get("writeback"), "0", "{out}");
     assert_eq!(out.get("listing"), "0", "the outer home's entries are listed inside\n{out}");
-    assert_eq!(std::fs::read_to_string(&written_back).unwrap(), "inside\n", "agent state written inside did not persist");
+    assert_eq!(
+        std::fs::read_to_string(&written_back).unwrap(),
+        "inside\n",
+        "agent state written inside did not persist"
+    );
 
     // The other way round for codex.
-    let out = Launcher::new(&td.ws())
-        .agent("codex")
-        .sh(&format!(
-            "echo codex=$(cat {} 2>/dev/null); cat {} 2>/dev/null; echo claude=$?",
-            codex_state.path.display(),
-            claude_state.path.display()
-        ));
+    let out = Launcher::new(&td.ws()).agent("codex").sh(&format!(
+        "echo codex=$(cat {} 2>/dev/null); cat {} 2>/dev/null; echo claude=$?",
+        codex_state.path.display(),
+        claude_state.path.display()
+    ));
     out.assert_ok();
     assert_eq!(out.get("codex"), "codex-state", "~/.codex is not bound back for --agent codex\n{out}");
     assert_eq!(out.get("claude"), "1", "~/.claude is visible to --agent codex\n{out}");
@@ -215,12 +219,10 @@ fn credential_dotfiles_and_system_secrets_read_empty() {
         let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
         assert!(len > 0, "{f} is empty or missing outside; the test needs a real one (install the passwd package)");
     }
-    let out = Launcher::new(&td.ws()).sh(
-        "for f in ~/.netrc ~/.Xauthority ~/.ICEauthority /etc/shadow /etc/gshadow; do
+    let out = Launcher::new(&td.ws()).sh("for f in ~/.netrc ~/.Xauthority ~/.ICEauthority /etc/shadow /etc/gshadow; do
            cat \"$f\" > /tmp/content; r=$?; echo \"$f=rc$r:$(wc -c < /tmp/content)\"
          done
-         echo write=$(echo x 2>/dev/null > ~/.netrc; echo $?)",
-    );
+         echo write=$(echo x 2>/dev/null > ~/.netrc; echo $?)");
     out.assert_ok();
     let home = root_account().home;
     for f in [".netrc", ".Xauthority", ".ICEauthority"] {
@@ -240,10 +242,8 @@ fn own_status() -> String {
 #[test]
 fn capabilities_are_dropped_no_new_privs_and_namespaces_are_new() {
     let td = setup("privs");
-    let out = Launcher::new(&td.ws()).sh(
-        "cat /proc/self/status
-         for n in pid ipc uts; do echo ns_$n=$(readlink /proc/self/ns/$n); done",
-    );
+    let out = Launcher::new(&td.ws()).sh("cat /proc/self/status
+         for n in pid ipc uts; do echo ns_$n=$(readlink /proc/self/ns/$n); done");
     out.assert_ok();
     for cap in ["CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"] {
         assert_eq!(status_field(&out.stdout, cap).as_deref(), Some("0000000000000000"), "{cap}\n{out}");
@@ -252,7 +252,11 @@ fn capabilities_are_dropped_no_new_privs_and_namespaces_are_new() {
     assert_eq!(status_field(&out.stdout, "Seccomp").as_deref(), Some("2"), "no seccomp filter\n{out}");
     for ns in ["pid", "ipc", "uts"] {
         let outer = std::fs::read_link(format!("/proc/self/ns/{ns}")).unwrap();
-        assert_ne!(out.get(&format!("ns_{ns}")), outer.display().to_string(), "the {ns} namespace is shared with the outside\n{out}");
+        assert_ne!(
+            out.get(&format!("ns_{ns}")),
+            outer.display().to_string(),
+            "the {ns} namespace is shared with the outside\n{out}"
+        );
     }
 }
 
@@ -270,10 +274,15 @@ fn setuid_binary_does_not_elevate_for_a_non_root_user() {
     // Control: outside a session the copy does elevate (the file system
     // honours setuid), so the check inside means something.
     let outside = std::process::Command::new(&suid).arg("-u").uid(user.uid).gid(user.gid).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&outside.stdout).trim(), "0", "control: setuid copy of id does not elevate outside");
-    let out = Launcher::as_account(&ws, user.clone())
-        .bin(&td.public_bin())
-        .sh(&format!("echo uid=$(id -u); echo euid=$({} -u); grep -E '^(CapEff|NoNewPrivs)' /proc/self/status", suid.display()));
+    assert_eq!(
+        String::from_utf8_lossy(&outside.stdout).trim(),
+        "0",
+        "control: setuid copy of id does not elevate outside"
+    );
+    let out = Launcher::as_account(&ws, user.clone()).bin(&td.public_bin()).sh(&format!(
+        "echo uid=$(id -u); echo euid=$({} -u); grep -E '^(CapEff|NoNewPrivs)' /proc/self/status",
+        suid.display()
+    ));
     out.assert_ok();
     assert_eq!(out.get("uid"), user.uid.to_string(), "{out}");
     assert_eq!(out.get("euid"), user.uid.to_string(), "the setuid binary elevated inside the session\n{out}");
@@ -369,7 +378,6 @@ fn engine_socket(p: &Path) -> Option<(PlacedFile, std::os::unix::net::UnixListen
 }
 
 #[test]
-#[ignore = "product bug: on systems where /var/run -> /run, an existing /run/docker.sock (or /run/secrets, /run/podman...) is masked twice, and bwrap fails on the /var/run/... path: every session refuses to start"]
 fn container_engine_sockets_and_run_secrets_are_unreachable() {
     let td = setup_exclusive("engines");
     let _docker = engine_socket(Path::new("/run/docker.sock"));
@@ -394,7 +402,11 @@ fn inherited_descriptors_do_not_leak_into_the_session() {
     let td = setup("fds");
     let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&a);
-    let mut cmd = Launcher::new(&td.ws()).run_command(&["/bin/sh", "-c", "for f in /proc/$$/fd/*; do echo \"${f##*/}=$(readlink $f)\"; done"]);
+    let mut cmd = Launcher::new(&td.ws()).run_command(&[
+        "/bin/sh",
+        "-c",
+        "for f in /proc/$$/fd/*; do echo \"${f##*/}=$(readlink $f)\"; done",
+    ]);
     // SAFETY: dup2 is async-signal-safe; it clears close-on-exec on fd 20,
     // as a careless parent (an IDE, a multiplexer) would leave it.
     unsafe {
@@ -587,8 +599,7 @@ fn host_executed_parts_of_the_workspace_are_read_only() {
     assert!(!ws.join(".git/hooks/pre-commit").exists());
 
     // A .git without hooks: none can be planted either.
-    let td2 = setup("hostexec2");
-    let ws2 = td2.ws();
+    let ws2 = td.workspace("second");
     mkdir(&ws2.join(".git"));
     let out = Launcher::new(&ws2).sh(
         "if (mkdir -p .git/hooks && echo x > .git/hooks/post-checkout) 2>/dev/null; then echo hook=written; else echo hook=refused; fi",
@@ -630,10 +641,14 @@ fn nothing_is_left_when_the_launcher_dies() {
         .unwrap();
     // Wait for the command itself (not only bwrap's forks, which may not
     // have armed their parent-death signal yet), and note its pid namespace.
-    let is_command = |pid: &u32| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"/bin/sh\0-c\0"));
+    let is_command =
+        |pid: &u32| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"/bin/sh\0-c\0"));
     let mut pidns = None;
     let appeared = wait_for(Duration::from_secs(10), || {
-        pidns = pids_with_cmdline(&token).iter().find(|p| is_command(p)).and_then(|p| std::fs::read_link(format!("/proc/{p}/ns/pid")).ok());
+        pidns = pids_with_cmdline(&token)
+            .iter()
+            .find(|p| is_command(p))
+            .and_then(|p| std::fs::read_link(format!("/proc/{p}/ns/pid")).ok());
         pidns.is_some()
     });
     assert!(appeared, "the session's command never started");
@@ -646,7 +661,11 @@ fn nothing_is_left_when_the_launcher_dies() {
             .filter(|pid| std::fs::read_link(format!("/proc/{pid}/ns/pid")).is_ok_and(|l| l == pidns))
             .collect()
     };
-    assert!(in_session().len() >= 3, "expected bwrap's init, sh and two sleeps in the session");
+    assert!(
+        wait_for(Duration::from_secs(10), || in_session().len() >= 4),
+        "expected bwrap's init, sh and two sleeps in the session: {:?}",
+        in_session()
+    );
     child.kill().unwrap(); // SIGKILL: the launcher gets no chance to clean up
     let st = child.wait().unwrap();
     assert_eq!(st.signal(), Some(9));
@@ -709,7 +728,11 @@ fn a_session_inside_a_session_runs_directly() {
     assert_eq!(out.get("inner_mntns"), out.get("outer_mntns"), "the nested session got its own mount namespace\n{out}");
     assert_eq!(out.get("inner_filters"), out.get("outer_filters"), "a second seccomp layer was stacked\n{out}");
     let outside: u32 = status_field(&own_status(), "Seccomp_filters").and_then(|v| v.parse().ok()).unwrap_or(0);
-    assert_eq!(out.get("outer_filters"), (outside + 1).to_string(), "the session has exactly one filter of its own\n{out}");
+    assert_eq!(
+        out.get("outer_filters"),
+        (outside + 1).to_string(),
+        "the session has exactly one filter of its own\n{out}"
+    );
     assert_eq!(out.get("inner_exit"), "7", "the nested command's exit status was lost\n{out}");
 }
 
@@ -723,15 +746,13 @@ fn entry_points_in_a_writable_path_directory_cannot_be_shadowed() {
     mkdir(&venv_bin);
     let shim_dir = bin().parent().unwrap().to_path_buf();
     let path = format!("{}:{}:{SYSTEM_PATH}", venv_bin.display(), shim_dir.display());
-    let out = Launcher::new(&ws).env("PATH", &path).sh(
-        "for n in claude codex pi agent-sandbox; do
+    let out = Launcher::new(&ws).env("PATH", &path).sh("for n in claude codex pi agent-sandbox; do
            f=.venv/bin/$n
            if (printf '#!/bin/sh\\necho planted\\n' > $f) 2>/dev/null; then w=written; else w=refused; fi
            chmod +x $f 2>/dev/null; rm -f $f 2>/dev/null
            echo $n=$w:$(wc -c < $f):$(command -v $n)
          done
-         echo other=$( (echo x > .venv/bin/other-tool) 2>/dev/null && echo written)",
-    );
+         echo other=$( (echo x > .venv/bin/other-tool) 2>/dev/null && echo written)");
     out.assert_ok();
     for n in ["claude", "codex", "pi", "agent-sandbox"] {
         let got = out.get(n);
@@ -749,31 +770,38 @@ fn entry_points_in_a_writable_path_directory_cannot_be_shadowed() {
     }
 }
 
-/// PATH directories that do not exist yet when the session starts are not
-/// covered: the session can create one inside the workspace and plant an
-/// entry point that shadows the shim inside and, later, outside.
+/// A PATH directory ahead of the shims that does not exist yet cannot be
+/// guarded (bwrap would need a mount point in it), yet a session could
+/// create it in the workspace and plant an entry point that shadows the
+/// shim later, outside: the launcher refuses such a PATH, naming the fix.
 #[test]
-#[ignore = "product bug: entry_guard skips PATH directories that do not exist at launch (src/sandbox/plan.rs)"]
 fn entry_points_cannot_be_planted_in_a_path_directory_created_inside() {
     let td = setup("entry-new");
     let ws = td.ws();
     let venv_bin = ws.join(".venv/bin"); // does not exist yet
     let shim_dir = bin().parent().unwrap().to_path_buf();
     let path = format!("{}:{}:{SYSTEM_PATH}", venv_bin.display(), shim_dir.display());
-    let out = Launcher::new(&ws).env("PATH", &path).sh(
-        "mkdir -p .venv/bin 2>/dev/null
+    let out = Launcher::new(&ws).env("PATH", &path).sh("mkdir -p .venv/bin 2>/dev/null
          (printf '#!/bin/sh\\necho planted\\n' > .venv/bin/claude && chmod +x .venv/bin/claude) 2>/dev/null
-         echo found=$(command -v claude)",
-    );
+         echo found=$(command -v claude)");
+    out.assert_code(1);
+    assert!(out.stderr.contains(&venv_bin.display().to_string()) && out.stderr.contains("PATH=$PATH:"), "{out}");
+    assert!(!out.stdout.contains("found="), "the session ran\n{out}");
+    assert!(!venv_bin.join("claude").exists(), "{out}");
+    // Once the directory exists it is guarded and the session runs.
+    std::fs::create_dir_all(&venv_bin).unwrap();
+    let out = Launcher::new(&ws).env("PATH", &path).sh("(printf 'x' > .venv/bin/claude) 2>/dev/null; echo found=$(command -v claude)");
     out.assert_ok();
-    let planted = venv_bin.join("claude");
-    let len = std::fs::metadata(&planted).map(|m| m.len()).unwrap_or(0);
-    assert_eq!(len, 0, "{} was planted from inside and shadows the shim on PATH\n{out}", planted.display());
+    let len = std::fs::metadata(venv_bin.join("claude")).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(len, 0, "planted from inside\n{out}");
 }
 
 /// Hides every system directory holding bwrap (in a private mount
 /// namespace of the child), or binds `replacement` over bwrap itself.
-fn bwrap_override(hide_dir: Option<PathBuf>, replacement: Option<PathBuf>) -> impl FnMut() -> std::io::Result<()> + Send + Sync {
+fn bwrap_override(
+    hide_dir: Option<PathBuf>,
+    replacement: Option<PathBuf>,
+) -> impl FnMut() -> std::io::Result<()> + Send + Sync {
     use std::ffi::CString;
     let bwrap = std::fs::canonicalize("/usr/bin/bwrap").expect("bwrap at /usr/bin/bwrap");
     let target_dir = CString::new(bwrap.parent().unwrap().as_os_str().as_bytes()).unwrap();
@@ -787,16 +815,25 @@ fn bwrap_override(hide_dir: Option<PathBuf>, replacement: Option<PathBuf>) -> im
             if libc::unshare(libc::CLONE_NEWNS) != 0 {
                 return err();
             }
-            if libc::mount(c"none".as_ptr(), c"/".as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
+            if libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
                 return err();
             }
             if let Some(h) = &hide {
-                if libc::mount(h.as_ptr(), target_dir.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
+                if libc::mount(h.as_ptr(), target_dir.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0
+                {
                     return err();
                 }
             }
             if let Some(r) = &repl {
-                if libc::mount(r.as_ptr(), target_file.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
+                if libc::mount(r.as_ptr(), target_file.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0
+                {
                     return err();
                 }
             }
@@ -816,9 +853,8 @@ fn a_missing_bwrap_is_a_refusal_that_says_how_to_install_it() {
     let empty = td.aux().join("empty-dir");
     mkdir(&empty);
     let marker = td.ws().join("ran");
-    let out = Launcher::new(&td.ws())
-        .pre_exec(bwrap_override(Some(empty), None))
-        .sh(&format!("touch {}", marker.display()));
+    let out =
+        Launcher::new(&td.ws()).pre_exec(bwrap_override(Some(empty), None)).sh(&format!("touch {}", marker.display()));
     out.assert_code(1);
     assert!(out.stderr.contains("bwrap"), "{out}");
     assert!(out.stderr.contains("apt-get install bubblewrap"), "the refusal does not say how to install bwrap\n{out}");
@@ -842,15 +878,16 @@ fn bwrap_is_taken_only_from_trusted_system_directories() {
 
     // A bwrap not owned by root, or writable by others, is refused.
     let user = test_user();
-    for (name, uid, mode, expect) in [("foreign", user.uid, 0o755, "owned by uid"), ("writable", 0, 0o775, "writable by group or others")] {
+    for (name, uid, mode, expect) in
+        [("foreign", user.uid, 0o755, "owned by uid"), ("writable", 0, 0o775, "writable by group or others")]
+    {
         let copy = td.aux().join(format!("bwrap-{name}"));
         std::fs::copy("/usr/bin/bwrap", &copy).unwrap();
         chown(&copy, uid, 0);
         chmod(&copy, mode);
         let marker = ws.join(format!("ran-{name}"));
-        let out = Launcher::new(&ws)
-            .pre_exec(bwrap_override(None, Some(copy)))
-            .sh(&format!("touch {}", marker.display()));
+        let out =
+            Launcher::new(&ws).pre_exec(bwrap_override(None, Some(copy))).sh(&format!("touch {}", marker.display()));
         out.assert_code(1);
         assert!(out.stderr.contains("refusing to run"), "{name}\n{out}");
         assert!(out.stderr.contains(expect), "{name}\n{out}");
@@ -906,7 +943,9 @@ fn git_uses_a_curated_global_config() {
         let allowed = key == "user.name"
             || key == "user.email"
             || key == "safe.directory"
-            || (key.starts_with("credential.https://") && key.ends_with(".helper") && line.ends_with(" auth git-credential"));
+            || (key.starts_with("credential.https://")
+                && key.ends_with(".helper")
+                && line.ends_with(" auth git-credential"));
         assert!(allowed, "uncurated key in the session's global git config: {line}\n{out}");
     }
     assert!(
@@ -1023,14 +1062,29 @@ fn bad_command_lines_are_refused() {
 fn print_plan_json_describes_the_sandbox() {
     let td = setup("plan");
     let marker = td.ws().join("ran");
-    let out = Launcher::new(&td.ws())
-        .env("AWS_SECRET_ACCESS_KEY", "plan-secret")
-        .cli(&["run", "--print-plan", "--json", "--", "/bin/sh", "-c", &format!("touch {}", marker.display())]);
+    let out = Launcher::new(&td.ws()).env("AWS_SECRET_ACCESS_KEY", "plan-secret").cli(&[
+        "run",
+        "--print-plan",
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        &format!("touch {}", marker.display()),
+    ]);
     out.assert_ok();
     assert!(!marker.exists(), "--print-plan ran the command");
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{out}"));
     let args: Vec<&str> = v["args"].as_array().expect("args").iter().map(|a| a.as_str().unwrap()).collect();
-    for flag in ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--seccomp"] {
+    for flag in [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        "--seccomp",
+    ] {
         assert!(args.contains(&flag), "{flag} missing from {args:?}");
     }
     let cap = args.iter().position(|a| *a == "--cap-drop").unwrap();

@@ -22,6 +22,10 @@ pub trait FsView {
     fn children(&self, dir: &Path) -> Vec<PathBuf>;
     /// A small text file's contents, if readable.
     fn read_text(&self, path: &Path) -> Option<String>;
+    /// `path` with symlinks in its directories resolved (the last component
+    /// kept): bwrap creates mount points inside the new root, where an
+    /// absolute symlink such as /var/run -> /run cannot be followed.
+    fn resolve_parent(&self, path: &Path) -> PathBuf;
 }
 
 /// The real file system.
@@ -55,6 +59,13 @@ impl FsView for RealFs {
     fn read_text(&self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
     }
+
+    fn resolve_parent(&self, path: &Path) -> PathBuf {
+        match (path.parent().and_then(|p| std::fs::canonicalize(p).ok()), path.file_name()) {
+            (Some(parent), Some(name)) => parent.join(name),
+            _ => path.to_path_buf(),
+        }
+    }
 }
 
 /// A file system given as a table, for tests.
@@ -62,6 +73,8 @@ impl FsView for RealFs {
 pub struct TableFs {
     pub entries: BTreeMap<PathBuf, Kind>,
     pub texts: BTreeMap<PathBuf, String>,
+    /// Directory symlinks: link -> target.
+    pub links: BTreeMap<PathBuf, PathBuf>,
 }
 
 impl TableFs {
@@ -73,6 +86,19 @@ impl TableFs {
             p = parent;
         }
         self.entries.insert(PathBuf::from(path), kind);
+        self
+    }
+
+    /// A directory symlink (`kind` answers through it, as the real file
+    /// system follows links).
+    pub fn with_link(mut self, link: &str, target: &str) -> Self {
+        let under: Vec<(PathBuf, Kind)> = self
+            .entries
+            .iter()
+            .filter_map(|(p, k)| p.strip_prefix(target).ok().map(|r| (Path::new(link).join(r), *k)))
+            .collect();
+        self.entries.extend(under);
+        self.links.insert(link.into(), target.into());
         self
     }
 
@@ -94,5 +120,14 @@ impl FsView for TableFs {
 
     fn read_text(&self, path: &Path) -> Option<String> {
         self.texts.get(path).cloned()
+    }
+
+    fn resolve_parent(&self, path: &Path) -> PathBuf {
+        for (link, target) in &self.links {
+            if let Ok(rest) = path.strip_prefix(link) {
+                return target.join(rest);
+            }
+        }
+        path.to_path_buf()
     }
 }

@@ -143,6 +143,8 @@ pub enum PlanError {
     NeverPassed(String),
     #[error("this machine's /proc has paths masked by the container runtime, so the session cannot get its own /proc and would see the outer processes' environments; start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker) in runArgs")]
     ProcMasked,
+    #[error("PATH names {0} ahead of the agent-sandbox shims; it does not exist yet, but a session could create it in a writable place and plant a `claude` there that runs outside the sandbox later. Put it after the system directories (e.g. PATH=$PATH:{0}) or create it before the session")]
+    UnguardablePathDir(PathBuf),
     #[error("the command to run is empty")]
     EmptyCommand,
 }
@@ -183,7 +185,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
     m.workspace(&workspace, config);
     m.allow_write(config)?;
-    m.entry_guard(&path_dirs(&session_path), ctx.shim_dir.as_deref());
+    m.entry_guard(&path_dirs(&session_path), ctx.shim_dir.as_deref())?;
     m.data_files(ctx, &git_config_path);
 
     let chdir = if ctx.cwd.starts_with(&workspace) { ctx.cwd.clone() } else { workspace.clone() };
@@ -297,14 +299,17 @@ impl MountBuilder<'_> {
         if self.fs.kind(Path::new("/var/tmp")) == Some(Kind::Dir) {
             self.push(Mount::Tmpfs { dest: "/var/tmp".into() });
         }
-        for d in MASKED_DIRS {
-            self.mask_existing(Path::new(d));
+        // Resolved first and masked once each: /var/run is usually a
+        // symlink to /run, and bwrap cannot follow it into the new root.
+        let mut system: Vec<PathBuf> = Vec::new();
+        for p in MASKED_DIRS.iter().chain(ENGINE_SOCKETS).chain(MASKED_ETC).chain(MASKED_ETC_DIRS) {
+            let real = self.fs.resolve_parent(Path::new(p));
+            if !system.contains(&real) {
+                system.push(real);
+            }
         }
-        for s in ENGINE_SOCKETS {
-            self.mask_existing(Path::new(s));
-        }
-        for f in MASKED_ETC.iter().chain(MASKED_ETC_DIRS) {
-            self.mask_existing(Path::new(f));
+        for p in &system {
+            self.mask_existing(p);
         }
         // The host's SSH private keys: root-only files a root session could
         // otherwise read through the owner bits.
@@ -317,8 +322,13 @@ impl MountBuilder<'_> {
         Ok(())
     }
 
-    /// An empty read-only view over whatever is at `p` (nothing if absent).
+    /// An empty read-only view over whatever is at `p` (nothing if absent,
+    /// or already out of sight under an earlier mask — whose read-only
+    /// tmpfs could not take a mount point anyway).
     fn mask_existing(&mut self, p: &Path) {
+        if !access(&self.mounts, p).readable() {
+            return;
+        }
         match self.fs.kind(p) {
             None => {}
             Some(Kind::Dir) => self.push(Mount::TmpfsRo { dest: p.into() }),
@@ -481,18 +491,35 @@ impl MountBuilder<'_> {
     /// Step 9: every PATH directory before the shims' own that the session
     /// can write gets read-only empty files over the entry-point names, so
     /// nothing planted there can shadow the shims — inside, or outside later.
-    fn entry_guard(&mut self, path_dirs: &[PathBuf], shim_dir: Option<&Path>) {
+    /// A PATH directory that does not exist yet but could be created with
+    /// a persistent write (e.g. `.venv/bin` in the workspace) cannot be
+    /// guarded — a mount point would have to be created in it — so the
+    /// launch is refused instead.
+    fn entry_guard(&mut self, path_dirs: &[PathBuf], shim_dir: Option<&Path>) -> Result<(), PlanError> {
         for dir in path_dirs {
             if Some(dir.as_path()) == shim_dir {
                 break;
             }
-            if self.fs.kind(dir) != Some(Kind::Dir) || !access(&self.mounts, dir).writable() {
+            if self.fs.kind(dir) != Some(Kind::Dir) {
+                if self.creatable_outside(dir) {
+                    return Err(PlanError::UnguardablePathDir(dir.clone()));
+                }
+                continue;
+            }
+            if !access(&self.mounts, dir).writable() {
                 continue;
             }
             for name in ENTRY_POINTS {
                 self.mask(dir.join(name));
             }
         }
+        Ok(())
+    }
+
+    /// Whether a session could create `missing` so that it persists: its
+    /// nearest existing ancestor is writable through to the outside.
+    fn creatable_outside(&self, missing: &Path) -> bool {
+        missing.ancestors().skip(1).find(|a| self.fs.kind(a).is_some()).is_some_and(|a| access(&self.mounts, a).writable_outside())
     }
 
     /// Step 10.

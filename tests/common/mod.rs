@@ -80,10 +80,8 @@ pub fn python3() -> PathBuf {
 /// A name no other test (or concurrent run) uses.
 pub fn unique(tag: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     format!("{tag}-{}-{}-{:x}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), nanos)
 }
 
@@ -103,7 +101,8 @@ pub fn write(p: &Path, contents: impl AsRef<[u8]>) {
 }
 
 pub fn chmod(p: &Path, mode: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap_or_else(|e| panic!("chmod {}: {e}", p.display()));
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
+        .unwrap_or_else(|e| panic!("chmod {}: {e}", p.display()));
 }
 
 pub fn chown(p: &Path, uid: u32, gid: u32) {
@@ -126,7 +125,9 @@ pub struct TestDir {
 /// Tests that change what every session's plan depends on (sockets or
 /// directories under /run) hold this exclusively; every other test holds it
 /// shared for its lifetime (through its [`TestDir`]), so a plan is never
-/// computed while such a path is being created or removed.
+/// computed while such a path is being created or removed. A test must hold
+/// one `TestDir` at a time: the lock prefers writers, so a second shared
+/// acquisition while an exclusive test waits would deadlock.
 static SYSTEM_STATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 enum SystemState {
@@ -170,6 +171,14 @@ impl TestDir {
     /// The workspace's parent: the directory whose other children are peers.
     pub fn peers_dir(&self) -> PathBuf {
         self.root.join("p")
+    }
+
+    /// Another workspace, `<root>/<name>/ws` (its own parent, so not a peer
+    /// of the first), created.
+    pub fn workspace(&self, name: &str) -> PathBuf {
+        let ws = self.root.join(name).join("ws");
+        mkdir(&ws);
+        ws
     }
 
     pub fn etc(&self) -> PathBuf {
@@ -415,9 +424,9 @@ impl Launcher {
         if self.account.uid != 0 {
             c.uid(self.account.uid).gid(self.account.gid);
         }
-        if let Some(mut f) = self.namespace_setup.take() {
+        if let Some(f) = self.namespace_setup.take() {
             // SAFETY: the closure only makes raw system calls (see `pre_exec`).
-            unsafe { c.pre_exec(move || f()) };
+            unsafe { c.pre_exec(f) };
         }
         c
     }

@@ -357,3 +357,35 @@ fn host_executed_parts_of_the_workspace_are_read_only_and_switchable() {
     let got = lines(&build(&c, &Config::default(), &bare).unwrap());
     assert!(got.contains("\n--tmpfs /workspaces/app/.git/hooks\n--remount-ro /workspaces/app/.git/hooks\n"), "{got}");
 }
+
+#[test]
+fn var_run_symlink_masks_each_runtime_path_once_resolved() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let table = fs().with("/run/secrets", Kind::Dir).with_link("/var/run", "/run");
+    let got = lines(&build(&c, &Config::default(), &table).unwrap());
+    assert!(!got.contains("/var/run"), "{got}");
+    assert_eq!(got.matches(" /run/docker.sock\n").count(), 1, "{got}");
+    assert_eq!(got.matches("--tmpfs /run/secrets\n").count(), 1, "{got}");
+}
+
+#[test]
+fn a_missing_writable_path_dir_ahead_of_the_shims_refuses() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.env.insert("PATH".into(), "/workspaces/app/.venv/bin:/usr/local/bin:/usr/bin".into());
+    assert_eq!(
+        build(&c, &Config::default(), &fs()),
+        Err(PlanError::UnguardablePathDir("/workspaces/app/.venv/bin".into()))
+    );
+    // After the shims it cannot shadow them; in a private tmpfs it does not persist.
+    c.env.insert("PATH".into(), "/root/.local/bin:/usr/local/bin:/workspaces/app/.venv/bin".into());
+    assert!(build(&c, &Config::default(), &fs()).is_ok());
+}
+
+#[test]
+fn nothing_is_masked_inside_an_already_masked_directory() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let table = fs().with("/run/containerd/containerd.sock", Kind::Socket);
+    let got = lines(&build(&c, &Config::default(), &table).unwrap());
+    assert!(got.contains("\n--tmpfs /run/containerd\n--remount-ro /run/containerd\n"), "{got}");
+    assert!(!got.contains("/run/containerd/containerd.sock"), "{got}");
+}
