@@ -115,6 +115,11 @@ pub struct Plan {
     pub bwrap: PathBuf,
     /// Namespace and privilege flags (before the mounts).
     pub flags: Vec<&'static str>,
+    /// The ids the session runs as inside its user namespace: the
+    /// launcher's own (inside the jail, whose namespace maps only the
+    /// launcher's id, bwrap would otherwise default to the overflow id).
+    pub uid: u32,
+    pub gid: u32,
     pub env: BTreeMap<OsString, OsString>,
     /// Data file `i` goes at descriptor `FIRST_DATA_FD + i`.
     pub data: Vec<DataFile>,
@@ -199,6 +204,8 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     Ok(Plan {
         bwrap: ctx.bwrap.clone(),
         flags: NAMESPACE_FLAGS.to_vec(),
+        uid: ctx.uid,
+        gid: ctx.gid,
         env,
         data: m.data,
         mounts: m.mounts,
@@ -246,6 +253,7 @@ impl Plan {
     /// seccomp filter, the working directory, then `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
+        a.extend(["--uid".into(), self.uid.to_string().into(), "--gid".into(), self.gid.to_string().into()]);
         for mount in &self.mounts {
             a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
         }

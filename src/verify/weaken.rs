@@ -161,6 +161,8 @@ mod tests {
         Plan {
             bwrap: p("/usr/bin/bwrap"),
             flags: crate::sandbox::plan::NAMESPACE_FLAGS.to_vec(),
+            uid: 0,
+            gid: 0,
             env: [("IS_SANDBOX".into(), "1".into()), ("GIT_CONFIG_GLOBAL".into(), "/h/.gitconfig".into())].into(),
             data: vec![
                 DataFile { purpose: "seccomp", bytes: vec![1] },

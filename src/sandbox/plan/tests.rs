@@ -96,6 +96,8 @@ const ROOT_CLAUDE: &str = "\
 --unshare-cgroup-try
 --die-with-parent
 --cap-drop ALL
+--uid 0
+--gid 0
 --ro-bind / /
 --dev /dev
 --proc /proc

@@ -1,0 +1,656 @@
+//! Egress jail integration tests (SPEC §4) against real namespaces; they
+//! need root, bubblewrap, passt (pasta) and iproute2, and fail (never
+//! skip) when those are missing.
+//!
+//! Each test builds its own lab (`jail/lab.sh`: a "devcontainer" and a
+//! "router" namespace with internal, metadata, DNS and "internet"
+//! servers), launches a jailed session from a forked child of the test
+//! (`jail/launch.rs`: single-threaded, like the launcher) and reads what
+//! the session's probes (`jail/probe.sh`) print. Tests run one at a time.
+
+#[path = "jail/lab.rs"]
+mod lab;
+#[path = "jail/launch.rs"]
+mod launch;
+#[path = "jail/procs.rs"]
+mod procs;
+
+use agent_sandbox::config::Config;
+use agent_sandbox::jail::{self, HostProbe, JailError};
+use lab::Lab;
+use launch::{launch, Opts, REFUSED};
+use nix::sys::signal::Signal;
+use nix::sys::wait::WaitStatus;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+const SESSION: Duration = Duration::from_secs(60);
+
+/// Namespace tests fork; they run one at a time so no other test thread
+/// is busy (holding a lock) when the test process forks.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    prerequisites();
+    guard
+}
+
+fn prerequisites() {
+    assert!(nix::unistd::geteuid().is_root(), "the jail tests need root (they build network namespaces)");
+    for (path, fix) in [
+        ("/usr/bin/bwrap", "apt-get install bubblewrap"),
+        ("/usr/bin/pasta", "apt-get install passt"),
+        ("/usr/bin/nsenter", "apt-get install util-linux"),
+        ("/dev/net/tun", "the machine needs the tun module"),
+    ] {
+        assert!(Path::new(path).exists(), "{path} is missing: {fix}");
+    }
+    let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].iter().any(|p| Path::new(p).exists());
+    assert!(ip, "ip is missing: apt-get install iproute2");
+}
+
+fn lab_config() -> Config {
+    Config {
+        allow_ip: vec![lab::ALLOWED],
+        local_ports: vec![lab::LOCAL_PORT],
+        callback_ports: vec![lab::CALLBACK_PORT],
+        ..Config::default()
+    }
+}
+
+/// `JAIL_TEST_PASTA_DIR` runs the suite with another pasta (e.g. a newer
+/// distribution's), from a root-owned directory.
+fn probe() -> HostProbe {
+    match std::env::var_os("JAIL_TEST_PASTA_DIR") {
+        Some(dir) => HostProbe { pasta_dirs: vec![dir.into()], ..HostProbe::default() },
+        None => HostProbe::default(),
+    }
+}
+
+fn lab_opts(lab: &Lab, script: &str) -> Opts {
+    Opts {
+        probe: probe(),
+        netns: Some(lab.container()),
+        resolv_conf: Some(format!("search lab\noptions timeout:1 attempts:2\nnameserver {}\n", lab::DNS_SERVER)),
+        config: lab_config(),
+        script: script.into(),
+        env: vec![("JAIL_TEST_EXE".into(), std::env::current_exe().unwrap().display().to_string())],
+        ..Opts::default()
+    }
+}
+
+/// A probe line: "KIND NAME RESULT MILLIS DETAIL...".
+#[derive(Debug, Clone)]
+struct Probe {
+    result: String,
+    ms: u64,
+    detail: String,
+}
+
+fn probes(lines: &[String], kind: &str) -> BTreeMap<String, Probe> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            let mut f = l.splitn(5, ' ');
+            (f.next()? == kind).then_some(())?;
+            let name = f.next()?.to_string();
+            let result = f.next()?.to_string();
+            let ms = f.next()?.parse().ok()?;
+            Some((name, Probe { result, ms, detail: f.next().unwrap_or("").trim().to_string() }))
+        })
+        .collect()
+}
+
+fn run_session(opts: Opts) -> (i32, Vec<String>) {
+    let mut l = launch(opts);
+    let code = l.code(SESSION);
+    (code, l.output())
+}
+
+// ---------------------------------------------------------------- matrix
+
+#[test]
+fn reachability_matrix() {
+    let _s = serial();
+    let lab = Lab::up();
+    let mut script = String::new();
+    for (name, addr) in lab::ROUTER_ADDRS {
+        script += &format!("tcp {name} {addr} {}\n", lab::BANNER_PORT);
+    }
+    script += &format!("tcp gateway {} {}\n", lab::GATEWAY, lab::BANNER_PORT);
+    script += &format!("tcp subnet_host {} {}\n", lab::SUBNET_HOST, lab::BANNER_PORT);
+    script += &format!("tcp container_loopback 127.0.0.1 {}\n", lab::LOOPBACK_ONLY_PORT);
+    script += &format!("tcp container_address {} {}\n", lab::CONTAINER, lab::ALL_ADDRS_PORT);
+    script += &format!("tcp gateway_to_container_loopback {} {}\n", lab::GATEWAY, lab::LOOPBACK_ONLY_PORT);
+    script += "dns internet_fqdn internet.lab\ndns internet_search internet\ndns unknown nothing.lab\nipv6\nroutes\n";
+    let (code, out) = run_session(lab_opts(&lab, &script));
+    assert_eq!(code, 0, "session failed:\n{}", out.join("\n"));
+    let tcp = probes(&out, "TCP");
+    let ctx = out.join("\n");
+
+    for open in ["internet", "allowed", "gateway"] {
+        let p = tcp.get(open).unwrap_or_else(|| panic!("no probe {open}:\n{ctx}"));
+        assert_eq!(p.result, "open", "{open} must be reachable: {p:?}\n{ctx}");
+    }
+    assert_eq!(tcp["internet"].detail, format!("lab {}", lab::INTERNET));
+    assert_eq!(tcp["allowed"].detail, format!("lab {}", lab::ALLOWED));
+    let blocked: Vec<&str> = lab::ROUTER_ADDRS
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !["internet", "allowed"].contains(n))
+        .chain(["subnet_host", "container_loopback", "container_address", "gateway_to_container_loopback"])
+        .collect();
+    for name in blocked {
+        let p = tcp.get(name).unwrap_or_else(|| panic!("no probe {name}:\n{ctx}"));
+        assert_eq!(p.result, "blocked", "{name} must be unreachable: {p:?}\n{ctx}");
+        // The jail's own refusals are immediate; a closed port on the
+        // (reachable) gateway answers however pasta and the gateway do.
+        if name != "gateway_to_container_loopback" {
+            assert!(p.ms < 1500, "{name} must fail fast, took {} ms: {p:?}", p.ms);
+        }
+        assert!(!p.detail.contains("secret") && !p.detail.starts_with("lab "), "{name} leaked: {p:?}");
+    }
+    // Private ranges and metadata: dropped by the route table itself.
+    assert!(tcp["rfc1918_10"].detail.contains("Invalid argument"), "{:?}", tcp["rfc1918_10"]);
+    assert!(tcp["metadata"].detail.contains("No route to host"), "{:?}", tcp["metadata"]);
+    assert!(tcp["subnet_host"].detail.contains("Invalid argument"), "{:?}", tcp["subnet_host"]);
+
+    let dns = probes(&out, "DNS");
+    assert_eq!(dns["internet_fqdn"].result, "resolved", "{ctx}");
+    assert_eq!(dns["internet_fqdn"].detail, lab::INTERNET.to_string());
+    assert_eq!(dns["internet_search"].detail, lab::INTERNET.to_string(), "search line kept: {ctx}");
+    assert_eq!(dns["unknown"].result, "failed", "{ctx}");
+
+    assert_eq!(probes(&out, "IPV6")["state"].result, "off", "{ctx}");
+    let routes: Vec<&str> = out.iter().filter_map(|l| l.strip_prefix("ROUTE main ok 0 ")).collect();
+    let expected = [
+        "default via 198.18.0.1 dev eth0",
+        "blackhole 10.0.0.0/8",
+        "blackhole 100.64.0.0/10",
+        "blackhole 168.63.129.16",
+        "unreachable 169.254.0.0/16",
+        "blackhole 172.16.0.0/12",
+        "blackhole 192.168.0.0/16",
+        "192.0.2.53 via 198.18.0.1 dev eth0",
+        "10.99.0.7 via 198.18.0.1 dev eth0",
+        "blackhole 198.18.0.0/24",
+        "198.18.0.1 dev eth0 scope link",
+    ];
+    let mut want: Vec<&str> = expected.to_vec();
+    want.sort();
+    let mut got = routes.clone();
+    got.sort();
+    assert_eq!(got, want, "the session's main table is exactly the plan (no 10.8.0.0/24, no 169.254.169.254 route)");
+    assert_eq!(probes(&out, "ROUTE")["count"].detail, expected.len().to_string(), "no other table has routes: {ctx}");
+}
+
+#[test]
+fn routes_cannot_be_changed_from_inside() {
+    let _s = serial();
+    let lab = Lab::up();
+    let script = "change route_add ip route add blackhole 203.0.113.0/24
+change route_del ip route del default
+change link_down ip link set eth0 down
+change addr_add ip addr add 10.0.0.9/32 dev eth0
+change rule_add ip rule add pref 10 lookup 100
+change ipv6_on sh -c 'echo 0 > /proc/sys/net/ipv6/conf/all/disable_ipv6'
+change forwarding_on sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward'
+change userns_route_add unshare -U --keep-caps ip route add blackhole 203.0.113.0/24
+change userns_route_del unshare -U --keep-caps ip route del default
+change userns_rule_add unshare -U --keep-caps ip rule add pref 10 lookup 100
+change userns_link_down unshare -U --keep-caps ip link set eth0 down
+change userns_ipv6_on unshare -U --keep-caps sh -c 'echo 0 > /proc/sys/net/ipv6/conf/all/disable_ipv6'
+change root_userns_route_add unshare -Ur ip route add blackhole 203.0.113.0/24
+change userns_works unshare -U --keep-caps sh -c 'grep -q CapEff:.*1ff /proc/self/status'
+routes
+ipv6
+";
+    let (code, out) = run_session(lab_opts(&lab, script));
+    assert_eq!(code, 0, "{}", out.join("\n"));
+    let changes = probes(&out, "CHANGE");
+    assert_eq!(changes.get("userns_works").map(|p| p.result.as_str()), Some("ok"), "nested user namespaces must work for the test to mean anything: {out:?}");
+    for (name, p) in &changes {
+        if name != "userns_works" {
+            assert_eq!(p.result, "denied", "{name} must be denied: {p:?}");
+        }
+    }
+    assert_eq!(changes.len(), 14, "{out:?}");
+    assert!(out.iter().any(|l| l == "ROUTE main ok 0 default via 198.18.0.1 dev eth0"), "{out:?}");
+    assert_eq!(probes(&out, "IPV6")["state"].result, "off", "{out:?}");
+}
+
+// ---------------------------------------------------------------- relays
+
+#[test]
+fn relays_move_data_both_ways() {
+    let _s = serial();
+    let lab = Lab::up();
+    let script = format!(
+        "echo_relay local {} 1572864\n\
+         JAIL_TEST_HELPER=callback \"$JAIL_TEST_EXE\" helper_callback_listener --exact --nocapture --test-threads=1 -q\n\
+         echo_relay local_again {} 65536\n",
+        lab::LOCAL_PORT,
+        lab::LOCAL_PORT
+    );
+    let mut l = launch(lab_opts(&lab, &script));
+    let listening = l.wait_line("CALLBACK listening", SESSION);
+    assert!(listening.is_some(), "the session's listener did not start:\n{}", l.output().join("\n"));
+    let reply = lab.connect_from(&lab.container(), SocketAddr::from(([127, 0, 0, 1], lab::CALLBACK_PORT)));
+    assert_eq!(reply.as_deref().ok(), Some("callback-ok\n"), "callback relay: {reply:?}");
+    let code = l.code(SESSION);
+    let out = l.output();
+    assert_eq!(code, 0, "{}", out.join("\n"));
+    let relays = probes(&out, "RELAY");
+    assert_eq!(relays["local"].result, "intact", "1.5 MiB through the local-port relay: {out:?}");
+    assert_eq!(relays["local_again"].result, "intact", "{out:?}");
+    assert!(out.iter().any(|l| l.contains("CALLBACK served")), "{out:?}");
+}
+
+#[test]
+fn busy_callback_port_is_a_warning() {
+    let _s = serial();
+    let mut lab = Lab::up();
+    let dc = lab.container();
+    lab.serve(&dc, SocketAddr::from(([127, 0, 0, 1], lab::CALLBACK_PORT)), lab::Server::Fixed("already here"));
+    let (code, out) = run_session(lab_opts(&lab, "echo SESSION ran"));
+    assert_eq!(code, 0, "{}", out.join("\n"));
+    assert!(out.iter().any(|l| l == "SESSION ran"), "{out:?}");
+    let warning = out.iter().find(|l| l.contains("callback port 1455 is busy"));
+    assert!(warning.is_some_and(|w| w.contains("WARN")), "a warning names the busy port: {out:?}");
+}
+
+/// Not a test of its own: the listener a session starts for the callback
+/// test (run inside the jail by `relays_move_data_both_ways`).
+#[test]
+fn helper_callback_listener() {
+    if std::env::var("JAIL_TEST_HELPER").as_deref() != Ok("callback") {
+        return;
+    }
+    use std::io::Write;
+    let l = std::net::TcpListener::bind(("127.0.0.1", lab::CALLBACK_PORT)).expect("bind in the jail");
+    l.set_nonblocking(true).unwrap();
+    println!("CALLBACK listening");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok((mut s, _)) = l.accept() {
+            s.set_nonblocking(false).unwrap();
+            s.write_all(b"callback-ok\n").unwrap();
+            println!("CALLBACK served");
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "no callback connection");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// In the launcher child: become an ordinary user (uid/gid 1000, no
+/// capabilities), as in a devcontainer whose remote user runs the agent,
+/// with a TUN device that user may open (as `--device` gives containers;
+/// this VM's own is root-only), made in a private mount namespace.
+fn become_user() -> Result<(), String> {
+    use nix::mount::{mount, MsFlags};
+    use nix::sys::stat::{mknod, Mode, SFlag};
+    let err = |what: &'static str| move |e: nix::errno::Errno| format!("{what}: {e}");
+    nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS).map_err(err("unshare"))?;
+    mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>).map_err(err("private"))?;
+    mount(Some("tmpfs"), "/dev/net", Some("tmpfs"), MsFlags::empty(), Some("mode=755")).map_err(err("tmpfs"))?;
+    mknod("/dev/net/tun", SFlag::S_IFCHR, Mode::from_bits_truncate(0o666), nix::sys::stat::makedev(10, 200)).map_err(err("mknod"))?;
+    std::fs::set_permissions("/dev/net/tun", std::fs::Permissions::from_mode(0o666)).map_err(|e| e.to_string())?;
+    let (uid, gid) = (nix::unistd::Uid::from_raw(1000), nix::unistd::Gid::from_raw(1000));
+    nix::unistd::setgroups(&[]).map_err(err("setgroups"))?;
+    nix::unistd::setresgid(gid, gid, gid).map_err(err("setresgid"))?;
+    nix::unistd::setresuid(uid, uid, uid).map_err(err("setresuid"))?;
+    // As if started by the user (setresuid from root left it undumpable).
+    nix::sys::prctl::set_dumpable(true).map_err(err("dumpable"))
+}
+
+#[test]
+fn works_for_a_non_root_launcher() {
+    let _s = serial();
+    let lab = Lab::up();
+    let script = format!(
+        "echo \"ID $(id -u)\"\ntcp internet {} 80\ntcp rfc1918_10 10.1.2.3 80\ntcp metadata 169.254.169.254 80\n\
+         dns internet_fqdn internet.lab\nchange route_add ip route add blackhole 203.0.113.0/24\n\
+         echo_relay local {} 262144\nipv6\n",
+        lab::INTERNET,
+        lab::LOCAL_PORT
+    );
+    let mut opts = lab_opts(&lab, &script);
+    opts.before = become_user;
+    let (code, out) = run_session(opts);
+    let ctx = out.join("\n");
+    assert_eq!(code, 0, "{ctx}");
+    assert!(out.iter().any(|l| l == "ID 1000"), "the session runs as the user: {ctx}");
+    let tcp = probes(&out, "TCP");
+    assert_eq!(tcp["internet"].result, "open", "{ctx}");
+    assert_eq!(tcp["rfc1918_10"].result, "blocked", "{ctx}");
+    assert_eq!(tcp["metadata"].result, "blocked", "{ctx}");
+    assert_eq!(probes(&out, "DNS")["internet_fqdn"].detail, lab::INTERNET.to_string(), "{ctx}");
+    assert_eq!(probes(&out, "CHANGE")["route_add"].result, "denied", "{ctx}");
+    assert_eq!(probes(&out, "RELAY")["local"].result, "intact", "{ctx}");
+    assert_eq!(probes(&out, "IPV6")["state"].result, "off", "{ctx}");
+}
+
+// ---------------------------------------------------------------- exit paths
+
+/// A session that waits, its helpers, and a temp dir to check.
+struct Running {
+    launched: launch::Launched,
+    helpers: Vec<procs::Proc>,
+    /// The zombies pasta leaves while it runs.
+    zombies: Vec<procs::Proc>,
+    tmp: tempfile::TempDir,
+    lab: Lab,
+}
+
+fn start_waiting_session(script: &str) -> Running {
+    let lab = Lab::up();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = lab_opts(&lab, script);
+    opts.tmpdir = Some(tmp.path().to_path_buf());
+    let launched = launch(opts);
+    assert!(launched.wait_line("SESSION READY", SESSION).is_some(), "{:?}", launched.output());
+    let all = procs::descendants_with_zombies(launched.pid.as_raw());
+    let (zombies, helpers): (Vec<_>, Vec<_>) = all.into_iter().partition(|p| p.state == 'Z');
+    let comms: Vec<&str> = helpers.iter().map(|p| p.comm.as_str()).collect();
+    let is_pasta = |p: &procs::Proc| {
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", p.pid)).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains("--dns-forward")
+    };
+    assert!(helpers.iter().any(is_pasta), "pasta runs: {comms:?}");
+    assert!(comms.contains(&"bwrap") && comms.iter().any(|c| ["sleep", "bash"].contains(c)), "the session runs: {comms:?}");
+    assert!(helpers.len() >= 6, "holder, sandbox, pasta, relay and factory expected: {helpers:?}");
+    let holder = helpers.iter().find(|p| p.ppid == launched.pid.as_raw() && p.comm == "bwrap").expect("the holder became bwrap");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", holder.pid)).unwrap();
+    assert!(status.contains("CapEff:\t0000000000000000"), "the holder keeps no capability after its exec:\n{status}");
+    Running { launched, helpers, zombies, tmp, lab }
+}
+
+fn assert_nothing_left(r: &Running, reaped: bool) {
+    let left = procs::wait_gone(&r.helpers, Duration::from_secs(5));
+    assert!(left.is_empty(), "helpers survived the launcher: {left:?}");
+    if reaped {
+        // Not even zombies: the launcher reaps what pasta leaves behind
+        // (a container's pid 1 often does not).
+        let all: Vec<_> = r.helpers.iter().chain(&r.zombies).cloned().collect();
+        let left = procs::wait_reaped(&all, Duration::from_secs(2));
+        assert!(left.is_empty(), "zombies left: {left:?}");
+    }
+    let files: Vec<PathBuf> = std::fs::read_dir(r.tmp.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(files.is_empty(), "temp files left: {files:?}");
+}
+
+#[test]
+fn normal_exit_passes_the_status_and_leaves_nothing() {
+    let _s = serial();
+    let mut r = start_waiting_session("echo SESSION READY; sleep 1; exit 3");
+    let code = r.launched.code(SESSION);
+    assert_eq!(code, 3, "{:?}", r.launched.output());
+    assert_nothing_left(&r, true);
+    let leftovers: Vec<_> = all_pasta_for(&r.lab);
+    assert!(leftovers.is_empty(), "pasta processes of this lab left: {leftovers:?}");
+}
+
+/// pasta processes still running in this lab's container namespace.
+fn all_pasta_for(lab: &Lab) -> Vec<String> {
+    let ns = std::fs::metadata(format!("/run/netns/{}", lab.container())).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    let Ok(ns) = ns else { return vec![] };
+    procs::descendants(1)
+        .into_iter()
+        .filter(|p| p.comm.starts_with("passt") || p.comm.starts_with("pasta"))
+        .filter(|p| {
+            let link = std::fs::read_link(format!("/proc/{}/ns/net", p.pid)).unwrap_or_default();
+            link.to_string_lossy().contains(&format!("[{ns}]"))
+        })
+        .map(|p| format!("{p:?}"))
+        .collect()
+}
+
+fn signal_test(sig: Signal) {
+    let _s = serial();
+    let mut r = start_waiting_session("echo SESSION READY; exec sleep 60");
+    nix::sys::signal::kill(r.launched.pid, sig).unwrap();
+    let code = r.launched.code(Duration::from_secs(10));
+    assert_eq!(code, 128 + sig as i32, "launcher exits with 128+{sig}: {:?}", r.launched.output());
+    assert_nothing_left(&r, true);
+}
+
+#[test]
+fn sigint_is_forwarded_and_nothing_is_left() {
+    signal_test(Signal::SIGINT);
+}
+
+#[test]
+fn sigterm_is_forwarded_and_nothing_is_left() {
+    signal_test(Signal::SIGTERM);
+}
+
+#[test]
+fn sighup_is_forwarded_and_nothing_is_left() {
+    signal_test(Signal::SIGHUP);
+}
+
+#[test]
+fn killed_launcher_leaves_nothing() {
+    let _s = serial();
+    let mut r = start_waiting_session("echo SESSION READY; exec sleep 60");
+    nix::sys::signal::kill(r.launched.pid, Signal::SIGKILL).unwrap();
+    let st = r.launched.wait(Duration::from_secs(10));
+    assert!(matches!(st, WaitStatus::Signaled(_, Signal::SIGKILL, _)), "{st:?}");
+    // Reaping is the container's pid 1's job then.
+    assert_nothing_left(&r, false);
+}
+
+// ---------------------------------------------------------------- refusals
+
+fn assert_no_switch(msg: &str) {
+    for banned in ["EGRESS_JAIL", "egressJail", "egress_jail"] {
+        assert!(!msg.contains(banned), "the message advertises the off switch: {msg}");
+    }
+}
+
+/// The refusal message (it may span lines).
+fn refused(out: &[String]) -> String {
+    let at = out.iter().position(|l| l.contains("JAILTEST REFUSED"));
+    let at = at.unwrap_or_else(|| panic!("no refusal in:\n{}", out.join("\n")));
+    out[at..].join("\n")
+}
+
+#[test]
+fn refuses_without_tun() {
+    let _s = serial();
+    let probe = HostProbe { tun: "/nonexistent/net/tun".into(), ..HostProbe::default() };
+    let e = jail::host_facts_with(&probe).unwrap_err();
+    assert!(matches!(e, JailError::TunMissing { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("/nonexistent/net/tun") && msg.contains("--device=/dev/net/tun") && msg.contains("runArgs"), "{msg}");
+    assert_no_switch(&msg);
+}
+
+/// A root-owned, mode-755 directory for fake executables (not under the
+/// world-writable /tmp, which the trust check rightly refuses).
+struct TrustedDir(PathBuf);
+
+impl TrustedDir {
+    fn new() -> TrustedDir {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = PathBuf::from(format!("/run/agent-sandbox-jailtest-{}-{n}", std::process::id()));
+        std::fs::create_dir(&p).expect("creating a directory under /run (root needed)");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        TrustedDir(p)
+    }
+
+    fn script(&self, name: &str, body: &str, mode: u32) -> PathBuf {
+        let f = self.0.join(name);
+        std::fs::write(&f, body).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+        f
+    }
+}
+
+impl Drop for TrustedDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn refuses_without_pasta() {
+    let _s = serial();
+    let dir = TrustedDir::new();
+    let probe = HostProbe { pasta_dirs: vec![dir.0.clone()], ..HostProbe::default() };
+    let e = jail::host_facts_with(&probe).unwrap_err();
+    assert!(matches!(e, JailError::PastaMissing { .. }), "{e}");
+    assert!(e.to_string().contains("install passt"), "{e}");
+    assert_no_switch(&e.to_string());
+}
+
+#[test]
+fn refuses_untrusted_pasta() {
+    let _s = serial();
+    let dir = TrustedDir::new();
+    dir.script("pasta", "#!/bin/sh\nexit 0\n", 0o777);
+    let probe = HostProbe { pasta_dirs: vec![dir.0.clone()], ..HostProbe::default() };
+    let e = jail::host_facts_with(&probe).unwrap_err();
+    assert!(matches!(e, JailError::PastaUntrusted { .. }), "{e}");
+    assert!(e.to_string().contains("writable"), "{e}");
+    assert_no_switch(&e.to_string());
+}
+
+#[test]
+fn refuses_pasta_that_cannot_attach() {
+    let _s = serial();
+    let lab = Lab::up();
+    // A pasta that fails the way Debian 12's does as root without --runas 0.
+    let dir = TrustedDir::new();
+    let body = "#!/bin/sh\necho \"Couldn't open user namespace /proc/1/ns/user: Permission denied\" >&2\nexit 1\n";
+    dir.script("pasta", body, 0o755);
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.probe = HostProbe { pasta_dirs: vec![dir.0.clone()], ..HostProbe::default() };
+    let (code, out) = run_session(opts);
+    assert_eq!(code, REFUSED, "{out:?}");
+    let msg = refused(&out);
+    assert!(msg.contains("pasta could not attach") && msg.contains("Couldn't open user namespace"), "{msg}");
+    assert!(msg.contains("Fix:") && msg.contains("passt"), "{msg}");
+    assert!(!out.iter().any(|l| l == "SESSION ran"));
+    assert_no_switch(&msg);
+
+    // The real pasta, as root, without --runas 0.
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.edit = |plan| plan.pasta.args.retain(|a| a != "--runas" && a != "0");
+    let (code, out) = run_session(opts);
+    assert_eq!(code, REFUSED, "{out:?}");
+    let msg = refused(&out);
+    assert!(msg.contains("pasta could not attach") && msg.contains("Permission denied"), "{msg}");
+    assert!(!out.iter().any(|l| l == "SESSION ran"));
+}
+
+/// In the launcher child: a user namespace of its own in which no further
+/// user namespace may be created (`user.max_user_namespaces` = 0 there;
+/// the limit is per namespace, so the machine is not touched).
+fn forbid_user_namespaces() -> Result<(), String> {
+    let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
+    nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).map_err(|e| e.to_string())?;
+    let w = |f: &str, s: String| std::fs::write(f, s).map_err(|e| format!("{f}: {e}"));
+    w("/proc/self/uid_map", format!("0 {uid} 1"))?;
+    w("/proc/self/setgroups", "deny".into())?;
+    w("/proc/self/gid_map", format!("0 {gid} 1"))?;
+    w("/proc/sys/user/max_user_namespaces", "0".into())
+}
+
+#[test]
+fn refuses_without_user_namespaces() {
+    let _s = serial();
+    let lab = Lab::up();
+    // Found before launch (the sysctl is read by host_facts).
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.before = forbid_user_namespaces;
+    let (code, out) = run_session(opts);
+    assert_eq!(code, REFUSED, "{out:?}");
+    let msg = refused(&out);
+    assert!(msg.contains("user namespaces are not available") && msg.contains("user.max_user_namespaces"), "{msg}");
+    assert_no_switch(&msg);
+
+    // Found at launch (the holder's unshare fails).
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.edit = |_| forbid_user_namespaces().expect("switching user namespaces off");
+    let (code, out) = run_session(opts);
+    assert_eq!(code, REFUSED, "{out:?}");
+    let msg = refused(&out);
+    assert!(msg.contains("user namespaces are not available") && msg.contains("user.max_user_namespaces"), "{msg}");
+    assert!(!out.iter().any(|l| l == "SESSION ran"));
+}
+
+#[test]
+fn refuses_unexpected_routes_and_rules() {
+    let _s = serial();
+    let lab = Lab::up();
+    // pasta, after someone added a policy rule and a route in another
+    // table to the namespace (the flush of the main table misses both).
+    let dir = TrustedDir::new();
+    let body = "#!/bin/sh\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\nfor last; do :; done\n\
+        nsenter -t \"$last\" -n ip rule add pref 100 lookup 100 || exit 1\n\
+        nsenter -t \"$last\" -n ip route add blackhole 203.0.113.0/24 table 100 || exit 1\n\
+        exec /usr/bin/pasta \"$@\"\n";
+    dir.script("pasta", body, 0o755);
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.probe = HostProbe { pasta_dirs: vec![dir.0.clone()], ..HostProbe::default() };
+    let (code, out) = run_session(opts);
+    assert_eq!(code, REFUSED, "{out:?}");
+    let msg = refused(&out);
+    assert!(msg.contains("differs from the route plan"), "{msg}");
+    assert!(msg.contains("unexpected rule: V4 rule 100: lookup 100"), "{msg}");
+    assert!(msg.contains("unexpected route: table 100 Blackhole 203.0.113.0/24"), "{msg}");
+    assert!(!out.iter().any(|l| l == "SESSION ran"));
+    assert_no_switch(&msg);
+}
+
+// ---------------------------------------------------------------- bench driver
+
+/// Not a test of its own: `benches/jail_bench.sh` runs this with
+/// JAIL_TEST_HELPER=bench to time `/bin/true` through the jail (the
+/// launcher's path: host facts, plan, run_jailed, bwrap).
+#[test]
+fn helper_bench_true() {
+    if std::env::var("JAIL_TEST_HELPER").as_deref() != Ok("bench") {
+        return;
+    }
+    // SAFETY: the helper process runs only this test; the child calls the
+    // library (single-threaded, as the launcher) and leaves with _exit.
+    match unsafe { nix::unistd::fork() }.expect("fork") {
+        nix::unistd::ForkResult::Child => {
+            let code = bench_child();
+            // SAFETY: end the child without the harness's destructors.
+            unsafe { libc::_exit(code) }
+        }
+        nix::unistd::ForkResult::Parent { child } => match nix::sys::wait::waitpid(child, None) {
+            Ok(WaitStatus::Exited(_, code)) => std::process::exit(code),
+            other => panic!("bench launcher: {other:?}"),
+        },
+    }
+}
+
+fn bench_child() -> i32 {
+    use std::os::unix::process::CommandExt;
+    let run = || -> Result<i32, JailError> {
+        let plan = jail::plan(&Config::default(), &jail::host_facts()?)?;
+        let args: Vec<String> = std::env::var("JAIL_BENCH_BWRAP_ARGS")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        jail::run_jailed(&plan, &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec())
+    };
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            REFUSED
+        }
+    }
+}
