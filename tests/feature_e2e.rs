@@ -234,21 +234,30 @@ fn template_applies_and_comes_up() {
     assert_sandboxed_session(&c, "/root");
 }
 
-/// The jail inside a feature container: a route change refused, an address
-/// on the container's bridge unreachable from the session but reachable
-/// from the container itself, and the verify battery with the jail on.
+/// The jail inside a feature container: a route change refused, the
+/// container's own address on the podman bridge (its connected subnet)
+/// unreachable from the session but reachable from the container itself,
+/// the bridge gateway reachable (SPEC: the gateway stays reachable), and
+/// the verify battery with the jail on.
 #[test]
-#[ignore = "the egress jail is not wired into `agent-sandbox run` yet (\"the egress jail is not available in this build\"); un-ignore when src/jail lands"]
 fn jail_holds_in_a_feature_container() {
     let p = published();
     let j = Project::new("jail");
-    j.write(".devcontainer/Dockerfile", "FROM localhost/debian:trixie-slim\nRUN apt-get update -qq && apt-get install -y -qq --no-install-recommends iproute2 >/dev/null\n");
+    j.write(
+        ".devcontainer/Dockerfile",
+        "FROM localhost/debian:trixie-slim\nRUN apt-get update -qq && apt-get install -y -qq --no-install-recommends iproute2 socat >/dev/null\n",
+    );
     j.write(
         ".devcontainer/devcontainer.json",
         &format!(r#"{{"build": {{"dockerfile": "Dockerfile"}}, "features": {{"{}": {{}}}}, "runArgs": ["--device=/dev/net/tun"]}}"#, p.feature_ref()),
     );
     j.up();
-    // A listener on the podman bridge's gateway: an internal address this test's container reaches.
+    // A listener on the container's own bridge address: a host on its
+    // connected subnet, which the jail must blackhole.
+    let addr = j.exec_ok("ip -4 -o addr show scope global | awk '{split($4, a, \"/\"); print a[1]; exit}'");
+    let addr = addr.trim();
+    assert!(!addr.is_empty(), "the container has no bridge address");
+    j.exec_ok("(setsid socat TCP-LISTEN:7777,bind=0.0.0.0,fork,reuseaddr EXEC:/bin/true >/dev/null 2>&1 &) ; sleep 0.5");
     let gw = stdout(&ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["network", "inspect", "podman", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"])));
     let listener = std::net::TcpListener::bind((gw.trim(), 0)).expect("bind on the podman bridge gateway");
     let port = listener.local_addr().unwrap().port();
@@ -258,17 +267,19 @@ fn jail_holds_in_a_feature_container() {
         "probe.sh",
         &format!(
             "echo IS_SANDBOX=${{IS_SANDBOX:-}}\n\
-             timeout 5 bash -c 'exec 3<>/dev/tcp/{}/{port}' 2>/dev/null && echo CONNECTED || echo BLOCKED\n\
+             timeout 5 bash -c 'exec 3<>/dev/tcp/{addr}/7777' 2>/dev/null && echo SUBNET-CONNECTED || echo SUBNET-BLOCKED\n\
+             timeout 5 bash -c 'exec 3<>/dev/tcp/{}/{port}' 2>/dev/null && echo GATEWAY-CONNECTED || echo GATEWAY-BLOCKED\n\
              ip route add 192.0.2.0/24 dev lo 2>&1 && echo ROUTE-ADDED\n",
             gw.trim()
         ),
     );
-    let outside = j.exec_ok("sh ./probe.sh; ip route del 192.0.2.0/24 dev lo 2>/dev/null; true");
-    assert!(outside.contains("CONNECTED"), "control: the container reaches its gateway:\n{outside}");
-    let inside = j.exec("agent-sandbox run -- sh ./probe.sh");
+    let outside = j.exec_ok("bash ./probe.sh; ip route del 192.0.2.0/24 dev lo 2>/dev/null; true");
+    assert!(outside.contains("SUBNET-CONNECTED"), "control: the container reaches its own address:\n{outside}");
+    let inside = j.exec("agent-sandbox run -- bash ./probe.sh");
     let inside = format!("{}{}", stdout(&inside), stderr(&inside));
     assert!(inside.contains("IS_SANDBOX=1"), "{inside}");
-    assert!(inside.contains("BLOCKED") && !inside.contains("CONNECTED"), "the jail must block the internal address:\n{inside}");
+    assert!(inside.contains("SUBNET-BLOCKED"), "the jail must block the connected subnet:\n{inside}");
+    assert!(inside.contains("GATEWAY-CONNECTED"), "the gateway stays reachable:\n{inside}");
     assert!(inside.contains("Operation not permitted") && !inside.contains("ROUTE-ADDED"), "a route change must be refused:\n{inside}");
     let report: Value = serde_json::from_str(&j.exec_ok("agent-sandbox verify --json || true")).unwrap();
     let s = &report["summary"];
