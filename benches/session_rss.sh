@@ -18,13 +18,13 @@ echo "pid      rss_kB  command"
 # Every descendant of the launcher, and the launcher itself.
 pids=$(ps -eo pid=,ppid= | awk -v root="$launcher" '
   { parent[$1] = $2 }
-  END { for (p in parent) { q = p; while (q in parent && q != root && q != 1) q = parent[q]; if (q == root) print p } print root }')
+  END { for (p in parent) { q = p; while (q in parent && q != root && q != 1) q = parent[q]; if (q == root) print p } }')
 for pid in $pids; do
-  read -r rss comm args < <(ps -o rss=,comm=,args= -p "$pid" 2>/dev/null || true)
+  read -r rss comm < <(ps -o rss=,comm= -p "$pid" 2>/dev/null || true)
   [[ -z ${rss:-} ]] && continue
-  case "$comm:$args" in
+  case "$comm" in
     passt*|pasta*) what="(pasta, excluded)";;
-    *3.1416*) what="(the agent, excluded)";;
+    sleep) what="(the agent, excluded)";;
     *) what=""; total=$((total + rss));;
   esac
   printf '%-8s %-7s %s %s\n' "$pid" "$rss" "$comm" "$what"

@@ -6,6 +6,7 @@ pub mod agents;
 pub mod config;
 pub mod doctor;
 pub mod env_vars;
+pub mod image;
 pub mod install;
 pub mod jail;
 pub mod launch;

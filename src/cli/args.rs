@@ -58,6 +58,9 @@ pub enum Command {
     /// Maintainers: package or publish the devcontainer templates (OCI artifacts).
     #[command(subcommand)]
     Templates(super::publish::TemplatesCommand),
+    /// Maintainers: build, verify and publish the reference image.
+    #[command(subcommand)]
+    Image(super::image::ImageCommand),
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod config_cmd;
 pub mod doctor;
+pub mod image;
 pub mod publish;
 pub mod review;
 pub mod run;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Review(a) => review::review(cli.config.as_deref(), a),
         Command::Feature(c) => publish::feature_cmd(c),
         Command::Templates(c) => publish::templates_cmd(c),
+        Command::Image(c) => image::image_cmd(c),
     }
 }
 

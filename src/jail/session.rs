@@ -163,6 +163,7 @@ fn run(
     expect(&holder, signals, kids, deadline, Want::Exec, plan)?;
     step("sandbox started");
     // 6. The session.
+    crate::sandbox::supervise::shed_resident_text();
     let code = wait_session(holder.pid, signals, kids);
     step("session ended");
     code

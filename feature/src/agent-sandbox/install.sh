@@ -70,5 +70,6 @@ say "running bin/$arch/sandbox-install $*"
 check_dir=/usr/local/share/agent-sandbox-feature
 mkdir -p "$check_dir"
 cp "$feature_dir/start-check.sh" "$check_dir/start-check.sh"
-chmod 0755 "$check_dir" "$check_dir/start-check.sh"
+cp "$feature_dir/entrypoint.sh" "$check_dir/entrypoint.sh"
+chmod 0755 "$check_dir" "$check_dir/start-check.sh" "$check_dir/entrypoint.sh"
 say "done; sessions start with: claude | codex | pi | agent-sandbox run -- CMD (check with: agent-sandbox verify)"

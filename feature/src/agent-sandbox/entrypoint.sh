@@ -1,0 +1,20 @@
+#!/bin/sh
+# agent-sandbox devcontainer feature: the feature's "entrypoint", which the
+# Dev Containers CLI runs at container start, as root. Then runs the command
+# it was given, if any. (The reference image ships the same script.)
+#
+# The egress jail opens /dev/net/tun as the user running the agent. An
+# engine copies the host's device mode into the container, and a host
+# without udev may have it 0600 (root only), which locks a non-root remote
+# user out. Started as root, make the container's own node usable by
+# every user (0666, what udev sets on most hosts): the engine created that
+# node for this container (mknod), so the host's is not touched; where the
+# node is the host's (rootless engines bind-mount it), chmod fails and
+# nothing changes.
+tun=/dev/net/tun
+if [ "$(id -u)" = 0 ] && [ -c "$tun" ] && [ "$(stat -c %a "$tun")" != 666 ]; then
+  chmod 0666 "$tun" 2>/dev/null || true
+fi
+if [ "$#" -gt 0 ]; then
+  exec "$@"
+fi

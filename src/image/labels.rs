@@ -1,0 +1,145 @@
+//! The image's labels: the OCI `org.opencontainers.image.*` annotations
+//! (title, description, licenses, source, version, revision, created) and
+//! `devcontainer.metadata`, the settings the Dev Containers CLI reads from
+//! an image. Pure; `image/Containerfile` carries the same static values
+//! (a test below keeps the two equal).
+//!
+//! devcontainer.metadata cannot carry `runArgs` or devices: the tun device
+//! stays a run option (docs/image.md), and the `postStartCommand` warns at
+//! container start when it is missing. `securityOpt` is allowed there and
+//! asks for the unmasked /proc sessions need; `entrypoint` runs at start
+//! as root and makes the container's tun device usable by the remote user.
+
+use serde_json::json;
+
+pub const TITLE: &str = "org.opencontainers.image.title";
+pub const DESCRIPTION: &str = "org.opencontainers.image.description";
+pub const LICENSES: &str = "org.opencontainers.image.licenses";
+pub const SOURCE: &str = "org.opencontainers.image.source";
+pub const VERSION: &str = "org.opencontainers.image.version";
+pub const REVISION: &str = "org.opencontainers.image.revision";
+pub const CREATED: &str = "org.opencontainers.image.created";
+pub const DEVCONTAINER_METADATA: &str = "devcontainer.metadata";
+
+pub const TITLE_VALUE: &str = "agent-sandbox";
+pub const DESCRIPTION_VALUE: &str =
+    "Debian 13 with Claude Code, Codex and Pi running inside the agent-sandbox bubblewrap sandbox and egress jail";
+pub const LICENSES_VALUE: &str = "Apache-2.0";
+
+/// The image's non-root user (uid 1000), the devcontainer `remoteUser`.
+pub const REMOTE_USER: &str = "vscode";
+/// The project venv location, appended to PATH after the system directories.
+pub const VENV: &str = "/opt/venv";
+/// The container-start check the image installs.
+pub const START_CHECK: &str = "/usr/local/share/agent-sandbox-image/start-check.sh";
+/// The image's entrypoint (root at start: /dev/net/tun usable by the user).
+pub const ENTRYPOINT: &str = "/usr/local/share/agent-sandbox-image/entrypoint.sh";
+
+/// What the dynamic labels say.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Provenance {
+    /// The project's repository URL (Cargo.toml `repository`).
+    pub source: String,
+    /// The version (Cargo.toml).
+    pub version: String,
+    /// The source revision (git commit, `-dirty` when the tree had changes).
+    pub revision: String,
+    /// RFC 3339 build time (SOURCE_DATE_EPOCH when set).
+    pub created: String,
+}
+
+/// `devcontainer.metadata`: a JSON array with one entry.
+pub fn devcontainer_metadata() -> serde_json::Value {
+    json!([{
+        "remoteUser": REMOTE_USER,
+        "containerEnv": { "UV_PROJECT_ENVIRONMENT": VENV },
+        "securityOpt": ["systempaths=unconfined"],
+        "entrypoint": ENTRYPOINT,
+        "postStartCommand": START_CHECK,
+    }])
+}
+
+/// Every label the image gets, in a fixed order.
+pub fn labels(p: &Provenance) -> Vec<(String, String)> {
+    [
+        (TITLE, TITLE_VALUE.to_owned()),
+        (DESCRIPTION, DESCRIPTION_VALUE.to_owned()),
+        (LICENSES, LICENSES_VALUE.to_owned()),
+        (SOURCE, p.source.clone()),
+        (VERSION, p.version.clone()),
+        (REVISION, p.revision.clone()),
+        (CREATED, p.created.clone()),
+        (DEVCONTAINER_METADATA, devcontainer_metadata().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// `seconds` since the epoch as RFC 3339 UTC (`2026-11-29T10:00:00Z`).
+pub fn rfc3339(seconds: u64) -> String {
+    let days = (seconds / 86_400) as i64;
+    let rem = seconds % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_863_601), "2026-11-28T11:00:01Z");
+        assert_eq!(rfc3339(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
+
+    #[test]
+    fn labels_whole_value() {
+        let p = Provenance { source: "https://x/y".into(), version: "1.2.3".into(), revision: "abc".into(), created: "2026-01-01T00:00:00Z".into() };
+        let got = labels(&p);
+        let keys: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, [TITLE, DESCRIPTION, LICENSES, SOURCE, VERSION, REVISION, CREATED, DEVCONTAINER_METADATA]);
+        assert_eq!(got[3].1, "https://x/y");
+        assert_eq!(got[4].1, "1.2.3");
+        assert_eq!(
+            got[7].1,
+            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/share/agent-sandbox-image/start-check.sh","remoteUser":"vscode","securityOpt":["systempaths=unconfined"]}]"#
+        );
+    }
+
+    /// The value of `LABEL key=...` in the Containerfile (single or double
+    /// quoted, possibly one of several on a continued line).
+    fn containerfile_label(text: &str, key: &str) -> Option<String> {
+        let at = text.find(&format!("{key}="))? + key.len() + 1;
+        let rest = &text[at..];
+        let quote = rest.chars().next()?;
+        let end = rest[1..].find(quote)?;
+        Some(rest[1..1 + end].to_owned())
+    }
+
+    #[test]
+    fn containerfile_carries_the_same_static_labels() {
+        let text = include_str!("../../image/Containerfile");
+        let meta: serde_json::Value = serde_json::from_str(&containerfile_label(text, DEVCONTAINER_METADATA).unwrap()).unwrap();
+        assert_eq!(meta, devcontainer_metadata());
+        assert_eq!(containerfile_label(text, TITLE).as_deref(), Some(TITLE_VALUE));
+        assert_eq!(containerfile_label(text, DESCRIPTION).as_deref(), Some(DESCRIPTION_VALUE));
+        assert_eq!(containerfile_label(text, LICENSES).as_deref(), Some(LICENSES_VALUE));
+        assert!(text.contains(&format!("ENV PATH=${{PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}}:{VENV}/bin")), "the venv is appended to PATH");
+        assert!(text.contains(START_CHECK));
+        assert!(text.contains(&format!("ENTRYPOINT [\"{ENTRYPOINT}\"]")));
+        assert!(text.contains(&format!("ARG USER_NAME={REMOTE_USER}")));
+    }
+}
