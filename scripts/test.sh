@@ -8,4 +8,4 @@ bash scripts/deps.sh
 static_dir=$(cd "$(bash scripts/build-static.sh)" && pwd)
 echo "static binaries: $static_dir"
 export AGENT_SANDBOX_STATIC_DIR="$static_dir"
-cargo test --locked --all-targets -- --test-threads="${TEST_THREADS:-4}"
+cargo test --locked --no-fail-fast --all-targets -- --test-threads="${TEST_THREADS:-4}"

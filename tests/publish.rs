@@ -60,7 +60,7 @@ fn feature_and_template_versions_follow_the_crate() {
 fn feature_with_recording_installer() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let src = root().join("feature/src/agent-sandbox");
-    for f in ["install.sh", "start-check.sh", "devcontainer-feature.json"] {
+    for f in ["install.sh", "start-check.sh", "entrypoint.sh", "devcontainer-feature.json"] {
         fs::copy(src.join(f), d.path().join(f)).unwrap();
     }
     fs::create_dir_all(d.path().join("bin/x86_64")).unwrap();
@@ -199,7 +199,7 @@ fn packaging_is_reproducible_and_bundles_the_binaries() {
     let listing = tar_listing(&archive);
     let expected: Vec<(String, u32)> = [
         ("./", 0o755), ("./NOTES.md", 0o644), ("./bin/", 0o755), ("./bin/x86_64/", 0o755), ("./bin/x86_64/agent-sandbox", 0o755),
-        ("./bin/x86_64/sandbox-install", 0o755), ("./devcontainer-feature.json", 0o644), ("./install.sh", 0o755), ("./start-check.sh", 0o755),
+        ("./bin/x86_64/sandbox-install", 0o755), ("./devcontainer-feature.json", 0o644), ("./entrypoint.sh", 0o755), ("./install.sh", 0o755), ("./start-check.sh", 0o755),
     ]
     .iter()
     .map(|(p, m)| (p.to_string(), *m))
