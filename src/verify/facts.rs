@@ -177,22 +177,10 @@ pub fn jail_spec(plan: &Plan, config: &Config) -> JailSpec {
     }
 }
 
-/// Directly connected IPv4 subnets from /proc/net/route (no gateway, not
-/// the default route).
+/// Directly connected IPv4 subnets from /proc/net/route, read by the same
+/// parser the jail plans its blackholes from.
 pub fn connected_subnets(route: &str) -> Vec<(Ipv4Addr, u8)> {
-    let hex = |s: &str| u32::from_str_radix(s, 16).ok().map(u32::from_be);
-    let mut v: Vec<(Ipv4Addr, u8)> = route
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let (dst, gw, mask) = (hex(f.get(1)?)?, hex(f.get(2)?)?, hex(f.get(7)?)?);
-            (gw == 0 && mask != 0).then(|| (Ipv4Addr::from(dst), mask.count_ones() as u8))
-        })
-        .collect();
-    v.sort();
-    v.dedup();
-    v
+    crate::jail::connected_subnets(route).iter().map(|n| (n.network(), n.prefix())).collect()
 }
 
 #[cfg(test)]
