@@ -336,6 +336,13 @@ impl Drop for DevProject {
         for id in stdout(&podman(&["ps", "-aq", "--filter", &label])).split_whitespace() {
             let _ = podman(&["rm", "-f", "-t", "0", id]);
         }
+        // The CLI's per-project images (`vsc-<folder>-...-uid`, made for a
+        // non-root remoteUser) go with the project.
+        let name = self.dir.file_name().unwrap().to_string_lossy().into_owned();
+        let reference = format!("reference=localhost/vsc-{name}-*");
+        for image in stdout(&podman(&["images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", &reference])).split_whitespace() {
+            let _ = podman(&["rmi", "-f", image]);
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
         let _ = std::fs::remove_dir_all(self.dir.with_extension("tmp"));
     }
