@@ -704,7 +704,7 @@ fn arguments_arrive_intact() {
 #[test]
 fn a_session_inside_a_session_runs_directly() {
     let td = setup("nested");
-    let bin = bin();
+    let bin = visible_copy(&bin());
     assert!(
         !bin.starts_with(td.peers_dir()) && !bin.starts_with("/tmp") && !bin.starts_with(root_account().home),
         "the binary must be visible inside the session"

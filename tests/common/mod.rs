@@ -29,6 +29,36 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agent-sandbox"))
 }
 
+/// `exe` at a path a session can see: a checkout under /tmp, /var/tmp or
+/// the home (all private or empty inside a session) gets a copy under
+/// /var/lib/agent-sandbox-tests/bin, replaced on each run.
+pub fn visible_copy(exe: &Path) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"));
+    if ![Path::new("/tmp"), Path::new("/var/tmp"), home.as_path()].iter().any(|p| exe.starts_with(p)) {
+        return exe.to_path_buf();
+    }
+    let dir = Path::new("/var/lib/agent-sandbox-tests/bin");
+    std::fs::create_dir_all(dir).expect("create /var/lib/agent-sandbox-tests/bin");
+    let name = exe.file_name().unwrap().to_string_lossy().into_owned();
+    let dst = dir.join(format!("{name}-{}", std::process::id()));
+    if !dst.exists() {
+        remove_old_copies(dir, &name);
+        std::fs::copy(exe, &dst).expect("copy the binary where sessions can see it");
+    }
+    dst
+}
+
+/// Copies left by earlier runs (their pid is gone).
+pub fn remove_old_copies(dir: &Path, name: &str) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let pid = file.strip_prefix(&format!("{name}-")).and_then(|p| p.parse::<i32>().ok());
+        if pid.is_some_and(|p| p != std::process::id() as i32 && !Path::new(&format!("/proc/{p}")).exists()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// The system PATH sessions are started with (no user-writable entries).
 pub const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
