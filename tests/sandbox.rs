@@ -1134,3 +1134,19 @@ fn scope_reports_what_a_session_could_reach() {
     assert_eq!(v[0]["access"], "read", "{out}");
     assert_eq!(v[0]["write"], false, "{out}");
 }
+
+/// A sibling that is an absolute symlink (e.g. /var/lib/app-info ->
+/// /var/lib/swcatalog) must not break the launch: bwrap cannot follow it
+/// inside the new root, so the plan leaves it to its target.
+#[test]
+fn a_symlinked_sibling_does_not_break_the_launch() {
+    let td = setup("symlinked-sibling");
+    let ws = td.ws();
+    let target = td.peers_dir().join("real");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::write(target.join("secret.txt"), "peer\n").unwrap();
+    std::os::unix::fs::symlink(&target, td.peers_dir().join("alias")).unwrap();
+    let out = Launcher::new(&ws).sh("cat ../real/secret.txt 2>/dev/null || echo hidden=yes");
+    out.assert_ok();
+    assert_eq!(out.get("hidden"), "yes", "{out}");
+}

@@ -26,6 +26,8 @@ pub trait FsView {
     /// kept): bwrap creates mount points inside the new root, where an
     /// absolute symlink such as /var/run -> /run cannot be followed.
     fn resolve_parent(&self, path: &Path) -> PathBuf;
+    /// Whether `path` itself is a symbolic link.
+    fn is_symlink(&self, path: &Path) -> bool;
 }
 
 /// The real file system.
@@ -58,6 +60,10 @@ impl FsView for RealFs {
 
     fn read_text(&self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
+    }
+
+    fn is_symlink(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
     }
 
     fn resolve_parent(&self, path: &Path) -> PathBuf {
@@ -120,6 +126,10 @@ impl FsView for TableFs {
 
     fn read_text(&self, path: &Path) -> Option<String> {
         self.texts.get(path).cloned()
+    }
+
+    fn is_symlink(&self, path: &Path) -> bool {
+        self.links.contains_key(path)
     }
 
     fn resolve_parent(&self, path: &Path) -> PathBuf {

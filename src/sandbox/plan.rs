@@ -423,7 +423,10 @@ impl MountBuilder<'_> {
             needed.push(cmd);
         }
         for sib in self.fs.children(parent) {
-            if sib == ws || needed.iter().any(|n| n.starts_with(&sib)) {
+            // A symlinked sibling is not a checkout of its own (its target,
+            // when a sibling, is handled as itself), and bwrap could not
+            // follow an absolute link inside the new root anyway.
+            if sib == ws || needed.iter().any(|n| n.starts_with(&sib)) || self.fs.is_symlink(&sib) {
                 continue;
             }
             // Already gone (under the home's or /tmp's tmpfs)?

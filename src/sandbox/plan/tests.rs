@@ -391,3 +391,12 @@ fn nothing_is_masked_inside_an_already_masked_directory() {
     assert!(got.contains("\n--tmpfs /run/containerd\n--remount-ro /run/containerd\n"), "{got}");
     assert!(!got.contains("/run/containerd/containerd.sock"), "{got}");
 }
+
+#[test]
+fn symlinked_siblings_are_left_to_their_targets() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let table = fs().with_link("/workspaces/alias", "/workspaces/other");
+    let got = lines(&build(&c, &Config::default(), &table).unwrap());
+    assert!(!got.contains("/workspaces/alias"), "{got}");
+    assert!(got.contains("--tmpfs /workspaces/other\n"), "{got}");
+}
