@@ -8,6 +8,7 @@
 //! (`jail/launch.rs`: single-threaded, like the launcher) and reads what
 //! the session's probes (`jail/probe.sh`) print. Tests run one at a time.
 
+mod common;
 #[path = "jail/lab.rs"]
 mod lab;
 #[path = "jail/launch.rs"]
@@ -71,32 +72,9 @@ fn probe() -> HostProbe {
     }
 }
 
-/// This test binary at a path the session can see: /tmp, /var/tmp and the
-/// home are private or empty inside, so a checkout there gets a copy
-/// (made once per run, named by pid).
+/// This test binary at a path the session can see (see `visible_copy`).
 fn visible_exe() -> String {
-    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let exe = std::env::current_exe().unwrap();
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"));
-    if ![Path::new("/tmp"), Path::new("/var/tmp"), home.as_path()].iter().any(|p| exe.starts_with(p)) {
-        return exe.display().to_string();
-    }
-    COPY.get_or_init(|| {
-        let dir = Path::new("/var/lib/agent-sandbox-tests/bin");
-        std::fs::create_dir_all(dir).unwrap();
-        let dst = dir.join(format!("jail-test-{}", std::process::id()));
-        // Copies of earlier runs (their pid is gone) are removed.
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let pid = e.file_name().to_string_lossy().strip_prefix("jail-test-").and_then(|p| p.parse::<u32>().ok());
-            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-        std::fs::copy(&exe, &dst).unwrap();
-        dst
-    })
-    .display()
-    .to_string()
+    common::visible_copy(&std::env::current_exe().unwrap()).display().to_string()
 }
 
 fn lab_opts(lab: &Lab, script: &str) -> Opts {
