@@ -48,6 +48,8 @@ pub struct Session {
     pub jail: Option<jail::JailPlan>,
     /// Where this user's review baselines are kept.
     pub state_dir: std::path::PathBuf,
+    /// The session's id (also `AGENT_SANDBOX_SESSION` inside).
+    pub session_id: String,
 }
 
 fn own_exe_id() -> Option<(u64, u64)> {
@@ -112,7 +114,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     if state_dir.starts_with(&plan.workspace) {
         state_dir = review::store_dir(&ctx.home, None);
     }
-    Ok(Session { plan, jail: jail_plan, state_dir })
+    Ok(Session { plan, jail: jail_plan, state_dir, session_id: ctx.session_id })
 }
 
 /// Starts the session and waits for it; returns its exit status (128+N
@@ -121,8 +123,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
 /// run code outside the sandbox.
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
     exec::prepare(&session.plan);
-    let id = session.plan.env.get(OsStr::new(crate::env_vars::SANDBOX_SESSION)).map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
-    let baseline = match review::record(&session.state_dir, &id, &session.plan.workspace) {
+    let baseline = match review::record(&session.state_dir, &session.session_id, &session.plan.workspace) {
         Ok(b) => Some(b),
         Err(e) => {
             tracing::warn!("{e}; `agent-sandbox review` will list everything instead of this session's changes");
