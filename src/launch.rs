@@ -84,7 +84,8 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let (network, jail_plan) = if config.egress_jail {
         let facts = jail::host_facts()?;
         let plan = jail::plan(config, &facts)?;
-        (Network::Jail { resolv_conf: plan.resolv_conf.clone() }, Some(plan))
+        let gate_exe = crate::jail::gate::executable()?;
+        (Network::Jail { resolv_conf: plan.resolv_conf.clone(), gate_exe }, Some(plan))
     } else {
         (Network::Host, None)
     };
@@ -132,7 +133,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     };
     let code = match &session.jail {
         None => supervise::run(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?,
-        Some(jail_plan) => jail::run_jailed(jail_plan, &mut || exec::exec(&session.plan))?,
+        Some(jail_plan) => jail::run_jailed(jail_plan, crate::sandbox::plan::GATE_FD, &mut || exec::exec(&session.plan))?,
     };
     if let Some(b) = baseline {
         if let Some(line) = review::hint(&review::diff(Some(&b), &review::collect::collect(&session.plan.workspace))) {

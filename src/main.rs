@@ -13,8 +13,13 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    init_logging();
     let mut argv: Vec<OsString> = std::env::args_os().collect();
+    // Inside a jailed session, as its first program (nothing else runs
+    // first: the gate becomes the session's command).
+    if argv.first().is_some_and(|a| agent_sandbox::jail::gate::is_gate(a)) {
+        return ExitCode::from(agent_sandbox::jail::gate::pass(&argv[1..]));
+    }
+    init_logging();
     let argv0 = argv.first().cloned().unwrap_or_default();
     let result = match Agent::from_argv0(&argv0) {
         // A shim: every argument belongs to the agent.

@@ -18,6 +18,7 @@ mod procs;
 
 use agent_sandbox::config::Config;
 use agent_sandbox::jail::{self, HostProbe, JailError};
+use agent_sandbox::jail::{GATE_FD, GATE_PATH};
 use lab::Lab;
 use launch::{launch, Opts, REFUSED};
 use nix::sys::signal::Signal;
@@ -401,6 +402,30 @@ fn normal_exit_passes_the_status_and_leaves_nothing() {
     assert!(leftovers.is_empty(), "pasta processes of this lab left: {leftovers:?}");
 }
 
+/// bwrap is started before the routes are locked; the command it runs
+/// must not be: its first look at the route table finds the lock. The
+/// gate it passed leaves nothing behind: not its descriptor, not an
+/// ignored signal.
+#[test]
+fn the_command_starts_only_after_the_routes_are_locked() {
+    let _s = serial();
+    let lab = Lab::up();
+    let script = format!(
+        "awk '$2 == \"0000000A\" && $8 == \"000000FF\" {{ b = 1 }} END {{ print b ? \"ROUTES locked\" : \"ROUTES open\" }}' /proc/net/route\n\
+         if [ -e /proc/self/fd/{GATE_FD} ]; then echo GATE kept; else echo GATE closed; fi\n\
+         grep '^SigIgn:' /proc/self/status\n"
+    );
+    let (code, out) = run_session(lab_opts(&lab, &script));
+    assert_eq!(code, 0, "{out:?}");
+    assert!(out.iter().any(|l| l == "ROUTES locked"), "the command ran before the lock: {out:?}");
+    assert!(out.iter().any(|l| l == "GATE closed"), "the session inherited the gate: {out:?}");
+    // The gate is a Rust program, whose runtime ignores SIGPIPE; the
+    // command must get it back (signal N is bit N-1).
+    let ignored = out.iter().find_map(|l| l.strip_prefix("SigIgn:\t")).expect("SigIgn line");
+    let ignored = u64::from_str_radix(ignored, 16).unwrap();
+    assert_eq!(ignored & (1 << (Signal::SIGPIPE as u64 - 1)), 0, "SIGPIPE ignored in the session: {out:?}");
+}
+
 /// pasta processes still running in this lab's container namespace.
 fn all_pasta_for(lab: &Lab) -> Vec<String> {
     let ns = std::fs::metadata(format!("/run/netns/{}", lab.container())).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
@@ -449,6 +474,36 @@ fn killed_launcher_leaves_nothing() {
     assert!(matches!(st, WaitStatus::Signaled(_, Signal::SIGKILL, _)), "{st:?}");
     // Reaping is the container's pid 1's job then.
     assert_nothing_left(&r, false);
+}
+
+/// The launcher SIGKILLed while the sandbox waits at the gate (pasta never
+/// gets ready here): the gate closes, so the command never runs, and
+/// nothing is left.
+#[test]
+fn killed_launcher_during_setup_runs_nothing_and_leaves_nothing() {
+    let _s = serial();
+    let lab = Lab::up();
+    let dir = TrustedDir::new();
+    dir.script("pasta", "#!/bin/sh\nexec sleep 60\n", 0o755);
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.probe = HostProbe { pasta_dirs: vec![dir.0.clone()], ..HostProbe::default() };
+    let mut launched = launch(opts);
+    let at_gate = |p: &procs::Proc| p.comm.starts_with(".agent-sandbox");
+    let deadline = std::time::Instant::now() + SESSION;
+    let helpers = loop {
+        let d = procs::descendants(launched.pid.as_raw());
+        if d.iter().any(at_gate) {
+            break d;
+        }
+        assert!(std::time::Instant::now() < deadline, "the sandbox never reached the gate: {d:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    nix::sys::signal::kill(launched.pid, Signal::SIGKILL).unwrap();
+    let st = launched.wait(Duration::from_secs(10));
+    assert!(matches!(st, WaitStatus::Signaled(_, Signal::SIGKILL, _)), "{st:?}");
+    let left = procs::wait_gone(&helpers, Duration::from_secs(5));
+    assert!(left.is_empty(), "survived the launcher: {left:?} (of {helpers:?})");
+    assert!(!launched.output().iter().any(|l| l == "SESSION ran"), "{:?}", launched.output());
 }
 
 // ---------------------------------------------------------------- refusals
@@ -645,12 +700,18 @@ fn bench_child() -> i32 {
     use std::os::unix::process::CommandExt;
     let run = || -> Result<i32, JailError> {
         let plan = jail::plan(&Config::default(), &jail::host_facts()?)?;
-        let args: Vec<String> = std::env::var("JAIL_BENCH_BWRAP_ARGS")
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(String::from)
-            .collect();
-        jail::run_jailed(&plan, &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec())
+        // The floor's bwrap arguments, with the gate in front of its command.
+        let floor_args = std::env::var("JAIL_BENCH_BWRAP_ARGS").unwrap_or_default();
+        let mut args: Vec<String> = Vec::new();
+        for a in floor_args.split_whitespace() {
+            if a == "--" {
+                // After the floor's mounts (its /dev would hide the gate).
+                args.extend(["--ro-bind".into(), launch::gate_exe(), GATE_PATH.into(), "--".into(), GATE_PATH.into()]);
+            } else {
+                args.push(a.into());
+            }
+        }
+        jail::run_jailed(&plan, GATE_FD, &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec())
     };
     match run() {
         Ok(code) => code,

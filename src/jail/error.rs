@@ -81,6 +81,12 @@ pub enum JailError {
     #[error("egress jail: could not start the sandbox inside the jail: {message}. Fix: check that bwrap is installed")]
     Exec { message: String },
 
+    #[error(
+        "egress jail: the agent-sandbox executable, which starts the session's command once the routes are \
+         locked, cannot be found ({why}). Fix: reinstall agent-sandbox and start the session again"
+    )]
+    GateExecutable { why: String },
+
     #[error("egress jail: {what} did not answer within {secs} s. Fix: retry; report it if it persists")]
     Timeout { what: &'static str, secs: u64 },
 
@@ -127,6 +133,7 @@ mod tests {
             JailError::Relay { message: "m".into() },
             JailError::Exec { message: "m".into() },
             JailError::Timeout { what: "w", secs: 1 },
+            JailError::GateExecutable { why: "w".into() },
             JailError::sys("fork", std::io::Error::from_raw_os_error(libc::EAGAIN)),
         ]
     }

@@ -1,20 +1,23 @@
-//! The holder: the child that owns the jail's user and network namespaces,
-//! locks its routes and then becomes the sandbox (exec of bwrap), so the
-//! session's own namespaces descend from the holder's and cannot change
-//! its routes. The launcher drives it step by step over a socketpair.
+//! The holder: the child that owns the jail's user and network namespaces
+//! and then becomes the sandbox (exec of bwrap), so the session's own
+//! namespaces descend from the holder's and cannot change its routes.
 //!
 //! Order in the holder (security-relevant):
 //! 1. die with the launcher (PDEATHSIG), then unshare user + net;
 //! 2. write its own id maps (`plan::id_map`: no uid 0 inside); switch
-//!    IPv6 off before pasta creates the interface;
-//! 3. wait for pasta to be attached; lock the routes and read them back
-//!    (`lock.rs`); report any difference and stop;
-//! 4. wait for the relays; restore the signal mask; exec the sandbox.
+//!    IPv6 off, then make the interface pasta attaches to (`tap.rs`);
+//! 3. report Ready, put the gate on its descriptor, restore the signal
+//!    mask and exec the sandbox. bwrap sets itself up while pasta starts
+//!    and waits at the gate (`--block-fd`) before it starts the command;
+//!    the launcher opens the gate only after the routes are locked
+//!    (`locker.rs`).
 
 use super::error::{errno, JailError};
-use super::lock::{self, Failure};
-use super::routes::PlanInputs;
+use super::host::TUN_PATH;
+use super::lock::Failure;
+use super::plan::JAIL_IFNAME;
 use super::sys::{die_with_parent, fork_child, wait_fd, Event, Signals};
+use super::{lock, tap};
 use nix::sched::CloneFlags;
 use nix::sys::socket::{socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
 use nix::unistd::Pid;
@@ -22,60 +25,74 @@ use serde::{Deserialize, Serialize};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Instant;
 
-/// Launcher → holder: proceed to the next step.
+/// Launcher → helper: proceed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Step {
     /// pasta is attached: lock the routes.
     Lock = b'L',
-    /// Relays are up: exec the sandbox.
-    Go = b'G',
 }
 
-/// Holder → launcher.
+/// Helper → launcher (the holder and the locker report this way).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Report {
-    /// Namespaces made, id maps written, IPv6 off: pasta may attach.
+    /// Holder: namespaces made, id maps written, IPv6 off, the interface
+    /// made. Locker: inside the namespaces. pasta may attach.
     Ready,
     Locked { routes: usize },
     Failed(Failure),
 }
 
-/// The launcher's handle on the holder.
-pub(crate) struct Holder {
+/// The launcher's handle on a forked helper that reports over a
+/// seqpacket channel.
+pub(crate) struct Helper {
     pub pid: Pid,
     chan: OwnedFd,
 }
 
+/// The gate as the holder hands it to the sandbox: the read end of the
+/// launcher's gate pipe, put on descriptor `target` (what bwrap's
+/// `--block-fd` names) right before the exec.
+pub(crate) struct GateEnd<'a> {
+    pub read: &'a OwnedFd,
+    pub target: i32,
+}
+
 /// Forks the holder. It inherits the launcher's descriptors as they are
-/// (close-on-exec ones, like pasta's readiness pipe, last until the exec;
+/// (close-on-exec ones, like the gate's write end, last until the exec;
 /// the others are for the sandbox, e.g. its `--ro-bind-data` sources).
 pub(crate) fn spawn(
-    inputs: &PlanInputs,
     maps: (&str, &str),
+    gate: GateEnd<'_>,
     signals: &Signals,
     exec_inner: &mut dyn FnMut() -> std::io::Error,
-) -> Result<Holder, JailError> {
+) -> Result<Helper, JailError> {
+    let parent = nix::unistd::getpid();
+    spawn_reporting("forking the holder", |chan| holder_main(chan, parent, maps, &gate, signals, exec_inner))
+}
+
+/// Forks `main` with the child's end of a new channel; the launcher keeps
+/// the other end.
+pub(crate) fn spawn_reporting(step: &'static str, main: impl FnOnce(&OwnedFd) -> i32) -> Result<Helper, JailError> {
     let flags = SockFlag::SOCK_CLOEXEC;
     let (ours, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, flags)
         .map_err(|e| JailError::sys("socketpair", errno(e)))?;
-    let parent = nix::unistd::getpid();
     let ours_raw = ours.as_raw_fd();
-    let pid = fork_child("forking the holder", || {
+    let pid = fork_child(step, || {
         // The child never returns, so `ours` is never dropped there.
         let _ = nix::unistd::close(ours_raw);
-        holder_main(&theirs, parent, inputs, maps, signals, exec_inner)
+        main(&theirs)
     })?;
     drop(theirs);
-    Ok(Holder { pid, chan: ours })
+    Ok(Helper { pid, chan: ours })
 }
 
 /// The holder's whole life; returns its exit status on failure.
 fn holder_main(
     chan: &OwnedFd,
     parent: Pid,
-    inputs: &PlanInputs,
     (uid_map, gid_map): (&str, &str),
+    gate: &GateEnd<'_>,
     signals: &Signals,
     exec_inner: &mut dyn FnMut() -> std::io::Error,
 ) -> i32 {
@@ -86,47 +103,42 @@ fn holder_main(
     if let Err(e) = nix::sched::unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET) {
         return fail(chan, Failure::Unshare { errno: e as i32 });
     }
-    // 2. Id maps, then IPv6 off before pasta creates the interface.
+    // 2. Id maps, then IPv6 off before the interface is made.
     if let Err(e) = write_id_maps(uid_map, gid_map) {
         return fail(chan, Failure::IdMaps { errno: e.raw_os_error().unwrap_or(libc::EPERM), message: e.to_string() });
     }
     if let Err(f) = lock::disable_ipv6() {
         return fail(chan, f);
     }
-    if report(chan, &Report::Ready).is_err() || !await_step(chan, Step::Lock) {
+    if let Err(message) = tap::make_persistent(TUN_PATH, JAIL_IFNAME) {
+        return fail(chan, Failure::Tap { message });
+    }
+    if report(chan, &Report::Ready).is_err() {
         return 1;
     }
-    // 3. Routes locked and read back; nothing launches on a difference.
-    match lock::lock(inputs) {
-        Ok(routes) => {
-            if report(chan, &Report::Locked { routes }).is_err() {
-                return 1;
-            }
-        }
-        Err(f) => return fail(chan, f),
+    // 3. The sandbox, held at the gate: dup2 leaves the target without
+    // close-on-exec, so bwrap inherits it. The channel is close-on-exec,
+    // so EOF tells the launcher the exec succeeded.
+    if let Err(e) = nix::unistd::dup2(gate.read.as_raw_fd(), gate.target) {
+        return fail(chan, Failure::Exec { message: format!("placing the gate descriptor: {e}") });
     }
-    if !await_step(chan, Step::Go) {
-        return 1;
-    }
-    // 4. The sandbox: the channel is close-on-exec, so EOF tells the
-    // launcher the exec succeeded.
     signals.restore_in_child();
     let err = exec_inner();
     fail(chan, Failure::Exec { message: err.to_string() })
 }
 
-fn fail(chan: &OwnedFd, f: Failure) -> i32 {
+pub(crate) fn fail(chan: &OwnedFd, f: Failure) -> i32 {
     let _ = report(chan, &Report::Failed(f));
     1
 }
 
-fn report(chan: &OwnedFd, r: &Report) -> Result<(), nix::errno::Errno> {
+pub(crate) fn report(chan: &OwnedFd, r: &Report) -> Result<(), nix::errno::Errno> {
     let bytes = serde_json::to_vec(r).unwrap_or_default();
     nix::sys::socket::send(chan.as_raw_fd(), &bytes, MsgFlags::empty()).map(|_| ())
 }
 
 /// Blocks until the launcher sends `want` (false on anything else or EOF).
-fn await_step(chan: &OwnedFd, want: Step) -> bool {
+pub(crate) fn await_step(chan: &OwnedFd, want: Step) -> bool {
     let mut b = [0u8; 1];
     loop {
         match nix::sys::socket::recv(chan.as_raw_fd(), &mut b, MsgFlags::empty()) {
@@ -137,23 +149,23 @@ fn await_step(chan: &OwnedFd, want: Step) -> bool {
     }
 }
 
-/// What the launcher heard from the holder.
+/// What the launcher heard from a helper.
 pub(crate) enum Heard {
     Report(Report),
-    /// The channel closed: the holder exec'd (or died).
+    /// The channel closed: the holder exec'd, or the helper died.
     Closed,
     Signal(nix::sys::signalfd::siginfo),
     Timeout,
 }
 
-impl Holder {
+impl Helper {
     pub(crate) fn send(&self, step: Step) -> Result<(), JailError> {
         nix::sys::socket::send(self.chan.as_raw_fd(), &[step as u8], MsgFlags::empty())
             .map(|_| ())
-            .map_err(|e| JailError::sys("talking to the holder", errno(e)))
+            .map_err(|e| JailError::sys("talking to a helper", errno(e)))
     }
 
-    /// The holder's next report, a signal, or the deadline.
+    /// The helper's next report, a signal, or the deadline.
     pub(crate) fn hear(&self, signals: &Signals, deadline: Instant) -> Result<Heard, JailError> {
         match wait_fd(Some(self.chan.as_fd()), signals, Some(deadline))? {
             Event::Signal(info) => return Ok(Heard::Signal(info)),
@@ -162,12 +174,12 @@ impl Holder {
         }
         let mut buf = vec![0u8; 64 * 1024];
         let n = nix::sys::socket::recv(self.chan.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT)
-            .map_err(|e| JailError::sys("reading from the holder", errno(e)))?;
+            .map_err(|e| JailError::sys("reading from a helper", errno(e)))?;
         if n == 0 {
             return Ok(Heard::Closed);
         }
         let report = serde_json::from_slice(&buf[..n]).map_err(|e| JailError::RouteLock {
-            step: "reading the holder's report".into(),
+            step: "reading a helper's report".into(),
             message: e.to_string(),
         })?;
         Ok(Heard::Report(report))

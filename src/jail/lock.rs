@@ -29,6 +29,7 @@ pub(crate) enum Failure {
     Unshare { errno: i32 },
     IdMaps { errno: i32, message: String },
     Ipv6 { message: String },
+    Tap { message: String },
     Netlink { step: String, message: String },
     Observe(ObserveError),
     Unexpected(Vec<String>),

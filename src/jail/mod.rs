@@ -7,7 +7,8 @@
 //! - `host_facts` reads the container (TUN device, trusted pasta,
 //!   resolv.conf, connected subnets, user-namespace sysctls);
 //! - `plan` turns config + facts into a `JailPlan` (pure);
-//! - `run_jailed` executes it: holder (`holder.rs`), pasta (`pasta.rs`),
+//! - `run_jailed` executes it: holder (`holder.rs`, which also makes the
+//!   interface, `tap.rs`), pasta (`pasta.rs`),
 //!   route lock (`lock.rs`, planned by `routes.rs`, checked by
 //!   `compare.rs`), relays (`relay.rs`, `fdpass.rs`), then the sandbox.
 //!
@@ -17,9 +18,11 @@
 mod compare;
 mod error;
 mod fdpass;
+pub mod gate;
 mod holder;
 mod host;
 mod lock;
+mod locker;
 mod net;
 mod pasta;
 mod plan;
@@ -29,15 +32,17 @@ mod resolv;
 mod routes;
 mod session;
 mod sys;
+mod tap;
 
 pub use compare::{compare, Difference};
 pub use error::JailError;
+pub use gate::{GATE_FD, GATE_PATH};
 pub use host::{
     connected_subnets, host_facts, host_facts_with, userns_diagnosis, userns_preflight, HostFacts, HostProbe,
     UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
-pub use plan::{pasta_args, pasta_argv, plan, JailPlan, PastaPlan};
+pub use plan::{pasta_args, pasta_argv, plan, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use resolv::session_resolv_conf;
 pub use routes::{
     net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope,

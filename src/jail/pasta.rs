@@ -3,8 +3,8 @@
 //! killed at the end: Debian 12's pasta outlives its namespace otherwise),
 //! in its own process group (a Ctrl-C at the terminal is the session's,
 //! not pasta's). Readiness: pasta writes its pid file once the namespace
-//! is configured; the pid file is a pipe the holder keeps open, opened
-//! through /proc/HOLDER/fd/N, so no file is ever created.
+//! is configured; the pid file is a pipe the locker keeps open, opened
+//! through /proc/LOCKER/fd/N, so no file is ever created.
 
 use super::error::{errno, JailError};
 use super::plan::{pasta_argv, PastaPlan};
@@ -20,30 +20,33 @@ pub(crate) struct Pasta {
     pub stderr: Option<OwnedFd>,
 }
 
-/// The readiness pipe: the holder inherits `write` and keeps it until it
-/// execs; the launcher reads `read`.
+/// The readiness pipe: the locker inherits `write` (at `write_fd`) and
+/// pasta opens it through /proc; the launcher reads `read`.
 pub(crate) struct ReadyPipe {
     pub read: OwnedFd,
     pub write: OwnedFd,
+    pub write_fd: i32,
 }
 
 impl ReadyPipe {
     pub(crate) fn new() -> Result<ReadyPipe, JailError> {
         let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", errno(e)))?;
-        Ok(ReadyPipe { read, write })
+        let write_fd = write.as_raw_fd();
+        Ok(ReadyPipe { read, write, write_fd })
     }
 }
 
-/// The pid-file path through which pasta reaches the holder's copy of the
+/// The pid-file path through which pasta reaches `keeper`'s copy of the
 /// readiness pipe.
-pub(crate) fn pid_file_path(holder: Pid, fd: i32) -> String {
-    format!("/proc/{holder}/fd/{fd}")
+pub(crate) fn pid_file_path(keeper: Pid, fd: i32) -> String {
+    format!("/proc/{keeper}/fd/{fd}")
 }
 
-/// Starts pasta for the namespaces of `holder`.
-pub(crate) fn spawn(plan: &PastaPlan, holder: Pid, pid_fd: i32) -> Result<Pasta, JailError> {
-    let argv = pasta_argv(plan, &pid_file_path(holder, pid_fd), holder.as_raw());
+/// Starts pasta for the namespaces of `holder`; it reports through the
+/// pid file `pid_file`.
+pub(crate) fn spawn(plan: &PastaPlan, holder: Pid, pid_file: String) -> Result<Pasta, JailError> {
     let parent = nix::unistd::getpid();
+    let argv = pasta_argv(plan, &pid_file, holder.as_raw());
     let mut cmd = Command::new(&plan.path);
     cmd.arg0(&argv[0]).args(&argv[1..]);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());

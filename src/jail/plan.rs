@@ -151,10 +151,17 @@ fn choose_forwarder(connected: &[Ipv4Net], allow_ip: &[Ipv4Addr]) -> Result<Ipv4
         })
 }
 
+/// The name of the jail's interface: the holder makes it (`tap.rs`), pasta
+/// attaches to it.
+pub const JAIL_IFNAME: &str = "eth0";
+
 /// pasta's options (SPEC §4): configure the namespace, IPv4 only, no port
 /// forwarding in any direction, no gateway-to-loopback mapping, DNS
 /// through the forwarder, in the foreground (so it is our child and dies
-/// with us), errors on stderr (not only syslog). As root, `--runas 0` keeps pasta from dropping to `nobody`,
+/// with us), errors on stderr (not only syslog), on the interface the
+/// holder made, not watching the namespace for its end (we stop pasta
+/// ourselves; the watch is an inotify descriptor whose release makes
+/// pasta's exit wait for the kernel for tens of milliseconds). As root, `--runas 0` keeps pasta from dropping to `nobody`,
 /// which could not open the namespaces.
 pub fn pasta_args(uid: u32, forwarder: Ipv4Addr) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
@@ -162,8 +169,9 @@ pub fn pasta_args(uid: u32, forwarder: Ipv4Addr) -> Vec<String> {
         args.extend(["--runas".into(), "0".into()]);
     }
     let fixed = [
-        "--foreground", "--quiet", "--stderr", "--config-net", "--ipv4-only", "--no-map-gw",
-        "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--dns-forward",
+        "--foreground", "--quiet", "--stderr", "--no-netns-quit", "--config-net", "--ipv4-only", "--no-map-gw",
+        "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--ns-ifname", JAIL_IFNAME,
+        "--dns-forward",
     ];
     args.extend(fixed.iter().map(|s| s.to_string()));
     args.push(forwarder.to_string());

@@ -38,9 +38,9 @@ fn the_whole_plan_as_root() {
             pasta: PastaPlan {
                 path: "/usr/bin/passt".into(),
                 args: [
-                    "--runas", "0", "--foreground", "--quiet", "--stderr", "--config-net", "--ipv4-only",
-                    "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--dns-forward",
-                    "192.0.2.53",
+                    "--runas", "0", "--foreground", "--quiet", "--stderr", "--no-netns-quit", "--config-net", "--ipv4-only",
+                    "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--ns-ifname", "eth0",
+                    "--dns-forward", "192.0.2.53",
                 ]
                 .map(String::from)
                 .to_vec(),

@@ -1,22 +1,34 @@
 //! `run_jailed`: the launcher's side of a jailed session. It starts the
-//! holder, pasta and the relays in the fixed order, waits for the session,
-//! forwards signals to it, and stops every helper on every path.
+//! holder, pasta, the locker and the relays in the fixed order, opens the
+//! gate, waits for the session, forwards signals to it, and stops every
+//! helper on every path.
 //!
 //! Order (security-relevant, SPEC §4):
 //! 1. signals blocked (read from a signalfd) before any child exists;
-//! 2. holder: new user + net namespace, its id maps, IPv6 off;
-//! 3. pasta attached from outside; wait for its pid file (= configured);
-//! 4. the holder locks the routes and reads them back; a difference stops
-//!    the launch;
-//! 5. relays up (if any ports), then the holder execs the sandbox;
+//! 2. holder: new user + net namespace, its id maps, IPv6 off, the
+//!    (persistent) interface for pasta; then it execs the sandbox, which
+//!    sets itself up and waits at the gate, not yet running the command;
+//! 3. pasta attached from outside (at the same time as 2's setup); wait
+//!    for its pid file (= configured);
+//! 4. the locker joins the namespaces, locks the routes and reads them
+//!    back; a difference stops the launch;
+//! 5. relays up (if any ports), then the gate opens: the command starts;
 //! 6. wait: forward signals; the session's status is the exit code;
 //! 7. every path: kill and reap the holder, pasta and the relay (and the
-//!    zombies pasta leaves: the launcher adopts orphans meanwhile).
+//!    zombies pasta leaves: the launcher adopts orphans meanwhile), and
+//!    only then close the gate (closing it early would let the sandbox
+//!    through: bwrap takes EOF on the gate as a go).
+//!
+//! The gate's write end lives in the launcher (and its forked helpers).
+//! If the launcher is SIGKILLed during setup, the sandbox sees EOF a few
+//! microseconds before the holder's death signal kills it, the same
+//! moment pasta, the sandbox's only way out, is killed too.
 
 use super::error::JailError;
-use super::holder::{self, Heard, Holder, Report, Step};
+use super::holder::{self, GateEnd, Heard, Helper, Report, Step};
 use super::host::{current_userns_facts, userns_diagnosis};
 use super::lock::Failure;
+use super::locker::{self, Namespaces};
 use super::pasta::{self, ReadyPipe};
 use super::plan::JailPlan;
 use super::relay::{self, RelaySpec};
@@ -34,21 +46,24 @@ use std::time::Instant;
 const SI_KERNEL: i32 = 0x80;
 
 /// Runs the session inside the jail. `exec_inner` is called in the holder,
-/// inside the locked namespace, and must exec the sandbox; it returns only
-/// on error. Returns the launcher's exit code: the session's status, or
-/// 128+N after signal N (also when a signal stops the launch).
-pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
+/// inside the jail's namespaces before the routes are locked, and must
+/// exec bwrap with `--block-fd GATE_FD` (bwrap then runs the command only
+/// once the gate opens); it returns only on error. Returns the launcher's
+/// exit code: the session's status, or 128+N after signal N (also when a
+/// signal stops the launch).
+pub fn run_jailed(plan: &JailPlan, gate_fd: i32, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
     let signals = Signals::block()?;
     let orphans = Subreaper::adopt_orphans();
     let mut kids = Kids::default();
-    let result = run(plan, exec_inner, &signals, &mut kids);
+    let result = run(plan, gate_fd, exec_inner, &signals, &mut kids);
     let t = Instant::now();
     kids.stop_all();
-    orphans.sweep();
+    orphans.reap_dying(&signals);
     tracing::debug!("egress jail: helpers stopped in {:?}", t.elapsed());
     match result {
         Ok(code) => Ok(code),
         Err(Stop::Signal(n)) => Ok(signal_status(n)),
+        Err(Stop::Exited(code)) => Ok(code),
         Err(Stop::Error(e)) => Err(e),
     }
 }
@@ -56,6 +71,8 @@ pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Erro
 /// Why the launch or the session stopped early.
 enum Stop {
     Signal(i32),
+    /// The sandbox exited before the gate opened (bwrap said why).
+    Exited(i32),
     Error(JailError),
 }
 
@@ -74,6 +91,11 @@ struct Kids {
     pasta_stderr: Option<OwnedFd>,
     relay: Option<Pid>,
     factory: Option<Pid>,
+    locker: Option<Pid>,
+    /// The gate's write end; closed only after the holder is dead.
+    gate: Option<OwnedFd>,
+    /// The holder exec'd the sandbox: its exit is the sandbox's.
+    sandbox_started: bool,
     /// Exit statuses of helpers reaped early.
     exited: Vec<WaitStatus>,
 }
@@ -81,7 +103,7 @@ struct Kids {
 impl Kids {
     /// Reaps whichever helper exited, without blocking.
     fn reap(&mut self) {
-        for pid in [self.holder, self.pasta, self.relay, self.factory].into_iter().flatten() {
+        for pid in [self.holder, self.pasta, self.relay, self.factory, self.locker].into_iter().flatten() {
             if let Ok(st) = waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
                 if st != WaitStatus::StillAlive {
                     self.exited.push(st);
@@ -92,7 +114,7 @@ impl Kids {
     }
 
     fn forget(&mut self, pid: Pid) {
-        for slot in [&mut self.holder, &mut self.pasta, &mut self.relay, &mut self.factory] {
+        for slot in [&mut self.holder, &mut self.pasta, &mut self.relay, &mut self.factory, &mut self.locker] {
             if *slot == Some(pid) {
                 *slot = None;
             }
@@ -104,9 +126,9 @@ impl Kids {
     }
 
     fn stop_all(&mut self) {
-        // All killed first, then reaped: they die in parallel (pasta's
-        // death is the slow one: the kernel removes its tap device).
-        let pids: Vec<Pid> = [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.pasta]
+        // All killed first, then reaped: they die in parallel. pasta's
+        // exit is quick because its device outlives it (`tap.rs`).
+        let pids: Vec<Pid> = [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.pasta]
             .into_iter()
             .filter_map(|slot| slot.take())
             .collect();
@@ -117,6 +139,7 @@ impl Kids {
             let _ = waitpid(pid, None);
         }
         self.pasta_stderr = None;
+        self.gate = None;
     }
 }
 
@@ -128,6 +151,7 @@ impl Drop for Kids {
 
 fn run(
     plan: &JailPlan,
+    gate_fd: i32,
     exec_inner: &mut dyn FnMut() -> std::io::Error,
     signals: &Signals,
     kids: &mut Kids,
@@ -135,33 +159,44 @@ fn run(
     let start = Instant::now();
     let deadline = start + plan.setup_timeout;
     let step = |what: &str| tracing::debug!("egress jail: {what} after {:?}", start.elapsed());
-    // 2. The holder and its namespaces.
-    let ready = ReadyPipe::new()?;
+    // 2. The holder and its namespaces; it then execs the sandbox, which
+    // waits at the gate.
+    let (gate_read, gate_write) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", super::error::errno(e)))?;
+    kids.gate = Some(gate_write);
     let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
-    let holder = holder::spawn(&plan.route_inputs(), maps, signals, exec_inner)?;
+    let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: gate_fd }, signals, exec_inner)?;
     kids.holder = Some(holder.pid);
-    let pid_fd = ready.write.as_raw_fd();
-    drop(ready.write);
-    expect(&holder, signals, kids, deadline, Want::Ready, plan)?;
+    drop(gate_read);
+    expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
+    let ns = Namespaces::of(holder.pid)?;
     step("namespaces ready");
-    // 3. pasta.
-    let p = pasta::spawn(&plan.pasta, holder.pid, pid_fd)?;
+    // 3. The locker joins them, keeping pasta's readiness pipe; then
+    // pasta, while the sandbox sets itself up.
+    let ready = ReadyPipe::new()?;
+    let locker = locker::spawn(&ns, &plan.route_inputs())?;
+    kids.locker = Some(locker.pid);
+    drop(ready.write);
+    expect("the route locker", &locker, signals, kids, deadline, Want::Ready, plan)?;
+    let p = pasta::spawn(&plan.pasta, holder.pid, pasta::pid_file_path(locker.pid, ready.write_fd))?;
     kids.pasta = Some(p.pid);
     kids.pasta_stderr = p.stderr;
+    expect("the holder", &holder, signals, kids, deadline, Want::Closed, plan)?;
+    kids.sandbox_started = true;
+    step("sandbox started, waiting at the gate");
     await_pasta(&ready.read, signals, kids, deadline, plan)?;
     drop(ready.read);
     step("pasta attached");
     // 4. The route lock.
-    holder.send(Step::Lock)?;
-    expect(&holder, signals, kids, deadline, Want::Locked, plan)?;
+    locker.send(Step::Lock)?;
+    expect("the route locker", &locker, signals, kids, deadline, Want::Locked, plan)?;
     step("routes locked");
-    // 5. Relays, then the sandbox.
+    // 5. Relays, then the gate.
     if plan.has_relays() {
-        start_relay(plan, holder.pid, signals, kids, deadline)?;
+        start_relay(plan, &ns, signals, kids, deadline)?;
     }
-    holder.send(Step::Go)?;
-    expect(&holder, signals, kids, deadline, Want::Exec, plan)?;
-    step("sandbox started");
+    open_gate(kids);
+    step("gate opened");
     // 6. The session.
     crate::sandbox::supervise::shed_resident_text();
     let code = wait_session(holder.pid, signals, kids);
@@ -169,43 +204,52 @@ fn run(
     code
 }
 
+/// One byte through the gate: bwrap starts the command.
+fn open_gate(kids: &mut Kids) {
+    if let Some(gate) = kids.gate.take() {
+        // A sandbox that already exited has closed its end (EPIPE; SIGPIPE
+        // is ignored): its status is reported by wait_session.
+        let _ = nix::unistd::write(&gate, b"1");
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Want {
     Ready,
     Locked,
-    /// The channel closes: the sandbox exec succeeded.
-    Exec,
+    /// The channel closes: the holder's exec of the sandbox succeeded.
+    Closed,
 }
 
-/// Waits for the holder's next step.
-fn expect(holder: &Holder, signals: &Signals, kids: &mut Kids, deadline: Instant, want: Want, plan: &JailPlan) -> Result<(), Stop> {
+/// Waits for a helper's next report.
+fn expect(what: &'static str, helper: &Helper, signals: &Signals, kids: &mut Kids, deadline: Instant, want: Want, plan: &JailPlan) -> Result<(), Stop> {
     loop {
-        let got = match holder.hear(signals, deadline)? {
+        let got = match helper.hear(signals, deadline)? {
             Heard::Report(Report::Failed(f)) => return Err(failure(f, plan).into()),
             Heard::Report(Report::Ready) => Want::Ready,
             Heard::Report(Report::Locked { routes }) => {
                 tracing::debug!("egress jail: routes locked ({routes} main-table routes)");
                 Want::Locked
             }
-            Heard::Closed => Want::Exec,
+            Heard::Closed => Want::Closed,
             Heard::Signal(info) => {
                 on_setup_signal(&info, kids)?;
                 continue;
             }
-            Heard::Timeout => return Err(JailError::Timeout { what: "the namespace holder", secs: plan.setup_timeout.as_secs() }.into()),
+            Heard::Timeout => return Err(JailError::Timeout { what, secs: plan.setup_timeout.as_secs() }.into()),
         };
         if got == want {
             return Ok(());
         }
-        return Err(holder_gone(holder.pid, kids, want).into());
+        return Err(helper_gone(what, helper.pid, kids, want).into());
     }
 }
 
-/// The holder stopped talking out of turn (it died).
-fn holder_gone(pid: Pid, kids: &mut Kids, want: Want) -> JailError {
+/// A helper stopped talking out of turn (it died).
+fn helper_gone(what: &str, pid: Pid, kids: &mut Kids, want: Want) -> JailError {
     kids.reap();
     let status = kids.status_of(pid).map(|s| format!("{s:?}")).unwrap_or_else(|| "no status".into());
-    JailError::RouteLock { step: format!("waiting for the holder ({want:?})"), message: format!("the holder exited: {status}") }
+    JailError::RouteLock { step: format!("waiting for {what} ({want:?})"), message: format!("{what} exited: {status}") }
 }
 
 /// A signal during setup: a child exit is checked, anything else stops
@@ -214,9 +258,14 @@ fn on_setup_signal(info: &siginfo, kids: &mut Kids) -> Result<(), Stop> {
     if info.ssi_signo != Signal::SIGCHLD as u32 {
         return Err(Stop::Signal(info.ssi_signo as i32));
     }
-    let pasta = kids.pasta;
+    let (holder, pasta) = (kids.holder, kids.pasta);
     let relay = [kids.relay, kids.factory];
     kids.reap();
+    // The sandbox failed in its own setup (bwrap printed why). Before
+    // the exec, the holder's report says more than its exit.
+    if let Some(st) = holder.filter(|_| kids.sandbox_started).and_then(|p| kids.status_of(p)) {
+        return Err(Stop::Exited(exit_code(st)));
+    }
     if let Some(st) = pasta.and_then(|p| kids.status_of(p)) {
         let stderr = pasta::read_stderr(kids.pasta_stderr.take());
         let detail = if stderr.is_empty() { format!("pasta exited ({st:?})") } else { stderr };
@@ -236,7 +285,7 @@ fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Ins
             Event::Ready => match pasta::read_ready(read, &mut line) {
                 Some(true) => return Ok(()),
                 Some(false) => return Err(JailError::PastaAttach {
-                    detail: "the namespace holder exited before pasta was ready".into(),
+                    detail: "the readiness pipe closed before pasta was ready".into(),
                     fix: "retry; report it if it persists".into(),
                 }
                 .into()),
@@ -248,13 +297,8 @@ fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Ins
     }
 }
 
-fn start_relay(plan: &JailPlan, holder: Pid, signals: &Signals, kids: &mut Kids, deadline: Instant) -> Result<(), Stop> {
-    let open = |ns: &str| -> Result<OwnedFd, JailError> {
-        let f = std::fs::File::open(format!("/proc/{holder}/ns/{ns}")).map_err(|e| JailError::sys("opening the jail's namespaces", e))?;
-        Ok(OwnedFd::from(f))
-    };
-    let (ns_user, ns_net) = (open("user")?, open("net")?);
-    let spec = RelaySpec { ns_user: &ns_user, ns_net: &ns_net, local_ports: &plan.local_ports, callback_ports: &plan.callback_ports };
+fn start_relay(plan: &JailPlan, ns: &Namespaces, signals: &Signals, kids: &mut Kids, deadline: Instant) -> Result<(), Stop> {
+    let spec = RelaySpec { ns_user: &ns.user, ns_net: &ns.net, local_ports: &plan.local_ports, callback_ports: &plan.callback_ports };
     let r = relay::spawn(&spec)?;
     kids.relay = Some(r.pid);
     kids.factory = Some(r.factory);
@@ -343,6 +387,7 @@ fn failure(f: Failure, plan: &JailPlan) -> JailError {
             JailError::UserNamespaces { cause: format!("writing the jail's id maps failed ({message}); {cause}"), fix }
         }
         Failure::Ipv6 { message } => JailError::RouteLock { step: "switching IPv6 off".into(), message },
+        Failure::Tap { message } => JailError::TunUnusable { path: super::host::TUN_PATH.into(), why: message },
         Failure::Netlink { step, message } => JailError::RouteLock { step, message },
         Failure::Observe(ObserveError::NoGateway) => JailError::NoNetwork { why: "pasta found no default route".into() },
         Failure::Observe(ObserveError::NoAddress(dev)) => JailError::NoNetwork { why: format!("{dev} has no IPv4 address") },

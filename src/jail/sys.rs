@@ -172,6 +172,24 @@ impl Subreaper {
     }
 }
 
+impl Subreaper {
+    /// Reaps the adopted children, waiting a while for those still dying
+    /// (a sandbox stopped at the gate: killing the holder kills bwrap's
+    /// child, which is then handed to the launcher).
+    pub(crate) fn reap_dying(&self, signals: &Signals) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            self.sweep();
+            if children().iter().all(|p| self.earlier.contains(p)) {
+                return;
+            }
+            if !matches!(wait_fd(None, signals, Some(deadline)), Ok(Event::Signal(_))) {
+                return;
+            }
+        }
+    }
+}
+
 impl Drop for Subreaper {
     fn drop(&mut self) {
         self.sweep();

@@ -14,8 +14,10 @@ pub enum Network {
     /// The outer network namespace (egress jail switched off).
     Host,
     /// Inside the egress jail: the session's resolv.conf names only the
-    /// jail's DNS forwarder.
-    Jail { resolv_conf: String },
+    /// jail's DNS forwarder; the command passes the jail's gate, a copy
+    /// of the launcher's own executable (`gate_exe`) bound into the
+    /// session (see `jail::gate`).
+    Jail { resolv_conf: String, gate_exe: PathBuf },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

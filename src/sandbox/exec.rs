@@ -8,7 +8,8 @@
 //!  2. each memfd first moved above the target range, then onto
 //!     FIRST_DATA_FD + i (so no target overwrites a memfd not yet moved);
 //!  3. every descriptor above the data files marked close-on-exec, so no
-//!     outer socket or pipe (an IDE's, a terminal multiplexer's) leaks in;
+//!     outer socket or pipe (an IDE's, a terminal multiplexer's) leaks in
+//!     (except the jail's gate, which the jail put on `plan.gate_fd`);
 //!  4. a new, empty session keyring (keys the launcher's session keyring
 //!     holds — Kerberos KEYRING: caches, `keyctl` secrets — stay outside;
 //!     user and persistent keyrings are per user namespace already);
@@ -43,7 +44,7 @@ pub fn prepare(plan: &Plan) {
 /// Replaces this process with the session. Returns only on failure.
 pub fn exec(plan: &Plan) -> Error {
     match place_data(plan)
-        .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32))
+        .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())
     {
         Ok(()) => execve(plan),
@@ -72,6 +73,9 @@ fn place_data(plan: &Plan) -> Result<(), Error> {
     }
     for (i, fd) in staged.into_iter().enumerate() {
         let target = FIRST_DATA_FD + i as i32;
+        if Some(target) == plan.gate_fd {
+            return Err(Error::other("too many data files: they would reach the jail's gate descriptor"));
+        }
         // dup2 clears close-on-exec on the target, which bwrap must inherit.
         nix::unistd::dup2(fd.as_raw_fd(), target).map_err(Error::from)?;
         let _ = fd.into_raw_fd();
@@ -79,22 +83,29 @@ fn place_data(plan: &Plan) -> Result<(), Error> {
     Ok(())
 }
 
-/// Step 3.
-fn mark_rest_cloexec(first: i32) -> Result<(), Error> {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: close_range only changes descriptor flags; arguments are plain integers.
-    let rc = unsafe { libc::syscall(libc::SYS_close_range, first as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC) };
-    if rc == 0 {
+/// Step 3: descriptors from `first` up, except `keep`.
+fn mark_rest_cloexec(first: i32, keep: Option<i32>) -> Result<(), Error> {
+    let ranges: Vec<(i32, i32)> = match keep {
+        Some(k) if k >= first => vec![(first, k - 1), (k + 1, i32::MAX)],
+        _ => vec![(first, i32::MAX)],
+    };
+    if ranges.iter().all(|&(lo, hi)| lo > hi || close_range_cloexec(lo, hi)) {
         return Ok(());
     }
     // Kernels before 5.11: walk the descriptor table instead.
     for entry in std::fs::read_dir("/proc/self/fd")? {
         let Some(fd) = entry?.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
-        if fd >= first {
+        if ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&fd)) {
             let _ = fcntl(fd, FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC));
         }
     }
     Ok(())
+}
+
+fn close_range_cloexec(lo: i32, hi: i32) -> bool {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range only changes descriptor flags; arguments are plain integers.
+    unsafe { libc::syscall(libc::SYS_close_range, lo as libc::c_uint, hi as libc::c_uint, CLOSE_RANGE_CLOEXEC) == 0 }
 }
 
 /// Step 4. Where keyrings are unavailable (no kernel support, or a

@@ -33,6 +33,8 @@ use std::path::{Path, PathBuf};
 /// Data file `i` of a plan is handed to bwrap at descriptor `FIRST_DATA_FD + i`.
 pub const FIRST_DATA_FD: i32 = 3;
 
+pub use crate::jail::{GATE_FD, GATE_PATH};
+
 /// Container-engine control sockets: a session that reaches one owns the host.
 pub const ENGINE_SOCKETS: &[&str] = &[
     "/run/docker.sock",
@@ -123,6 +125,9 @@ pub struct Plan {
     pub env: BTreeMap<OsString, OsString>,
     /// Data file `i` goes at descriptor `FIRST_DATA_FD + i`.
     pub data: Vec<DataFile>,
+    /// In the jail: the command runs through the gate at [`GATE_PATH`],
+    /// which waits on this descriptor ([`GATE_FD`]).
+    pub gate_fd: Option<i32>,
     pub mounts: Vec<Mount>,
     pub workspace: PathBuf,
     pub chdir: PathBuf,
@@ -180,7 +185,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         },
         DataFile { purpose: "marker", bytes: format!("{}\n", ctx.session_id).into_bytes() },
     ];
-    if let Network::Jail { resolv_conf } = &ctx.network {
+    if let Network::Jail { resolv_conf, .. } = &ctx.network {
         fixed.push(DataFile { purpose: "resolv.conf", bytes: resolv_conf.clone().into_bytes() });
     }
 
@@ -208,6 +213,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         gid: ctx.gid,
         env,
         data: m.data,
+        gate_fd: matches!(ctx.network, Network::Jail { .. }).then_some(GATE_FD),
         mounts: m.mounts,
         workspace,
         chdir,
@@ -262,6 +268,9 @@ impl Plan {
         }
         a.extend(["--chdir".into(), self.chdir.as_os_str().to_os_string()]);
         a.push("--".into());
+        if self.gate_fd.is_some() {
+            a.push(GATE_PATH.into());
+        }
         a.extend(self.command.iter().cloned());
         a
     }
@@ -537,8 +546,9 @@ impl MountBuilder<'_> {
     fn data_files(&mut self, ctx: &Context, git_config: &Path) {
         self.push(Mount::Data { dest: git_config.into(), data: 1 });
         self.push(Mount::Data { dest: SESSION_MARKER.into(), data: 2 });
-        if matches!(ctx.network, Network::Jail { .. }) {
+        if let Network::Jail { gate_exe, .. } = &ctx.network {
             self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 });
+            self.push(Mount::RoBind { src: gate_exe.clone(), dest: GATE_PATH.into(), optional: false });
         }
     }
 }

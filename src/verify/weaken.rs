@@ -170,6 +170,7 @@ mod tests {
                 DataFile { purpose: "marker", bytes: vec![] },
                 DataFile { purpose: "empty", bytes: vec![] },
             ],
+            gate_fd: None,
             mounts: vec![
                 Mount::RoBind { src: p("/"), dest: p("/"), optional: false },
                 Mount::Proc { dest: p("/proc") },

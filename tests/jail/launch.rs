@@ -7,6 +7,7 @@
 
 use agent_sandbox::config::Config;
 use agent_sandbox::jail::{self, HostProbe, JailPlan};
+use agent_sandbox::jail::{GATE_FD, GATE_PATH};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
 use std::io::{BufRead, BufReader, Write};
@@ -150,12 +151,17 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     (opts.edit)(&mut plan);
     let resolv = plan.resolv_conf.clone();
     let mut inner = || exec_bwrap(&resolv, &opts.script, &opts.env);
-    jail::run_jailed(&plan, &mut inner)
+    jail::run_jailed(&plan, GATE_FD, &mut inner)
+}
+
+/// The product's executable, which the sandbox runs as the jail's gate.
+pub fn gate_exe() -> String {
+    crate::common::visible_copy(&crate::common::bin()).display().to_string()
 }
 
 /// The sandbox as the product will run it inside the jail: bwrap with
-/// its own user/pid/ipc/uts namespaces, no capabilities, the jail's
-/// network, the session resolv.conf bound over /etc/resolv.conf, and
+/// its own user/pid/ipc/uts namespaces, no capabilities, the command
+/// held at the jail's gate until the routes are locked, the jail's network, the session resolv.conf bound over /etc/resolv.conf, and
 /// /proc/sys read-only (the kernel lets real-root-owned processes write
 /// sysctls without capabilities, the jail's IPv6 switch included).
 fn exec_bwrap(resolv: &str, script: &str, env: &[(String, String)]) -> std::io::Error {
@@ -174,7 +180,8 @@ fn exec_bwrap(resolv: &str, script: &str, env: &[(String, String)]) -> std::io::
     cmd.args(["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL", "--die-with-parent"]);
     cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--tmpfs", "/tmp"]);
     cmd.args(["--ro-bind-data", &r.as_raw_fd().to_string(), "/etc/resolv.conf"]);
-    cmd.args(["--", "/bin/bash", "-c", &full]);
+    cmd.args(["--ro-bind", &gate_exe(), GATE_PATH]);
+    cmd.args(["--", GATE_PATH, "/bin/bash", "-c", &full]);
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.exec()
 }

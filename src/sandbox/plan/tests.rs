@@ -299,10 +299,31 @@ fn entry_points_in_writable_path_dirs_are_covered() {
 #[test]
 fn jail_binds_the_session_resolv_conf() {
     let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
-    c.network = Network::Jail { resolv_conf: "nameserver 192.0.2.53\n".into() };
+    c.network = Network::Jail { resolv_conf: "nameserver 192.0.2.53\n".into(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
     let plan = build(&c, &Config::default(), &fs()).unwrap();
     assert_eq!(plan.data[3].purpose, "resolv.conf");
     assert!(lines(&plan).contains(&format!("--ro-bind-data {} /etc/resolv.conf\n", FIRST_DATA_FD + 3)));
+}
+
+#[test]
+fn jail_sessions_wait_at_the_gate_and_others_do_not() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let host = build(&c, &Config::default(), &fs()).unwrap();
+    assert_eq!(host.gate_fd, None);
+    c.network = Network::Jail { resolv_conf: "nameserver 192.0.2.53\n".into(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    assert_eq!(plan.gate_fd, Some(GATE_FD));
+    // The command runs through the gate, the launcher's executable bound
+    // into the session's private /dev.
+    let got = lines(&plan);
+    assert!(got.contains(&format!("--ro-bind /usr/local/bin/agent-sandbox {GATE_PATH}\n")), "{got}");
+    let args = plan.args();
+    let dashes = args.iter().position(|a| a == "--").unwrap();
+    assert_eq!(args[dashes + 1], GATE_PATH);
+    assert_eq!(args[dashes + 2..], plan.command[..]);
+    assert!(!host.args().iter().any(|a| a == GATE_PATH));
+    // The data files stay below the gate descriptor.
+    assert!(FIRST_DATA_FD + (plan.data.len() as i32) < GATE_FD);
 }
 
 #[test]

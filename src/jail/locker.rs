@@ -1,0 +1,70 @@
+//! The locker: a short-lived child of the launcher that joins the jail's
+//! user and network namespaces from outside (as pasta does) and locks the
+//! routes there (`lock.rs`), while the sandbox waits at the gate. The
+//! holder has exec'd the sandbox by then, so it cannot do this itself.
+//!
+//! It also keeps pasta's readiness pipe: pasta opens its pid file through
+//! /proc/LOCKER/fd/N, which the kernel allows only for a process in
+//! pasta's own user namespace (pasta keeps CAP_SYS_PTRACE there, none
+//! outside), and the launcher is not.
+//!
+//! Steps: join, report `Ready`; wait for `Lock` (pasta is attached); lock,
+//! report `Locked` or `Failed`; exit.
+//!
+//! Joining needs the launcher's own rights only: the launcher's user owns
+//! the jail's user namespace (the holder made it), so a process of that
+//! user in the parent namespace holds every capability in it. The
+//! session's processes do not: their namespaces are nested inside it.
+
+use super::error::{errno, JailError};
+use super::holder::{self, Helper, Report, Step};
+use super::lock::{self, Failure};
+use super::routes::PlanInputs;
+use super::sys::die_with_parent;
+use nix::sched::CloneFlags;
+use nix::unistd::Pid;
+use std::os::fd::OwnedFd;
+
+/// The jail's namespaces, opened through the holder once it made them;
+/// the locker and the relays join them.
+pub(crate) struct Namespaces {
+    pub user: OwnedFd,
+    pub net: OwnedFd,
+}
+
+impl Namespaces {
+    pub(crate) fn of(holder: Pid) -> Result<Namespaces, JailError> {
+        let open = |ns: &str| -> Result<OwnedFd, JailError> {
+            let f = std::fs::File::open(format!("/proc/{holder}/ns/{ns}"))
+                .map_err(|e| JailError::sys("opening the jail's namespaces", e))?;
+            Ok(OwnedFd::from(f))
+        };
+        Ok(Namespaces { user: open("user")?, net: open("net")? })
+    }
+}
+
+/// Forks the locker. It inherits the launcher's descriptors (pasta's
+/// readiness pipe among them).
+pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs) -> Result<Helper, JailError> {
+    let parent = nix::unistd::getpid();
+    holder::spawn_reporting("forking the route locker", |chan| {
+        if die_with_parent(parent).is_err() {
+            return 1;
+        }
+        // The launcher is single-threaded, so its fork may join a user
+        // namespace; the network namespace's owner is that namespace.
+        for (fd, kind, what) in [(&ns.user, CloneFlags::CLONE_NEWUSER, "user"), (&ns.net, CloneFlags::CLONE_NEWNET, "network")] {
+            if let Err(e) = nix::sched::setns(fd, kind) {
+                let message = format!("joining the jail's {what} namespace: {}", errno(e));
+                return holder::fail(chan, Failure::Netlink { step: "joining the jail".into(), message });
+            }
+        }
+        if holder::report(chan, &Report::Ready).is_err() || !holder::await_step(chan, Step::Lock) {
+            return 1;
+        }
+        match lock::lock(inputs) {
+            Ok(routes) => i32::from(holder::report(chan, &Report::Locked { routes }).is_err()),
+            Err(f) => holder::fail(chan, f),
+        }
+    })
+}
