@@ -8,9 +8,9 @@
 //!  - a non-root `remoteUser` built from a Dockerfile;
 //!  - `devcontainer templates apply` of the published template, brought up.
 //!
-//! The egress jail is not wired into `agent-sandbox run` yet (src/jail);
-//! these sessions run with AGENT_SANDBOX_EGRESS_JAIL=0 and the jail's
-//! assertions live in the ignored `jail_holds_in_a_feature_container`.
+//! Those sessions run with AGENT_SANDBOX_EGRESS_JAIL=0 (they are about
+//! the feature); `jail_holds_in_a_feature_container` runs sessions and the
+//! verify battery with the jail on, in a container given /dev/net/tun.
 //!
 //! Needs root; the scripts install podman, docker-registry and the CLI, and
 //! build the static binaries when AGENT_SANDBOX_STATIC_DIR is not set.

@@ -11,10 +11,8 @@
 //! Agents: `AGENT_SANDBOX_IMAGE_TEST_AGENTS` (default `pi`, the smallest
 //! real agent CLI; `claude,codex,pi` builds the published variant).
 //!
-//! The egress jail: verify runs with it on. While the launcher reports the
-//! jail as not available in this build (src/jail not wired in yet), the
-//! build is verified again with `--verify-without-jail` and a note is
-//! printed; once the jail lands, the jail-on run is what passes.
+//! The egress jail: verify runs with it on (the test containers get
+//! /dev/net/tun).
 //!
 //! Needs root; the scripts install podman, skopeo, docker-registry.
 
@@ -31,7 +29,6 @@ const AGENTS_VAR: &str = "AGENT_SANDBOX_IMAGE_TEST_AGENTS";
 const EPOCH: &str = "1795863601";
 const EPOCH_RFC3339: &str = "2026-11-28T11:00:01Z";
 const HOST_CA: &str = "/etc/ssl/certs/ca-certificates.crt";
-const JAIL_NOT_LANDED: &str = "egress jail is not available in this build";
 
 fn agents() -> String {
     std::env::var(AGENTS_VAR).unwrap_or_else(|_| "pi".into())
@@ -52,57 +49,37 @@ fn image_cmd(args: &[&str]) -> Command {
 }
 
 /// The flags every build in these tests uses (so they share the cache).
-fn build_flags(tag: &str, jail: bool) -> Vec<String> {
+fn build_flags(tag: &str) -> Vec<String> {
     let mut f: Vec<String> = ["--tag", tag, "--agents", &agents(), "--network", "host", "--bin-dir"].iter().map(|s| s.to_string()).collect();
     f.push(static_dir().display().to_string());
     if std::path::Path::new(HOST_CA).is_file() {
         f.extend(["--extra-ca".into(), HOST_CA.into()]);
-    }
-    if !jail {
-        f.push("--verify-without-jail".into());
     }
     f
 }
 
 struct Built {
     tag: String,
-    jail: bool,
     report: Value,
-}
-
-/// `podman exec` options: the jail switched off when it is not in this build.
-fn jail_flag(jail: bool) -> &'static [&'static str] {
-    if jail {
-        &[]
-    } else {
-        &["-e", "AGENT_SANDBOX_EGRESS_JAIL=0"]
-    }
 }
 
 fn built() -> &'static Built {
     static B: OnceLock<Built> = OnceLock::new();
     B.get_or_init(|| {
         let tag = format!("localhost/agent-sandbox-test/image:{}", if agents().is_empty() { "none".into() } else { agents().replace(',', "-") });
-        let run = |jail: bool| {
-            let flags = build_flags(&tag, jail);
+        let run = || {
+            let flags = build_flags(&tag);
             let mut args: Vec<&str> = vec!["build", "--json"];
             args.extend(flags.iter().map(String::as_str));
             let start = std::time::Instant::now();
             let out = image_cmd(&args).output().expect("run agent-sandbox image build");
-            eprintln!("image build (jail {}) took {:.0} s", if jail { "on" } else { "off" }, start.elapsed().as_secs_f64());
+            eprintln!("image build took {:.0} s", start.elapsed().as_secs_f64());
             let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
             (out, report)
         };
-        let (mut out, mut report) = run(true);
-        let mut jail = true;
-        let not_landed = report["verify"].as_array().is_some_and(|v| v.iter().all(|r| r["error"].as_str().is_some_and(|e| e.contains(JAIL_NOT_LANDED))));
-        if !out.status.success() && not_landed {
-            eprintln!("NOTE: the egress jail is not in this build yet; verifying the image with AGENT_SANDBOX_EGRESS_JAIL=0");
-            (out, report) = run(false);
-            jail = false;
-        }
+        let (out, report) = run();
         assert!(out.status.success(), "image build failed:\n{}\n{}", stderr(&out), serde_json::to_string_pretty(&report).unwrap_or_default());
-        Built { tag, jail, report }
+        Built { tag, report }
     })
 }
 
@@ -115,16 +92,14 @@ fn build_is_verified_as_root_and_as_the_non_root_user() {
         b.tag, r["size"], r["sandboxSize"], r["buildSeconds"].as_f64().unwrap_or(0.0), r["verifySeconds"].as_f64().unwrap_or(0.0)
     );
     assert_eq!(r["verified"], true);
-    assert_eq!(r["egressJail"], b.jail);
+    assert_eq!(r["egressJail"], true);
     let users: Vec<&str> = r["verify"].as_array().unwrap().iter().map(|v| v["user"].as_str().unwrap()).collect();
     assert_eq!(users, ["root", "vscode"]);
     for v in r["verify"].as_array().unwrap() {
         assert_eq!((v["failed"].as_u64(), v["escaped"].as_u64()), (Some(0), Some(0)), "{v:#}");
         assert!(v["passed"].as_u64().unwrap() > 30, "{v:#}");
-        assert_eq!(v["egressJail"], b.jail);
-        if b.jail {
-            assert_eq!(v["skipped"], 0, "nothing skipped with the jail on: {v:#}");
-        }
+        assert_eq!(v["egressJail"], true);
+        assert_eq!(v["skipped"], 0, "nothing skipped with the jail on: {v:#}");
     }
     assert_eq!(r["labels"]["org.opencontainers.image.version"], version());
     assert_eq!(r["labels"]["org.opencontainers.image.created"], EPOCH_RFC3339);
@@ -174,9 +149,8 @@ impl Running {
         Running { name }
     }
 
-    fn exec(&self, user: &str, jail: bool, script: &str) -> Output {
+    fn exec(&self, user: &str, script: &str) -> Output {
         let mut args = vec!["exec", "--user", user];
-        args.extend(jail_flag(jail));
         args.extend([self.name.as_str(), "sh", "-c", script]);
         podman(&args)
     }
@@ -190,7 +164,7 @@ impl Drop for Running {
 
 /// A session in `image` as `user`: sandboxed shell facts, then the agent's
 /// own CLI through its shim.
-fn assert_session(image: &str, users: &[&str], jail: bool) {
+fn assert_session(image: &str, users: &[&str]) {
     let agent = first_agent();
     let vendor = agent.as_deref().map(|a| format!(" && readlink -f \"$(command -v {a})\" && {a} --version")).unwrap_or_default();
     let script = format!(
@@ -198,7 +172,7 @@ fn assert_session(image: &str, users: &[&str], jail: bool) {
     );
     let c = Running::start(image);
     for user in users {
-        let out = c.exec(user, jail, &script);
+        let out = c.exec(user, &script);
         let text = stdout(&out);
         assert!(out.status.success(), "session as {user} in {image} failed:\n{text}\n{}", stderr(&out));
         assert!(text.contains("IS_SANDBOX=1") && text.contains("CapEff:\t0000000000000000"), "{text}");
@@ -212,7 +186,7 @@ fn assert_session(image: &str, users: &[&str], jail: bool) {
 #[test]
 fn sessions_run_in_the_built_image() {
     let b = built();
-    assert_session(&b.tag, &["vscode", "root"], b.jail);
+    assert_session(&b.tag, &["vscode", "root"]);
 }
 
 fn skopeo_inspect(reference: &str) -> Value {
@@ -226,7 +200,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     let env = registry_env();
     let repository = unique("image");
     let mut args: Vec<String> = ["publish", "--json", "--registry", &env.registry, "--repository", &repository].iter().map(|s| s.to_string()).collect();
-    args.extend(build_flags(&b.tag, b.jail));
+    args.extend(build_flags(&b.tag));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
     // Dry run: the tags and labels, nothing pushed.
@@ -275,7 +249,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     // Pull it back and run a session from the pulled image.
     let pulled = format!("{reference}:{}", version());
     ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", &pulled]));
-    assert_session(&pulled, &["vscode"], b.jail);
+    assert_session(&pulled, &["vscode"]);
     let _ = podman(&["rmi", &pulled]);
 }
 
@@ -353,8 +327,7 @@ fn the_devcontainer_cli_applies_the_image_metadata() {
     let b = built();
     // --userns=host: for a non-root remoteUser the CLI adds --userns=keep-id,
     // which rootful podman rejects; a later --userns wins (docs/image.md).
-    let remote_env = if b.jail { String::new() } else { r#", "remoteEnv": {"AGENT_SANDBOX_EGRESS_JAIL": "0"}"#.to_owned() };
-    let p = DevProject::new(&format!(r#"{{"image": "{}", "runArgs": ["--device=/dev/net/tun", "--userns=host", "--network=host"]{remote_env}}}"#, b.tag));
+    let p = DevProject::new(&format!(r#"{{"image": "{}", "runArgs": ["--device=/dev/net/tun", "--userns=host", "--network=host"]}}"#, b.tag));
     let (outcome, log) = p.up();
     assert_eq!(outcome["remoteUser"], "vscode", "remoteUser from the image label");
     assert!(log.contains("--security-opt systempaths=unconfined"), "securityOpt from the image label:\n{log}");

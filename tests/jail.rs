@@ -426,6 +426,42 @@ fn the_command_starts_only_after_the_routes_are_locked() {
     assert_eq!(ignored & (1 << (Signal::SIGPIPE as u64 - 1)), 0, "SIGPIPE ignored in the session: {out:?}");
 }
 
+/// The product itself (`agent-sandbox run`: its whole sandbox plan, the
+/// gate, Debian 12's pasta on this machine) in the lab: the command finds
+/// the routes locked at once, and the matrix holds.
+#[test]
+fn agent_sandbox_run_holds_in_the_lab() {
+    let _s = serial();
+    let lab = Lab::up();
+    let td = common::TestDir::new("jail-product");
+    let ws = td.root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let script = format!(
+        "awk '$2 == \"0000000A\" && $8 == \"000000FF\" {{ b = 1 }} END {{ print b ? \"ROUTES locked\" : \"ROUTES open\" }}' /proc/net/route\n\
+         echo \"SANDBOX $IS_SANDBOX\"\n\
+         tcp internet {} 80\ntcp rfc1918_10 10.1.2.3 80\ntcp metadata 169.254.169.254 80\ntcp subnet_host {} {}\n\
+         dns internet_fqdn internet.lab\nchange route_add ip route add blackhole 203.0.113.0/24\nipv6\n",
+        lab::INTERNET,
+        lab::SUBNET_HOST,
+        lab::BANNER_PORT
+    );
+    let mut opts = lab_opts(&lab, &script);
+    opts.product_in = Some(ws.clone());
+    let (code, out) = run_session(opts);
+    let ctx = out.join("\n");
+    assert_eq!(code, 0, "{ctx}");
+    assert!(out.iter().any(|l| l == "ROUTES locked"), "{ctx}");
+    assert!(out.iter().any(|l| l == "SANDBOX 1"), "{ctx}");
+    let tcp = probes(&out, "TCP");
+    assert_eq!(tcp["internet"].result, "open", "{ctx}");
+    for blocked in ["rfc1918_10", "metadata", "subnet_host"] {
+        assert_eq!(tcp[blocked].result, "blocked", "{blocked}: {ctx}");
+    }
+    assert_eq!(probes(&out, "DNS")["internet_fqdn"].detail, lab::INTERNET.to_string(), "{ctx}");
+    assert_eq!(probes(&out, "CHANGE")["route_add"].result, "denied", "{ctx}");
+    assert_eq!(probes(&out, "IPV6")["state"].result, "off", "{ctx}");
+}
+
 /// pasta processes still running in this lab's container namespace.
 fn all_pasta_for(lab: &Lab) -> Vec<String> {
     let ns = std::fs::metadata(format!("/run/netns/{}", lab.container())).map(|m| std::os::unix::fs::MetadataExt::ino(&m));

@@ -4,9 +4,11 @@
 //! its defence is removed from the plan (`verify --weaken DEFENCE`, a
 //! hidden test-only flag that exists only on `verify`).
 //!
-//! Sessions run with `AGENT_SANDBOX_EGRESS_JAIL=0` until the egress jail
-//! lands (its checks are then skipped, and this file asserts that they say
-//! so). Needs root and bubblewrap; a missing prerequisite fails the test.
+//! Sessions run with `AGENT_SANDBOX_EGRESS_JAIL=0` (the jail checks are
+//! then skipped, and this file asserts that they say so; they run with the
+//! jail on in the container tests, tests/feature_e2e.rs and
+//! tests/image.rs). Needs root and bubblewrap; a missing prerequisite
+//! fails the test.
 
 mod common;
 

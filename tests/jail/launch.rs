@@ -36,6 +36,9 @@ pub struct Opts {
     pub tmpdir: Option<PathBuf>,
     /// Before the launch, in the child: e.g. switch user namespaces off.
     pub before: fn() -> Result<(), String>,
+    /// Run the product instead of the library: `agent-sandbox run` (its
+    /// default configuration, its own sandbox plan) in this workspace.
+    pub product_in: Option<PathBuf>,
 }
 
 impl Default for Opts {
@@ -50,6 +53,7 @@ impl Default for Opts {
             env: vec![],
             tmpdir: None,
             before: || Ok(()),
+            product_in: None,
         }
     }
 }
@@ -119,6 +123,11 @@ fn child_main(opts: &Opts, resolv: &Path, out: OwnedFd) -> i32 {
         say(&format!("JAILTEST before failed: {e}"));
         return 203;
     }
+    if let Some(ws) = &opts.product_in {
+        let err = exec_product(ws, &opts.script);
+        say(&format!("JAILTEST could not run the product: {err}"));
+        return 204;
+    }
     match run(opts) {
         Ok(code) => code,
         Err(e) => {
@@ -152,6 +161,16 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     let resolv = plan.resolv_conf.clone();
     let mut inner = || exec_bwrap(&resolv, &opts.script, &opts.env);
     jail::run_jailed(&plan, GATE_FD, &mut inner)
+}
+
+/// `agent-sandbox run -- bash -c SCRIPT` as root, in `ws`, with a plain
+/// environment (the jail on).
+fn exec_product(ws: &Path, script: &str) -> std::io::Error {
+    let full = format!("{}\n{script}", include_str!("probe.sh"));
+    let mut cmd = std::process::Command::new(crate::common::visible_copy(&crate::common::bin()));
+    cmd.args(["run", "--", "/bin/bash", "-c", &full]).current_dir(ws).env_clear();
+    cmd.envs([("PATH", crate::common::SYSTEM_PATH), ("HOME", "/root"), ("USER", "root"), ("LOGNAME", "root"), ("LANG", "C.UTF-8")]);
+    cmd.exec()
 }
 
 /// The product's executable, which the sandbox runs as the jail's gate.
