@@ -72,8 +72,10 @@ pub fn userns_switches() -> String {
 }
 
 /// Starts a holder: a child that unshares a user and a network namespace,
-/// maps the caller's uid to root inside, and waits.
-pub fn holder() -> Result<Holder, String> {
+/// maps the caller's uid to root inside, with `interface` makes the jail's
+/// interface there as the jail does (`jail::tap`), and waits.
+pub fn holder(interface: bool) -> Result<Holder, String> {
+    let tap_request = crate::jail::tap::ifreq_for(crate::jail::JAIL_IFNAME)?;
     let (status_r, status_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
     let (release_r, release_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
     // Everything the child writes is prepared before fork: the child only
@@ -105,6 +107,14 @@ pub fn holder() -> Result<Holder, String> {
                 }
                 libc::close(fd);
             }
+            if interface {
+                let mut req = tap_request;
+                let fd = libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+                if fd < 0 || libc::ioctl(fd, libc::TUNSETIFF, &mut req) < 0 || libc::ioctl(fd, libc::TUNSETPERSIST, 1 as libc::c_ulong) < 0 {
+                    fail(b't');
+                }
+                libc::close(fd);
+            }
             libc::write(status_w.as_raw_fd(), b"ok".as_ptr().cast(), 2);
             let mut b = [0u8; 1];
             libc::read(release_r.as_raw_fd(), b.as_mut_ptr().cast(), 1);
@@ -120,7 +130,11 @@ pub fn holder() -> Result<Holder, String> {
                 (2, [b'o', b'k']) => Ok(holder),
                 (2, [stage, errno]) => {
                     let err = nix::errno::Errno::from_raw(i32::from(errno));
-                    let what = if stage == b'u' { "creating a user+network namespace" } else { "mapping the user into it" };
+                    let what = match stage {
+                        b'u' => "creating a user+network namespace",
+                        b't' => "making the jail's interface in it",
+                        _ => "mapping the user into it",
+                    };
                     Err(format!("{what} failed: {err}"))
                 }
                 _ => Err("the namespace holder exited before reporting".into()),
@@ -131,7 +145,7 @@ pub fn holder() -> Result<Holder, String> {
 
 /// Can this process create a user namespace (the sandbox and the jail need one)?
 pub fn userns() -> Userns {
-    match holder() {
+    match holder(false) {
         Ok(_h) => Userns::Works,
         Err(why) => {
             let sw = userns_switches();
@@ -178,19 +192,11 @@ fn first_lines(err: &str) -> String {
     lines.join(" / ")
 }
 
-/// The pasta command line of the probe: as the jail runs it (no port
-/// forwarding, no gateway mapping), in the foreground so it can be killed.
-pub fn pasta_args(pid: i32, as_root: bool) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    if as_root {
-        // As root pasta would drop to `nobody` and then cannot open the
-        // namespace files.
-        v.extend(["--runas".into(), "0".into()]);
-    }
-    for a in ["--foreground", "--config-net", "--ipv4-only", "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none"] {
-        v.push(a.into());
-    }
-    v.extend(["--dns-forward".into(), "192.0.2.53".into(), "--quiet".into(), pid.to_string()]);
+/// The pasta command line of the probe: the jail's own options (see
+/// `jail::pasta_args`), attached to `pid`, readiness seen in its routes.
+pub fn pasta_args(pid: i32, uid: u32) -> Vec<String> {
+    let mut v = crate::jail::pasta_args(uid, std::net::Ipv4Addr::new(192, 0, 2, 53));
+    v.push(pid.to_string());
     v
 }
 
@@ -204,13 +210,12 @@ fn has_default_route(pid: nix::unistd::Pid) -> bool {
 /// Attaches `pasta` to a throwaway namespace and checks that it configured
 /// it; everything is killed and reaped before returning.
 pub fn pasta_attach(pasta: &Path) -> Attach {
-    let holder = match holder() {
+    let holder = match holder(true) {
         Ok(h) => h,
         Err(e) => return Attach::Failed(format!("no namespace to attach to: {e}")),
     };
-    let as_root = nix::unistd::geteuid().is_root();
     let child = pasta_command(pasta)
-        .args(pasta_args(holder.pid.as_raw(), as_root))
+        .args(pasta_args(holder.pid.as_raw(), nix::unistd::geteuid().as_raw()))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

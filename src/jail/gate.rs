@@ -65,15 +65,24 @@ pub fn pass(command: &[OsString]) -> u8 {
     1
 }
 
-/// Blocks until a byte arrives on the gate (true) or it closes (false).
+/// Blocks until a byte arrives on the gate (true) or it closes (false:
+/// the launcher said why, or was killed).
 fn wait_for_go() -> bool {
     let mut b = [0u8; 1];
     loop {
         // SAFETY: read(2) into a one-byte buffer that outlives the call.
         let n = unsafe { libc::read(GATE_FD, b.as_mut_ptr().cast(), 1) };
-        match n {
-            1 => return true,
-            -1 if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => continue,
+        if n == 1 {
+            return true;
+        }
+        let err = std::io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) if n < 0 => continue,
+            // Not started by the jail (e.g. a `--print-plan` argv run by hand).
+            Some(libc::EBADF) if n < 0 => {
+                eprintln!("agent-sandbox: {GATE_PATH} starts commands only inside a jailed `agent-sandbox run` session");
+                return false;
+            }
             _ => return false,
         }
     }

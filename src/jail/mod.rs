@@ -32,7 +32,7 @@ mod resolv;
 mod routes;
 mod session;
 mod sys;
-mod tap;
+pub(crate) mod tap;
 
 pub use compare::{compare, Difference};
 pub use error::JailError;

@@ -47,7 +47,7 @@ pub(crate) fn make_persistent(tun_path: &str, name: &str) -> Result<(), String> 
 
 /// An `ifreq` asking for the tap device `name`, as pasta asks for it (tap,
 /// no packet information header, one queue).
-fn ifreq_for(name: &str) -> Result<libc::ifreq, String> {
+pub(crate) fn ifreq_for(name: &str) -> Result<libc::ifreq, String> {
     // SAFETY: ifreq is plain old data; all zeroes is a valid value.
     let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
     if name.is_empty() || name.len() >= req.ifr_name.len() || name.contains(['/', ' ', '\0']) {
