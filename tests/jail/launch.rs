@@ -39,6 +39,9 @@ pub struct Opts {
     /// Run the product instead of the library: `agent-sandbox run` (its
     /// default configuration, its own sandbox plan) in this workspace.
     pub product_in: Option<PathBuf>,
+    /// The product's executable where every user can run it (copied, if
+    /// need be, here in the test: the child may have become another user).
+    pub product_exe: String,
 }
 
 impl Default for Opts {
@@ -54,6 +57,7 @@ impl Default for Opts {
             tmpdir: None,
             before: || Ok(()),
             product_in: None,
+            product_exe: gate_exe(),
         }
     }
 }
@@ -124,7 +128,7 @@ fn child_main(opts: &Opts, resolv: &Path, out: OwnedFd) -> i32 {
         return 203;
     }
     if let Some(ws) = &opts.product_in {
-        let err = exec_product(ws, &opts.script);
+        let err = exec_product(&opts.product_exe, ws, &opts.script);
         say(&format!("JAILTEST could not run the product: {err}"));
         return 204;
     }
@@ -159,15 +163,15 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     let mut plan = jail::plan(&opts.config, &facts)?;
     (opts.edit)(&mut plan);
     let resolv = plan.resolv_conf.clone();
-    let mut inner = || exec_bwrap(&resolv, &opts.script, &opts.env);
+    let mut inner = || exec_bwrap(&resolv, &opts.product_exe, &opts.script, &opts.env);
     jail::run_jailed(&plan, GATE_FD, &mut inner)
 }
 
 /// `agent-sandbox run -- bash -c SCRIPT` as root, in `ws`, with a plain
 /// environment (the jail on).
-fn exec_product(ws: &Path, script: &str) -> std::io::Error {
+fn exec_product(exe: &str, ws: &Path, script: &str) -> std::io::Error {
     let full = format!("{}\n{script}", include_str!("probe.sh"));
-    let mut cmd = std::process::Command::new(crate::common::visible_copy(&crate::common::bin()));
+    let mut cmd = std::process::Command::new(exe);
     cmd.args(["run", "--", "/bin/bash", "-c", &full]).current_dir(ws).env_clear();
     cmd.envs([("PATH", crate::common::SYSTEM_PATH), ("HOME", "/root"), ("USER", "root"), ("LOGNAME", "root"), ("LANG", "C.UTF-8")]);
     cmd.exec()
@@ -183,7 +187,7 @@ pub fn gate_exe() -> String {
 /// held at the jail's gate until the routes are locked, the jail's network, the session resolv.conf bound over /etc/resolv.conf, and
 /// /proc/sys read-only (the kernel lets real-root-owned processes write
 /// sysctls without capabilities, the jail's IPv6 switch included).
-fn exec_bwrap(resolv: &str, script: &str, env: &[(String, String)]) -> std::io::Error {
+fn exec_bwrap(resolv: &str, gate: &str, script: &str, env: &[(String, String)]) -> std::io::Error {
     let (r, w) = match nix::unistd::pipe() {
         Ok(p) => p,
         Err(e) => return e.into(),
@@ -199,7 +203,7 @@ fn exec_bwrap(resolv: &str, script: &str, env: &[(String, String)]) -> std::io::
     cmd.args(["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL", "--die-with-parent"]);
     cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--tmpfs", "/tmp"]);
     cmd.args(["--ro-bind-data", &r.as_raw_fd().to_string(), "/etc/resolv.conf"]);
-    cmd.args(["--ro-bind", &gate_exe(), GATE_PATH]);
+    cmd.args(["--ro-bind", gate, GATE_PATH]);
     cmd.args(["--", GATE_PATH, "/bin/bash", "-c", &full]);
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.exec()
