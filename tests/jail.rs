@@ -512,11 +512,11 @@ fn killed_launcher_leaves_nothing() {
     assert_nothing_left(&r, false);
 }
 
-/// The launcher SIGKILLed while the sandbox waits at the gate (pasta never
-/// gets ready here): the gate closes, so the command never runs, and
-/// nothing is left.
-#[test]
-fn killed_launcher_during_setup_runs_nothing_and_leaves_nothing() {
+/// A signal to the launcher while the sandbox waits at the gate (pasta
+/// never gets ready here): the command never runs, and nothing is left.
+/// SIGKILL: the gate closes with the launcher. SIGINT: the launch stops,
+/// the launcher reaps everything (no zombie either) and exits 130.
+fn signal_during_setup(sig: Signal) {
     let _s = serial();
     let lab = Lab::up();
     let dir = TrustedDir::new();
@@ -534,12 +534,28 @@ fn killed_launcher_during_setup_runs_nothing_and_leaves_nothing() {
         assert!(std::time::Instant::now() < deadline, "the sandbox never reached the gate: {d:?}");
         std::thread::sleep(Duration::from_millis(5));
     };
-    nix::sys::signal::kill(launched.pid, Signal::SIGKILL).unwrap();
+    nix::sys::signal::kill(launched.pid, sig).unwrap();
     let st = launched.wait(Duration::from_secs(10));
-    assert!(matches!(st, WaitStatus::Signaled(_, Signal::SIGKILL, _)), "{st:?}");
-    let left = procs::wait_gone(&helpers, Duration::from_secs(5));
-    assert!(left.is_empty(), "survived the launcher: {left:?} (of {helpers:?})");
+    if sig == Signal::SIGKILL {
+        assert!(matches!(st, WaitStatus::Signaled(_, Signal::SIGKILL, _)), "{st:?}");
+        let left = procs::wait_gone(&helpers, Duration::from_secs(5));
+        assert!(left.is_empty(), "survived the launcher: {left:?} (of {helpers:?})");
+    } else {
+        assert_eq!(st, WaitStatus::Exited(launched.pid, 128 + sig as i32), "{:?}", launched.output());
+        let left = procs::wait_reaped(&helpers, Duration::from_secs(1));
+        assert!(left.is_empty(), "left after the launcher returned: {left:?} (of {helpers:?})");
+    }
     assert!(!launched.output().iter().any(|l| l == "SESSION ran"), "{:?}", launched.output());
+}
+
+#[test]
+fn killed_launcher_during_setup_runs_nothing_and_leaves_nothing() {
+    signal_during_setup(Signal::SIGKILL);
+}
+
+#[test]
+fn sigint_during_setup_runs_nothing_and_leaves_nothing() {
+    signal_during_setup(Signal::SIGINT);
 }
 
 // ---------------------------------------------------------------- refusals
