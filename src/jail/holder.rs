@@ -7,10 +7,9 @@
 //! 2. write its own id maps (`plan::id_map`: no uid 0 inside); switch
 //!    IPv6 off, then make the interface pasta attaches to (`tap.rs`);
 //! 3. report Ready, put the gate on its descriptor, restore the signal
-//!    mask and exec the sandbox. bwrap sets itself up while pasta starts
-//!    and waits at the gate (`--block-fd`) before it starts the command;
-//!    the launcher opens the gate only after the routes are locked
-//!    (`locker.rs`).
+//!    mask and exec the sandbox. bwrap sets itself up while pasta starts;
+//!    its command waits at the gate (`gate.rs`), which the launcher opens
+//!    only after the routes are locked (`locker.rs`).
 
 use super::error::{errno, JailError};
 use super::host::TUN_PATH;
@@ -51,8 +50,8 @@ pub(crate) struct Helper {
 }
 
 /// The gate as the holder hands it to the sandbox: the read end of the
-/// launcher's gate pipe, put on descriptor `target` (what bwrap's
-/// `--block-fd` names) right before the exec.
+/// launcher's gate pipe, put on descriptor `target` (where the gate
+/// program reads) right before the exec.
 pub(crate) struct GateEnd<'a> {
     pub read: &'a OwnedFd,
     pub target: i32,

@@ -14,15 +14,14 @@
 //!    back; a difference stops the launch;
 //! 5. relays up (if any ports), then the gate opens: the command starts;
 //! 6. wait: forward signals; the session's status is the exit code;
-//! 7. every path: kill and reap the holder, pasta and the relay (and the
-//!    zombies pasta leaves: the launcher adopts orphans meanwhile), and
-//!    only then close the gate (closing it early would let the sandbox
-//!    through: bwrap takes EOF on the gate as a go).
+//! 7. every path: kill and reap the holder, pasta, the locker and the
+//!    relay, close the gate, and reap what the launcher adopted meanwhile
+//!    (the zombies pasta leaves; a sandbox stopped before the gate opened,
+//!    which ends when the gate closes).
 //!
-//! The gate's write end lives in the launcher (and its forked helpers).
-//! If the launcher is SIGKILLed during setup, the sandbox sees EOF a few
-//! microseconds before the holder's death signal kills it, the same
-//! moment pasta, the sandbox's only way out, is killed too.
+//! The gate's write end lives in the launcher (and its forked helpers):
+//! if the launcher dies, the gate closes and the waiting command never
+//! runs (`gate.rs`).
 
 use super::error::JailError;
 use super::holder::{self, GateEnd, Heard, Helper, Report, Step};
@@ -46,9 +45,10 @@ use std::time::Instant;
 const SI_KERNEL: i32 = 0x80;
 
 /// Runs the session inside the jail. `exec_inner` is called in the holder,
-/// inside the jail's namespaces before the routes are locked, and must
-/// exec bwrap with `--block-fd GATE_FD` (bwrap then runs the command only
-/// once the gate opens); it returns only on error. Returns the launcher's
+/// inside the jail's namespaces before the routes are locked, with the
+/// gate's read end on descriptor `gate_fd`; it must exec bwrap with the
+/// gate (`GATE_PATH`) as the command's first word, so the command runs
+/// only once the gate opens. It returns only on error. Returns the launcher's
 /// exit code: the session's status, or 128+N after signal N (also when a
 /// signal stops the launch).
 pub fn run_jailed(plan: &JailPlan, gate_fd: i32, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
@@ -92,7 +92,7 @@ struct Kids {
     relay: Option<Pid>,
     factory: Option<Pid>,
     locker: Option<Pid>,
-    /// The gate's write end; closed only after the holder is dead.
+    /// The gate's write end until it opens; dropping it closes the gate.
     gate: Option<OwnedFd>,
     /// The holder exec'd the sandbox: its exit is the sandbox's.
     sandbox_started: bool,
