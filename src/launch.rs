@@ -133,7 +133,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     };
     let code = match &session.jail {
         None => supervise::run(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?,
-        Some(jail_plan) => jail::run_jailed(jail_plan, crate::sandbox::plan::GATE_FD, &mut || exec::exec(&session.plan))?,
+        Some(jail_plan) => jail::run_jailed(jail_plan, &mut || exec::exec(&session.plan))?,
     };
     if let Some(b) = baseline {
         if let Some(line) = review::hint(&review::diff(Some(&b), &review::collect::collect(&session.plan.workspace))) {

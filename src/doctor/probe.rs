@@ -85,35 +85,33 @@ pub fn holder(interface: bool) -> Result<Holder, String> {
     let paths = [c"/proc/self/setgroups", c"/proc/self/uid_map", c"/proc/self/gid_map"];
     let data: [&[u8]; 3] = [b"deny\n", uid_map.as_bytes(), gid_map.as_bytes()];
     // SAFETY: the child only calls async-signal-safe functions (unshare,
-    // open, write, read, _exit) on data prepared above, then exits.
+    // open, write, ioctl, close, read, _exit) on data prepared above, then
+    // exits.
     match unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))? {
         nix::unistd::ForkResult::Child => unsafe {
             // SAFETY: raw syscalls on valid descriptors and NUL-terminated paths.
             libc::close(status_r.as_raw_fd());
             libc::close(release_w.as_raw_fd());
-            let fail = |stage: u8| {
-                let err = *libc::__errno_location();
+            let errno = || *libc::__errno_location();
+            let fail = |stage: u8, err: i32| {
                 let msg = [stage, err as u8];
                 libc::write(status_w.as_raw_fd(), msg.as_ptr().cast(), 2);
                 libc::_exit(1);
             };
             if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
-                fail(b'u');
+                fail(b'u', errno());
             }
             for (p, d) in paths.iter().zip(data) {
                 let fd = libc::open(p.as_ptr(), libc::O_WRONLY);
                 if fd < 0 || libc::write(fd, d.as_ptr().cast(), d.len()) < 0 {
-                    fail(b'm');
+                    fail(b'm', errno());
                 }
                 libc::close(fd);
             }
             if interface {
-                let mut req = tap_request;
-                let fd = libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-                if fd < 0 || libc::ioctl(fd, libc::TUNSETIFF, &mut req) < 0 || libc::ioctl(fd, libc::TUNSETPERSIST, 1 as libc::c_ulong) < 0 {
-                    fail(b't');
+                if let Err((_, e)) = crate::jail::tap::create_persistent(&tap_request) {
+                    fail(b't', e as i32);
                 }
-                libc::close(fd);
             }
             libc::write(status_w.as_raw_fd(), b"ok".as_ptr().cast(), 2);
             let mut b = [0u8; 1];

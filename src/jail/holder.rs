@@ -12,7 +12,6 @@
 //!    only after the routes are locked (`locker.rs`).
 
 use super::error::{errno, JailError};
-use super::host::TUN_PATH;
 use super::lock::Failure;
 use super::plan::JAIL_IFNAME;
 use super::sys::{die_with_parent, fork_child, wait_fd, Event, Signals};
@@ -109,7 +108,7 @@ fn holder_main(
     if let Err(f) = lock::disable_ipv6() {
         return fail(chan, f);
     }
-    if let Err(message) = tap::make_persistent(TUN_PATH, JAIL_IFNAME) {
+    if let Err(message) = tap::make_persistent(JAIL_IFNAME) {
         return fail(chan, Failure::Tap { message });
     }
     if report(chan, &Report::Ready).is_err() {

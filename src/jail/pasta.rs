@@ -20,19 +20,17 @@ pub(crate) struct Pasta {
     pub stderr: Option<OwnedFd>,
 }
 
-/// The readiness pipe: the locker inherits `write` (at `write_fd`) and
-/// pasta opens it through /proc; the launcher reads `read`.
+/// The readiness pipe: the locker inherits `write` and pasta opens it
+/// through /proc; the launcher reads `read`.
 pub(crate) struct ReadyPipe {
     pub read: OwnedFd,
     pub write: OwnedFd,
-    pub write_fd: i32,
 }
 
 impl ReadyPipe {
     pub(crate) fn new() -> Result<ReadyPipe, JailError> {
         let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", errno(e)))?;
-        let write_fd = write.as_raw_fd();
-        Ok(ReadyPipe { read, write, write_fd })
+        Ok(ReadyPipe { read, write })
     }
 }
 

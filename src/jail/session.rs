@@ -24,6 +24,7 @@
 //! runs (`gate.rs`).
 
 use super::error::JailError;
+use super::gate::GATE_FD;
 use super::holder::{self, GateEnd, Heard, Helper, Report, Step};
 use super::host::{current_userns_facts, userns_diagnosis};
 use super::lock::Failure;
@@ -46,16 +47,16 @@ const SI_KERNEL: i32 = 0x80;
 
 /// Runs the session inside the jail. `exec_inner` is called in the holder,
 /// inside the jail's namespaces before the routes are locked, with the
-/// gate's read end on descriptor `gate_fd`; it must exec bwrap with the
+/// gate's read end on descriptor `GATE_FD`; it must exec bwrap with the
 /// gate (`GATE_PATH`) as the command's first word, so the command runs
 /// only once the gate opens. It returns only on error. Returns the launcher's
 /// exit code: the session's status, or 128+N after signal N (also when a
 /// signal stops the launch).
-pub fn run_jailed(plan: &JailPlan, gate_fd: i32, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
+pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
     let signals = Signals::block()?;
     let orphans = Subreaper::adopt_orphans();
     let mut kids = Kids::default();
-    let result = run(plan, gate_fd, exec_inner, &signals, &mut kids);
+    let result = run(plan, exec_inner, &signals, &mut kids);
     let t = Instant::now();
     kids.stop_all();
     orphans.reap_dying(&signals);
@@ -151,7 +152,6 @@ impl Drop for Kids {
 
 fn run(
     plan: &JailPlan,
-    gate_fd: i32,
     exec_inner: &mut dyn FnMut() -> std::io::Error,
     signals: &Signals,
     kids: &mut Kids,
@@ -165,7 +165,7 @@ fn run(
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", super::error::errno(e)))?;
     kids.gate = Some(gate_write);
     let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
-    let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: gate_fd }, signals, exec_inner)?;
+    let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, exec_inner)?;
     kids.holder = Some(holder.pid);
     drop(gate_read);
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
@@ -176,9 +176,11 @@ fn run(
     let ready = ReadyPipe::new()?;
     let locker = locker::spawn(&ns, &plan.route_inputs())?;
     kids.locker = Some(locker.pid);
+    // The locker's copy of the write end, at the same number.
+    let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
     drop(ready.write);
     expect("the route locker", &locker, signals, kids, deadline, Want::Ready, plan)?;
-    let p = pasta::spawn(&plan.pasta, holder.pid, pasta::pid_file_path(locker.pid, ready.write_fd))?;
+    let p = pasta::spawn(&plan.pasta, holder.pid, pid_file)?;
     kids.pasta = Some(p.pid);
     kids.pasta_stderr = p.stderr;
     expect("the holder", &holder, signals, kids, deadline, Want::Closed, plan)?;

@@ -170,9 +170,7 @@ impl Subreaper {
             let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), Some(nix::sys::wait::WaitPidFlag::WNOHANG));
         }
     }
-}
 
-impl Subreaper {
     /// Reaps the adopted children, waiting a while for those still dying
     /// (a sandbox stopped at the gate: killing the holder kills bwrap's
     /// child, which is then handed to the launcher).

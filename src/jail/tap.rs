@@ -16,31 +16,56 @@
 //! where it is not; even then the device only leads back into the
 //! session's own namespace.
 
+use nix::errno::Errno;
+use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// `/dev/net/tun` (`host::TUN_PATH`) as a C string, so that making the
+/// device needs no allocation.
+const TUN_DEVICE: &CStr = c"/dev/net/tun";
+
+/// The step of making the device that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TapStep {
+    Open,
+    Create,
+    Persist,
+}
 
 /// Makes the persistent tap device `name` in the current network
 /// namespace. Needs CAP_NET_ADMIN there (the holder has it in its own
 /// namespaces) and `/dev/net/tun`.
-pub(crate) fn make_persistent(tun_path: &str, name: &str) -> Result<(), String> {
-    let path = std::ffi::CString::new(tun_path).map_err(|e| e.to_string())?;
+pub(crate) fn make_persistent(name: &str) -> Result<(), String> {
+    let req = ifreq_for(name)?;
+    create_persistent(&req).map_err(|(step, e)| match step {
+        TapStep::Open => format!("opening {}: {e}", TUN_DEVICE.to_string_lossy()),
+        TapStep::Create => format!("creating the tap device {name}: {e}"),
+        TapStep::Persist => format!("making {name} persistent: {e}"),
+    })
+}
+
+/// Makes the persistent tap device `req` asks for. Raw system calls only,
+/// nothing allocated: a forked child of a threaded process may call it
+/// (the doctor's probe does).
+pub(crate) fn create_persistent(req: &libc::ifreq) -> Result<(), (TapStep, Errno)> {
     // SAFETY: a plain open(2) of a NUL-terminated path.
-    let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    let raw = unsafe { libc::open(TUN_DEVICE.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
     if raw < 0 {
-        return Err(format!("opening {tun_path}: {}", std::io::Error::last_os_error()));
+        return Err((TapStep::Open, Errno::last()));
     }
     // SAFETY: `raw` was just opened and is owned by nothing else.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut req = ifreq_for(name)?;
+    let mut req = *req;
     // SAFETY: TUNSETIFF reads and writes the ifreq passed by pointer; `req`
     // lives until the call returns.
     if unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, &mut req) } < 0 {
-        return Err(format!("creating the tap device {name}: {}", std::io::Error::last_os_error()));
+        return Err((TapStep::Create, Errno::last()));
     }
     // SAFETY: TUNSETPERSIST takes its argument by value.
     if unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETPERSIST, 1 as libc::c_ulong) } < 0 {
-        return Err(format!("making {name} persistent: {}", std::io::Error::last_os_error()));
+        return Err((TapStep::Persist, Errno::last()));
     }
-    // Closing detaches the holder, which frees the slot for pasta.
+    // Closing detaches the creator, which frees the slot for pasta.
     drop(fd);
     Ok(())
 }
@@ -72,6 +97,11 @@ mod tests {
         // SAFETY: the flags member is the one written above.
         let flags = unsafe { req.ifr_ifru.ifru_flags } as libc::c_int;
         assert_eq!(flags, libc::IFF_TAP | libc::IFF_NO_PI);
+    }
+
+    #[test]
+    fn the_device_is_the_one_the_host_checks() {
+        assert_eq!(TUN_DEVICE.to_str(), Ok(crate::jail::TUN_PATH));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use agent_sandbox::config::Config;
 use agent_sandbox::jail::{self, HostProbe, JailPlan};
-use agent_sandbox::jail::{GATE_FD, GATE_PATH};
+use agent_sandbox::jail::GATE_PATH;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
 use std::io::{BufRead, BufReader, Write};
@@ -164,7 +164,7 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     (opts.edit)(&mut plan);
     let resolv = plan.resolv_conf.clone();
     let mut inner = || exec_bwrap(&resolv, &opts.product_exe, &opts.script, &opts.env);
-    jail::run_jailed(&plan, GATE_FD, &mut inner)
+    jail::run_jailed(&plan, &mut inner)
 }
 
 /// `agent-sandbox run -- bash -c SCRIPT` as root, in `ws`, with a plain
