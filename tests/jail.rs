@@ -15,6 +15,7 @@ mod lab;
 mod launch;
 #[path = "jail/procs.rs"]
 mod procs;
+mod podman;
 
 use agent_sandbox::config::Config;
 use agent_sandbox::jail::{self, HostProbe, JailError};
@@ -186,6 +187,8 @@ fn reachability_matrix() {
         "10.99.0.7 via 198.18.0.1 dev eth0",
         "blackhole 198.18.0.0/24",
         "198.18.0.1 dev eth0 scope link",
+        "blackhole 224.0.0.0/4",
+        "blackhole 255.255.255.255",
     ];
     let mut want: Vec<&str> = expected.to_vec();
     want.sort();
@@ -462,6 +465,239 @@ fn agent_sandbox_run_holds_in_the_lab() {
     assert_eq!(probes(&out, "IPV6")["state"].result, "off", "{ctx}");
 }
 
+// ---------------------------------------------------------------- the second layer
+
+/// The unicast targets the bypass probe tries from inside (every blocked
+/// lab host: the router's internal addresses, a neighbour on the connected
+/// subnet, the container's other address) plus `internet`, the control
+/// that must get through. "NAME=ADDRESS" words.
+fn bypass_targets() -> String {
+    let mut t: Vec<String> = lab::ROUTER_ADDRS.iter().filter(|(n, _)| *n != "allowed").map(|(n, a)| format!("{n}={a}")).collect();
+    t.push(format!("subnet_host={}", lab::SUBNET_HOST));
+    t.push(format!("container_other={}", lab::CONTAINER_OTHER));
+    t.join(" ")
+}
+
+/// Runs the bypass probe (`helper_bypass`) in a jailed session of the lab.
+fn bypass_session(lab: &Lab, edit: fn(&mut jail::JailPlan), before: fn() -> Result<(), String>) -> Vec<String> {
+    let script = "JAIL_TEST_HELPER=bypass \"$JAIL_TEST_EXE\" helper_bypass --exact --nocapture --test-threads=1 -q\n";
+    let mut opts = lab_opts(lab, script);
+    opts.env.push(("JAIL_TEST_TARGETS".into(), bypass_targets()));
+    opts.edit = edit;
+    opts.before = before;
+    let (code, out) = run_session(opts);
+    assert_eq!(code, 0, "session failed:\n{}", out.join("\n"));
+    assert!(out.iter().any(|l| l == "BYPASS done"), "the probe did not finish:\n{}", out.join("\n"));
+    // Let the sinks take in anything still in flight through pasta.
+    std::thread::sleep(Duration::from_millis(300));
+    out
+}
+
+/// "PROTO METHOD NAME RESULT" lines of the bypass probe.
+fn bypass_results(out: &[String]) -> Vec<(String, String, String, String)> {
+    out.iter()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            match f.as_slice() {
+                [proto @ ("UDP" | "TCP"), m, n, r] => Some((proto.to_string(), m.to_string(), n.to_string(), r.to_string())),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn assert_nothing_left_the_jail(lab: &Lab, out: &[String]) {
+    let ctx = out.join("\n");
+    let results = bypass_results(out);
+    assert!(results.len() > 100, "too few attempts:\n{ctx}");
+    for (proto, method, name, result) in &results {
+        if name == "internet" {
+            continue;
+        }
+        let left = result == "Sent" || result == "Connected";
+        assert!(!left, "{proto} to {name} via {method}: {result}\n{ctx}");
+    }
+    // The control got through, so silence from the sinks means something.
+    let control = results.iter().find(|(p, m, n, _)| p == "UDP" && m == "routed" && n == "internet");
+    assert_eq!(control.map(|r| r.3.as_str()), Some("Sent"), "{ctx}");
+    assert!(results.iter().any(|(p, m, n, r)| p == "TCP" && m == "routed" && n == "internet" && r == "Connected"), "{ctx}");
+    let arrivals = lab.arrivals();
+    assert!(arrivals.iter().any(|a| a.ends_with("BYPASS routed internet")), "the control datagram did not arrive: {arrivals:?}");
+    let leaked: Vec<&String> = arrivals.iter().filter(|a| !a.ends_with(" internet")).collect();
+    assert!(leaked.is_empty(), "datagrams left the jail: {leaked:?}\n{ctx}");
+}
+
+/// An adversarial review got through the route table with every way of
+/// naming the outgoing interface, and with multicast: each is tried here
+/// against every blocked lab host (UDP into sinks, TCP to listeners).
+#[test]
+fn interface_bound_sockets_multicast_and_broadcast_stay_in_the_jail() {
+    let _s = serial();
+    let lab = Lab::up();
+    let out = bypass_session(&lab, |_| {}, || Ok(()));
+    assert_nothing_left_the_jail(&lab, &out);
+}
+
+#[test]
+fn interface_bound_sockets_stay_in_the_jail_for_a_non_root_launcher() {
+    let _s = serial();
+    let lab = Lab::up();
+    let out = bypass_session(&lab, |_| {}, become_user);
+    assert!(out.iter().any(|l| l == "BYPASS uid 1000"), "{out:?}");
+    assert_nothing_left_the_jail(&lab, &out);
+}
+
+/// The same probe with only the route layer (the packet filter removed
+/// from the plan): the review's findings come back, so the tests above
+/// can fail.
+#[test]
+fn routes_alone_let_interface_bound_sockets_out() {
+    let _s = serial();
+    let lab = Lab::up();
+    let out = bypass_session(&lab, |p| p.packet_filter = false, || Ok(()));
+    let ctx = out.join("\n");
+    let arrivals = lab.arrivals();
+    for (method, name) in [("SO_BINDTODEVICE", "rfc1918_10"), ("SO_BINDTOIFINDEX", "metadata"), ("IP_UNICAST_IF", "subnet_host"), ("IP_PKTINFO", "cgnat"), ("SO_BINDTODEVICE", "container_other")] {
+        let payload = format!("BYPASS {method} {name}");
+        assert!(arrivals.iter().any(|a| a.ends_with(&payload)), "{payload} should arrive without the filter: {arrivals:?}\n{ctx}");
+    }
+    assert!(arrivals.iter().any(|a| a.ends_with("BYPASS IP_MULTICAST_IF mcast_5353")), "mDNS should leave without the filter: {arrivals:?}");
+    let tcp = bypass_results(&out);
+    assert!(tcp.iter().any(|(p, m, n, r)| p == "TCP" && m == "SO_BINDTODEVICE" && n == "rfc1918_10" && r == "Connected"), "{ctx}");
+}
+
+/// `agent-sandbox verify` itself in the lab (as root, Debian 12's pasta):
+/// its checks of the second layer pass, the lab's sinks get nothing; with
+/// `--weaken jail-filter` those checks fail and the datagrams arrive. (In
+/// the lab, so a weakened run's traffic reaches only the lab's hosts.)
+#[test]
+fn verify_proves_the_second_layer_in_the_lab() {
+    let _s = serial();
+    let lab = Lab::up();
+    let td = common::TestDir::new("jail-verify");
+    let ws = td.root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let run_verify = |extra: &[&str]| -> serde_json::Value {
+        let mut opts = lab_opts(&lab, "");
+        opts.product_in = Some(ws.clone());
+        let mut args: Vec<String> = ["verify", "--json"].iter().map(|s| s.to_string()).collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        opts.product_args = Some(args);
+        let (_, out) = run_session(opts);
+        let json = out.iter().skip_while(|l| !l.starts_with('{')).cloned().collect::<Vec<_>>().join("\n");
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("verify --json: {e}\n{}", out.join("\n")))
+    };
+    let layer2 = ["jail-so-bindtodevice-blocked", "jail-so-bindtoifindex-blocked", "jail-ip-unicast-if-blocked", "jail-ip-pktinfo-blocked", "jail-multicast-blocked", "jail-broadcast-blocked"];
+    let status = |v: &serde_json::Value, name: &str| -> String {
+        v["checks"].as_array().and_then(|a| a.iter().find(|c| c["name"] == name)).map(|c| c["status"].as_str().unwrap_or("?").to_string()).unwrap_or_else(|| format!("no check {name}: {v}"))
+    };
+    let v = run_verify(&[]);
+    for name in layer2.iter().chain(&["jail-filter-locked"]) {
+        assert_eq!(status(&v, name), "pass", "{name}: {v:#}");
+    }
+    assert!(lab.arrivals().is_empty(), "verify's datagrams arrived: {:?}", lab.arrivals());
+    let v = run_verify(&["--weaken", "jail-filter"]);
+    for name in layer2 {
+        assert_eq!(status(&v, name), "fail", "{name} must fail without the packet filter: {v:#}");
+    }
+    assert_eq!(status(&v, "jail-filter-locked"), "pass", "{v:#}");
+    let arrived = lab.arrivals();
+    assert!(arrived.iter().any(|a| a.contains("must not leave the jail")), "without the filter verify's datagrams reach the lab: {arrived:?}");
+}
+
+/// Debian 13's pasta, in a container that shares the lab's "devcontainer"
+/// namespace (so its traffic, weakened or not, reaches only the lab):
+/// `verify` as root and as an ordinary user passes with the packet filter
+/// and nothing arrives at the lab's sinks; without it the second layer's
+/// checks fail and the datagrams arrive.
+#[test]
+fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
+    let _s = serial();
+    let lab = Lab::up();
+    let recipe = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                  bubblewrap passt ca-certificates >/dev/null && useradd -m -u 1000 dev";
+    let image = podman::cached_image("jail-trixie", podman::TRIXIE, recipe);
+    let files = tempfile::tempdir().unwrap();
+    let resolv = files.path().join("resolv.conf");
+    std::fs::write(&resolv, format!("search lab\nnameserver {}\n", lab::DNS_SERVER)).unwrap();
+    let network = format!("ns:/run/netns/{}", lab.container());
+    let bind = format!("{}:/etc/resolv.conf:ro", resolv.display());
+    let c = podman::Container::start_on(&network, &image, &["--device", "/dev/net/tun", "--security-opt", "unmask=/proc/*", "-v", &bind]);
+    c.sh("chmod 666 /dev/net/tun && mkdir -p /work/root /work/dev && chown dev /work/dev");
+    let layer2 = ["jail-so-bindtodevice-blocked", "jail-so-bindtoifindex-blocked", "jail-ip-unicast-if-blocked", "jail-ip-pktinfo-blocked", "jail-multicast-blocked", "jail-broadcast-blocked"];
+    for user in ["root", "dev"] {
+        let verify = |extra: &str| -> (Option<i32>, serde_json::Value) {
+            let out = c.exec_full(user, &[], &["sh", "-c", &format!("cd /work/{user} && /opt/ast/agent-sandbox verify --json {extra}")]);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{user}: verify --json: {e}\n{text}\n{}", String::from_utf8_lossy(&out.stderr)));
+            (out.status.code(), v)
+        };
+        let status = |v: &serde_json::Value, name: &str| -> String {
+            v["checks"].as_array().and_then(|a| a.iter().find(|c| c["name"] == name)).and_then(|c| c["status"].as_str()).unwrap_or("?").to_string()
+        };
+        lab.clear_arrivals();
+        let (code, v) = verify("");
+        assert_eq!(code, Some(0), "{user}: verify must pass in full: {v:#}");
+        for name in layer2 {
+            assert_eq!(status(&v, name), "pass", "{user}: {name}: {v:#}");
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(lab.arrivals().is_empty(), "{user}: verify's datagrams arrived: {:?}", lab.arrivals());
+        let (_, v) = verify("--weaken jail-filter");
+        for name in layer2 {
+            assert_eq!(status(&v, name), "fail", "{user}: {name} must fail without the packet filter: {v:#}");
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(lab.arrivals().iter().any(|a| a.contains("must not leave the jail")), "{user}: {:?}", lab.arrivals());
+    }
+}
+
+/// Not a test of its own: the bypass probe a session runs (see
+/// `bypass_session`). Prints "PROTO METHOD NAME RESULT" per attempt.
+#[test]
+fn helper_bypass() {
+    use agent_sandbox::verify::egress::{self, Method};
+    use std::net::{Ipv4Addr, SocketAddrV4};
+    if std::env::var("JAIL_TEST_HELPER").as_deref() != Ok("bypass") {
+        return;
+    }
+    let targets: Vec<(String, Ipv4Addr)> = std::env::var("JAIL_TEST_TARGETS")
+        .unwrap()
+        .split_whitespace()
+        .map(|w| {
+            let (n, a) = w.split_once('=').unwrap();
+            (n.to_string(), a.parse().unwrap())
+        })
+        .collect();
+    println!("BYPASS uid {}", nix::unistd::getuid());
+    let ifname = jail::JAIL_IFNAME;
+    let broadcasts = [("bcast_all", Ipv4Addr::BROADCAST, lab::SINK_PORT), ("bcast_subnet", Ipv4Addr::new(198, 18, 0, 255), lab::SINK_PORT)];
+    let groups = lab::GROUPS.iter().map(|(g, p)| (format!("mcast_{p}"), *g, *p));
+    let mut datagrams: Vec<(String, Ipv4Addr, u16)> = targets.iter().map(|(n, a)| (n.clone(), *a, lab::SINK_PORT)).collect();
+    datagrams.extend(groups);
+    datagrams.extend(broadcasts.iter().map(|(n, a, p)| (n.to_string(), *a, *p)));
+    let methods: Vec<Method> = std::iter::once(Method::Routed).chain(Method::NAMING.iter().copied()).collect();
+    for m in &methods {
+        for (name, addr, port) in &datagrams {
+            let r = egress::udp(*m, ifname, SocketAddrV4::new(*addr, *port), format!("BYPASS {} {name}", m.name()).as_bytes());
+            println!("UDP {} {name} {r:?}", m.name());
+        }
+    }
+    // Connections in parallel: a dropped SYN waits out the whole timeout.
+    let mut threads = Vec::new();
+    for m in methods.iter().copied().filter(|m| !matches!(m, Method::PktInfo | Method::MulticastIf)) {
+        for (name, addr) in &targets {
+            let port = if name == "container_other" { lab::ALL_ADDRS_PORT } else { lab::BANNER_PORT };
+            let (name, dst) = (name.clone(), SocketAddrV4::new(*addr, port));
+            threads.push(std::thread::spawn(move || format!("TCP {} {name} {:?}", m.name(), egress::tcp(m, ifname, dst, Duration::from_secs(2)))));
+        }
+    }
+    for t in threads {
+        println!("{}", t.join().unwrap());
+    }
+    println!("BYPASS done");
+}
+
 /// pasta processes still running in this lab's container namespace.
 fn all_pasta_for(lab: &Lab) -> Vec<String> {
     let ns = std::fs::metadata(format!("/run/netns/{}", lab.container())).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
@@ -716,11 +952,149 @@ fn refuses_unexpected_routes_and_rules() {
     let (code, out) = run_session(opts);
     assert_eq!(code, REFUSED, "{out:?}");
     let msg = refused(&out);
-    assert!(msg.contains("differs from the route plan"), "{msg}");
+    assert!(msg.contains("differs from the plan"), "{msg}");
     assert!(msg.contains("unexpected rule: V4 rule 100: lookup 100"), "{msg}");
     assert!(msg.contains("unexpected route: table 100 Blackhole 203.0.113.0/24"), "{msg}");
     assert!(!out.iter().any(|l| l == "SESSION ran"));
     assert_no_switch(&msg);
+}
+
+/// The filter as nft(8), an independent reader of nf_tables, lists it
+/// from the running session's namespace: the planned rules, in order.
+#[test]
+fn nft_lists_exactly_the_planned_filter() {
+    let _s = serial();
+    assert!(Path::new("/usr/sbin/nft").exists(), "nft is missing: apt-get install nftables");
+    let mut r = start_waiting_session("echo SESSION READY; sleep 5");
+    let holder = r.helpers.iter().find(|p| p.ppid == r.launched.pid.as_raw() && p.comm == "bwrap").expect("the holder");
+    let out = std::process::Command::new("nsenter")
+        .args(["-t", &holder.pid.to_string(), "-n", "/usr/sbin/nft", "list", "ruleset"])
+        .output()
+        .expect("nsenter nft");
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let _ = nix::sys::signal::kill(r.launched.pid, Signal::SIGTERM);
+    let _ = r.launched.wait(SESSION);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = listed.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let want = [
+        "table ip agent_sandbox {",
+        "chain egress {",
+        "type filter hook output priority filter; policy accept;",
+        "oifname \"lo\" accept",
+        "ip daddr 10.99.0.7 accept",
+        "ip daddr 192.0.2.53 accept",
+        "ip daddr 198.18.0.1 accept",
+        "ip daddr 10.0.0.0/8 drop",
+        "ip daddr 100.64.0.0/10 drop",
+        "ip daddr 168.63.129.16 drop",
+        "ip daddr 169.254.0.0/16 drop",
+        "ip daddr 172.16.0.0/12 drop",
+        "ip daddr 192.168.0.0/16 drop",
+        "ip daddr 198.18.0.0/24 drop",
+        "ip daddr 224.0.0.0/4 drop",
+        "ip daddr 255.255.255.255 drop",
+        "}",
+        "}",
+    ];
+    assert_eq!(lines, want, "nft list ruleset in the jail:\n{listed}");
+}
+
+/// Someone (here: a pasta wrapper) put another nf_tables table with an
+/// earlier output chain into the namespace: the read-back refuses.
+#[test]
+fn refuses_an_unexpected_packet_filter() {
+    let _s = serial();
+    assert!(Path::new("/usr/sbin/nft").exists(), "nft is missing: apt-get install nftables");
+    let lab = Lab::up();
+    let dir = TrustedDir::new();
+    let body = "#!/bin/sh\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\nfor last; do :; done\n\
+        nsenter -t \"$last\" -n /usr/sbin/nft add table inet sneaky || exit 1\n\
+        nsenter -t \"$last\" -n /usr/sbin/nft 'add chain inet sneaky out { type filter hook output priority -10; policy accept; }' || exit 1\n\
+        exec /usr/bin/pasta \"$@\"\n";
+    dir.script("pasta", body, 0o755);
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.probe = HostProbe { pasta_dirs: vec![dir.0.clone()], ..HostProbe::default() };
+    let (code, out) = run_session(opts);
+    assert_eq!(code, REFUSED, "{out:?}");
+    let msg = refused(&out);
+    assert!(msg.contains("differs from the plan"), "{msg}");
+    assert!(msg.contains("unexpected table inet sneaky"), "{msg}");
+    assert!(msg.contains("unexpected chain inet sneaky/out hook 3 priority -10"), "{msg}");
+    assert!(!out.iter().any(|l| l == "SESSION ran"));
+    assert_no_switch(&msg);
+}
+
+/// In the launcher child: a seccomp filter that answers every attempt to
+/// open an nf_tables netlink socket as a kernel without nf_tables would
+/// (EPROTONOSUPPORT). Inherited by the locker, so the jail cannot install
+/// its packet filter.
+fn kernel_without_nf_tables() -> Result<(), String> {
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    let f = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let prog = [
+        f(LD_W_ABS, 0, 0, 4),
+        f(JEQ_K, 0, 7, AUDIT_ARCH_X86_64),
+        f(LD_W_ABS, 0, 0, 0),
+        f(JEQ_K, 0, 5, libc::SYS_socket as u32),
+        f(LD_W_ABS, 0, 0, 16),
+        f(JEQ_K, 0, 3, libc::AF_NETLINK as u32),
+        f(LD_W_ABS, 0, 0, 32),
+        f(JEQ_K, 0, 1, 12 /* NETLINK_NETFILTER */),
+        f(RET_K, 0, 0, 0x0005_0000 | libc::EPROTONOSUPPORT as u32),
+        f(RET_K, 0, 0, 0x7fff_0000),
+    ];
+    let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
+    // SAFETY: a valid classic-BPF program that outlives the call; the
+    // filter only changes this process's (and its children's) syscalls.
+    let rc = unsafe { libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &fprog as *const libc::sock_fprog) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!("installing the test's seccomp filter: {}", std::io::Error::last_os_error()))
+    }
+}
+
+#[test]
+fn refuses_when_the_kernel_has_no_packet_filter() {
+    let _s = serial();
+    let lab = Lab::up();
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.before = kernel_without_nf_tables;
+    let (code, out) = run_session(opts);
+    assert_eq!(code, REFUSED, "{out:?}");
+    let msg = refused(&out);
+    assert!(msg.contains("packet filter") && msg.contains("never runs on routes alone"), "{msg}");
+    assert!(msg.contains("Fix: ") && msg.contains("CONFIG_NF_TABLES"), "{msg}");
+    assert!(!out.iter().any(|l| l == "SESSION ran"), "the command ran without the filter: {out:?}");
+    assert_no_switch(&msg);
+}
+
+/// `doctor` finds the same: its probe installs the filter in a throwaway
+/// namespace, and names the fix when the kernel refuses it.
+#[test]
+fn doctor_reports_whether_the_packet_filter_can_be_installed() {
+    use std::os::unix::process::CommandExt;
+    let run = |no_nf_tables: bool| -> serde_json::Value {
+        let mut cmd = std::process::Command::new(common::bin());
+        cmd.args(["doctor", "--json"]);
+        if no_nf_tables {
+            // SAFETY: the pre-exec hook only installs a seccomp filter.
+            unsafe { cmd.pre_exec(|| kernel_without_nf_tables().map_err(std::io::Error::other)) };
+        }
+        let out = cmd.output().expect("agent-sandbox doctor");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("doctor --json: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+    };
+    let finding = |v: &serde_json::Value| -> serde_json::Value {
+        v["findings"].as_array().and_then(|a| a.iter().find(|f| f["check"] == "filter").cloned()).unwrap_or_else(|| panic!("no filter finding: {v}"))
+    };
+    assert_eq!(finding(&run(false))["id"], "filter-ok");
+    let bad = finding(&run(true));
+    assert_eq!(bad["id"], "filter-unavailable", "{bad}");
+    assert_eq!(bad["severity"], "error", "{bad}");
+    assert!(bad["fix"].as_str().unwrap_or("").contains("CONFIG_NF_TABLES"), "{bad}");
 }
 
 // ---------------------------------------------------------------- bench driver

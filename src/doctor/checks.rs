@@ -3,7 +3,7 @@
 //! system, so each verdict and its fix is tested as a value.
 
 use super::path::{self, DirInfo, Offence};
-use super::probe::{self, Attach, Tun, Userns};
+use super::probe::{self, Attach, Filter, Tun, Userns};
 use super::{Finding, Severity};
 use crate::agents::{Agent, ALL};
 use crate::install::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
@@ -45,6 +45,8 @@ pub struct HostFacts {
     pub pasta_version: Option<String>,
     /// None: not tried (no pasta, no tun or no user namespaces).
     pub attach: Option<Attach>,
+    /// None: not tried (no user namespaces).
+    pub filter: Option<Filter>,
     pub fresh_proc: bool,
     pub installed: Installed,
     pub path: String,
@@ -63,6 +65,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
         (Ok(p), Tun::Usable, Userns::Works) => Some(probe::pasta_attach(p)),
         _ => None,
     };
+    let filter = (userns == Userns::Works).then(probe::packet_filter);
     let path = std::env::var("PATH").unwrap_or_default();
     let path_dirs = path::split(&path).into_iter().map(path::dir_info).collect();
     HostFacts {
@@ -73,6 +76,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
         pasta,
         pasta_version,
         attach,
+        filter,
         fresh_proc: crate::sandbox::context::fresh_proc_possible(),
         installed: installed(),
         resolutions: ALL.iter().map(|a| (*a, resolve(*a, &path))).collect(),
@@ -160,6 +164,17 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             format!("pasta {}{version} was not tried: it needs /dev/net/tun and user namespaces", p.display()),
             Some("fix the tun / userns findings, then run `agent-sandbox doctor` again"),
         ),
+    });
+    out.push(match &h.filter {
+        Some(Filter::Works) => f("filter", "filter-ok", Severity::Ok, "the jail's packet filter (nf_tables) can be installed in a new network namespace".into(), None),
+        Some(Filter::Fails { why, fix }) => f(
+            "filter",
+            "filter-unavailable",
+            jail,
+            format!("the jail's packet filter cannot be installed, so jailed sessions refuse to start: {why}"),
+            Some(fix),
+        ),
+        None => f("filter", "filter-not-checked", Severity::Warning, "the jail's packet filter was not tried: it needs user namespaces".into(), Some("fix the userns finding, then run `agent-sandbox doctor` again")),
     });
     out.push(if h.fresh_proc {
         f("proc", "proc-ok", Severity::Ok, "/proc has no masked paths; sessions get their own /proc".into(), None)

@@ -11,6 +11,7 @@ fn healthy() -> HostFacts {
         pasta: Ok("/usr/bin/passt".into()),
         pasta_version: Some("pasta 0^20250512".into()),
         attach: Some(Attach::Attached),
+        filter: Some(Filter::Works),
         fresh_proc: true,
         installed: Installed::Yes { broken: Vec::new() },
         path: format!("{SHIM_DIR}:/usr/local/sbin:/usr/bin"),
@@ -33,6 +34,7 @@ fn a_healthy_host_is_all_ok() {
             ("userns-ok", Severity::Ok),
             ("tun-ok", Severity::Ok),
             ("pasta-ok", Severity::Ok),
+            ("filter-ok", Severity::Ok),
             ("proc-ok", Severity::Ok),
             ("install-ok", Severity::Ok),
             ("path-ok", Severity::Ok),
@@ -47,6 +49,7 @@ fn a_broken_container() {
     h.tun = Tun::Missing;
     h.pasta = Err("`pasta` was not found".into());
     h.attach = None;
+    h.filter = Some(Filter::Fails { why: "creating an nf_tables netlink socket: Protocol not supported".into(), fix: crate::jail::packet_filter_fix(Some(93)) });
     h.fresh_proc = false;
     h.installed = Installed::No;
     h.resolutions = vec![(Agent::Claude, Resolution::Vendor { found: "/usr/local/bin/claude".into(), shim_later: false })];
@@ -58,6 +61,7 @@ fn a_broken_container() {
             ("userns-ok", Severity::Ok),
             ("tun-missing", Severity::Error),
             ("pasta-missing", Severity::Error),
+            ("filter-unavailable", Severity::Error),
             ("proc-masked", Severity::Error),
             ("not-installed", Severity::Warning),
             ("path-vendor-first", Severity::Error),
@@ -65,6 +69,7 @@ fn a_broken_container() {
     );
     assert!(got.iter().all(|f| f.severity == Severity::Ok || f.fix.is_some()), "every problem names its fix");
     assert!(got[2].fix.as_deref().unwrap().contains("--device=/dev/net/tun"));
+    assert!(got[4].fix.as_deref().unwrap().contains("CONFIG_NF_TABLES"));
 }
 
 #[test]

@@ -30,6 +30,14 @@ pub enum Tun {
     Unusable(String),
 }
 
+/// Whether the jail's packet filter (its second layer) can be installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    Works,
+    /// What failed, and the fix for it.
+    Fails { why: String, fix: String },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Attach {
     /// pasta gave the namespace an interface and a default route.
@@ -244,4 +252,53 @@ pub fn pasta_attach(pasta: &Path) -> Attach {
     let _ = child.wait();
     drop(holder);
     result
+}
+
+/// Installs the jail's packet filter in a throwaway user + network
+/// namespace (a forked child, gone before this returns) and reads it back,
+/// as the jail does at every launch.
+pub fn packet_filter() -> Filter {
+    let Ok((r, w)) = nix::unistd::pipe() else { return Filter::Fails { why: "pipe failed".into(), fix: String::new() } };
+    let uid_map = format!("0 {} 1\n", nix::unistd::getuid());
+    let gid_map = format!("0 {} 1\n", nix::unistd::getgid());
+    // SAFETY: doctor is single-threaded; the child works, writes one
+    // message and leaves with _exit.
+    match unsafe { nix::unistd::fork() } {
+        Err(e) => Filter::Fails { why: format!("fork: {e}"), fix: String::new() },
+        Ok(nix::unistd::ForkResult::Child) => {
+            drop(r);
+            let msg = filter_in_new_namespace(&uid_map, &gid_map);
+            let _ = nix::unistd::write(&w, msg.as_bytes());
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(0) }
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => {
+            drop(w);
+            let mut msg = String::new();
+            let _ = std::fs::File::from(r).read_to_string(&mut msg);
+            let _ = nix::sys::wait::waitpid(child, None);
+            match msg.split_once(' ') {
+                _ if msg == "ok" => Filter::Works,
+                Some((errno, why)) => Filter::Fails { why: why.to_string(), fix: crate::jail::packet_filter_fix(errno.parse().ok()) },
+                None => Filter::Fails { why: "the probe exited without an answer".into(), fix: crate::jail::packet_filter_fix(None) },
+            }
+        }
+    }
+}
+
+/// In the forked child: "ok", or "ERRNO WHY" (ERRNO `-` when none).
+fn filter_in_new_namespace(uid_map: &str, gid_map: &str) -> String {
+    if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER | nix::sched::CloneFlags::CLONE_NEWNET) {
+        return format!("{} creating a user+network namespace: {e}", e as i32);
+    }
+    let maps = [("/proc/self/setgroups", "deny\n"), ("/proc/self/uid_map", uid_map), ("/proc/self/gid_map", gid_map)];
+    for (path, text) in maps {
+        if let Err(e) = std::fs::write(path, text) {
+            return format!("- writing {path}: {e}");
+        }
+    }
+    match crate::jail::probe_filter() {
+        Ok(()) => "ok".into(),
+        Err((why, errno)) => format!("{} {why}", errno.map_or("-".to_string(), |e| e.to_string())),
+    }
 }

@@ -48,11 +48,17 @@ pub enum JailError {
     NoNetwork { why: String },
 
     #[error(
-        "egress jail: refusing to launch: the session's network differs from the route plan:\n  {}\n\
+        "egress jail: refusing to launch: the session's network differs from the plan (routes and packet filter):\n  {}\n\
          Fix: something changed the namespace while it was locked; retry, and report it if it persists",
         .differences.join("\n  ")
     )]
     UnexpectedNetwork { differences: Vec<String> },
+
+    #[error(
+        "egress jail: the jail's packet filter, which stops sockets that name their interface from skipping the \
+         blocked routes, could not be set up ({step}: {detail}); the jail never runs on routes alone. Fix: {fix}"
+    )]
+    PacketFilter { step: String, detail: String, fix: String },
 
     #[error("egress jail: locking the routes failed ({step}: {message}). Fix: report it with the output of `ip route show table all`")]
     RouteLock { step: String, message: String },
@@ -105,6 +111,19 @@ impl JailError {
     }
 }
 
+/// What to do when the kernel would not give the jail its packet filter
+/// (`errno` of the refusal, if any).
+pub fn packet_filter_fix(errno: Option<i32>) -> String {
+    match errno {
+        Some(libc::EPERM | libc::EACCES) => "the kernel or a security policy (AppArmor, SELinux, a hardened kernel) refuses nf_tables \
+            inside user namespaces; allow it for the container, or use a kernel that permits it"
+            .into(),
+        _ => "the jail needs nf_tables in the kernel (CONFIG_NF_TABLES and CONFIG_NF_TABLES_IPV4); where it is a module, \
+            load it on the host, outside the container (`modprobe nf_tables`)"
+            .into(),
+    }
+}
+
 /// `nix` errors as `io::Error` (for [`JailError::sys`]).
 pub(crate) fn errno(e: nix::errno::Errno) -> std::io::Error {
     std::io::Error::from_raw_os_error(e as i32)
@@ -126,6 +145,7 @@ mod tests {
             JailError::NoNetwork { why: "w".into() },
             JailError::UnexpectedNetwork { differences: vec!["a".into(), "b".into()] },
             JailError::RouteLock { step: "s".into(), message: "m".into() },
+            JailError::PacketFilter { step: "s".into(), detail: "d".into(), fix: "f".into() },
             JailError::PortConflict { port: 1 },
             JailError::BadPort,
             JailError::BadAllowIp { ip: std::net::Ipv4Addr::LOCALHOST, why: "w".into() },

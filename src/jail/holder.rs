@@ -37,7 +37,9 @@ pub(crate) enum Report {
     /// Holder: namespaces made, id maps written, IPv6 off, the interface
     /// made. Locker: inside the namespaces. pasta may attach.
     Ready,
-    Locked { routes: usize },
+    /// Locker: routes (main-table count) and packet filter (rule count)
+    /// installed and read back.
+    Locked { routes: usize, filter_rules: usize },
     Failed(Failure),
 }
 

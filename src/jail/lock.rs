@@ -1,9 +1,10 @@
-//! The route lock, run by the holder inside the jail's namespaces after
+//! The route lock, run by the locker inside the jail's namespaces after
 //! pasta attached: read the namespace, plan, flush the main table, install
 //! the plan, read every table, rule, address and link back, and fail on
-//! any difference. rtnetlink runs on a current-thread tokio runtime made
-//! here, after the fork (never before: the holder had to be
-//! single-threaded to unshare).
+//! any difference. Then the second layer: the packet filter derived from
+//! the same plan, installed and read back the same way. rtnetlink runs on
+//! a current-thread tokio runtime made here, after the fork (never before:
+//! the locker had to be single-threaded to join the namespaces).
 //!
 //! Order (security-relevant):
 //! 1. snapshot what pasta configured and plan from it (pure);
@@ -12,11 +13,15 @@
 //! 3. install the plan: blocks and the on-link gateway first, then the
 //!    routes via the gateway;
 //! 4. snapshot again and compare with the plan (pure); any difference is
-//!    a refusal.
+//!    a refusal;
+//! 5. the packet filter (`lock_filter`): installed in one transaction, then
+//!    every nf_tables object of the namespace read back and compared.
 
 use super::compare::compare;
 use super::readback::{self, LinkNames};
-use super::routes::{net_plan, observe, ObserveError, PlanInputs, Route, Snapshot, TABLE_MAIN};
+use super::filter;
+use super::nft;
+use super::routes::{net_plan, observe, NetPlan, ObserveError, PlanInputs, Route, Snapshot, TABLE_MAIN};
 use futures::TryStreamExt;
 use netlink_packet_route::route::RouteMessage;
 use rtnetlink::{Handle, IpVersion};
@@ -33,6 +38,8 @@ pub(crate) enum Failure {
     Netlink { step: String, message: String },
     Observe(ObserveError),
     Unexpected(Vec<String>),
+    /// The packet filter could not be installed or read back.
+    Filter { step: String, errno: Option<i32>, message: String },
     Exec { message: String },
 }
 
@@ -55,8 +62,8 @@ pub(crate) fn disable_ipv6() -> Result<(), Failure> {
     Ok(())
 }
 
-/// Locks the routes; returns the number of main-table routes installed.
-pub(crate) fn lock(inputs: &PlanInputs) -> Result<usize, Failure> {
+/// Locks the routes; returns the plan now in force.
+pub(crate) fn lock(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
@@ -64,7 +71,7 @@ pub(crate) fn lock(inputs: &PlanInputs) -> Result<usize, Failure> {
     rt.block_on(lock_async(inputs))
 }
 
-async fn lock_async(inputs: &PlanInputs) -> Result<usize, Failure> {
+async fn lock_async(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
     let (conn, handle, _) = rtnetlink::new_connection().map_err(|e| netlink("opening netlink", e))?;
     tokio::spawn(conn);
     // 1. What pasta configured, and the plan for it.
@@ -84,9 +91,41 @@ async fn lock_async(inputs: &PlanInputs) -> Result<usize, Failure> {
     let (after, _) = snapshot(&handle).await?;
     let differences = compare(&plan, &after);
     if differences.is_empty() {
-        Ok(plan.main.len())
+        Ok(plan)
     } else {
         Err(Failure::Unexpected(differences.iter().map(|d| d.to_string()).collect()))
+    }
+}
+
+/// The second layer (`filter.rs`): installs the packet filter derived
+/// from the locked route plan, reads every nf_tables object back and
+/// fails on any difference. Returns the number of filter rules.
+pub(crate) fn lock_filter(net: &NetPlan) -> Result<usize, Failure> {
+    let plan = filter::filter_plan(net);
+    let failed = |e: nft::NftError| Failure::Filter { step: e.step.into(), errno: e.errno, message: e.message };
+    nft::install(&plan).map_err(failed)?;
+    let actual = nft::read_back().map_err(failed)?;
+    let differences = filter::compare(&plan, &actual);
+    if differences.is_empty() {
+        Ok(plan.rules.len())
+    } else {
+        Err(Failure::Unexpected(differences))
+    }
+}
+
+/// What `doctor` asks of a fresh user + network namespace it is in: can
+/// the jail's filter (for a typical container network) be installed and
+/// read back exactly? The error carries the refusal's errno, if any.
+pub fn probe_filter() -> Result<(), (String, Option<i32>)> {
+    use super::routes::{IfAddr, Observed};
+    use std::net::Ipv4Addr;
+    let observed = Observed { dev: super::JAIL_IFNAME.into(), addrs: vec![IfAddr::new(super::JAIL_IFNAME, Ipv4Addr::new(10, 0, 2, 15), 24)], gateway: Ipv4Addr::new(10, 0, 2, 2) };
+    let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), outer_connected: Vec::new() };
+    match lock_filter(&net_plan(&observed, &inputs)) {
+        Ok(_) => Ok(()),
+        Err(Failure::Filter { step, errno, message }) => Err((format!("{step}: {message}"), errno)),
+        Err(Failure::Unexpected(d)) => Err((format!("the filter read back differently: {}", d.join("; ")), None)),
+        Err(other) => Err((format!("{other:?}"), None)),
     }
 }
 

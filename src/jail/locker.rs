@@ -8,8 +8,9 @@
 //! pasta's own user namespace (pasta keeps CAP_SYS_PTRACE there, none
 //! outside), and the launcher is not.
 //!
-//! Steps: join, report `Ready`; wait for `Lock` (pasta is attached); lock,
-//! report `Locked` or `Failed`; exit.
+//! Steps: join, report `Ready`; wait for `Lock` (pasta is attached); lock
+//! the routes, then install the packet filter derived from them; report
+//! `Locked` or `Failed`; exit.
 //!
 //! Joining needs the launcher's own rights only: the launcher's user owns
 //! the jail's user namespace (the holder made it), so a process of that
@@ -44,8 +45,9 @@ impl Namespaces {
 }
 
 /// Forks the locker. It inherits the launcher's descriptors (pasta's
-/// readiness pipe among them).
-pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs) -> Result<Helper, JailError> {
+/// readiness pipe among them). `packet_filter` is false only in
+/// weakened-plan tests.
+pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -> Result<Helper, JailError> {
     let parent = nix::unistd::getpid();
     holder::spawn_reporting("forking the route locker", |chan| {
         if die_with_parent(parent).is_err() {
@@ -62,8 +64,12 @@ pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs) -> Result<Helper, Jail
         if holder::report(chan, &Report::Ready).is_err() || !holder::await_step(chan, Step::Lock) {
             return 1;
         }
-        match lock::lock(inputs) {
-            Ok(routes) => i32::from(holder::report(chan, &Report::Locked { routes }).is_err()),
+        let locked = lock::lock(inputs).and_then(|net| {
+            let filter_rules = if packet_filter { lock::lock_filter(&net)? } else { 0 };
+            Ok(Report::Locked { routes: net.main.len(), filter_rules })
+        });
+        match locked {
+            Ok(report) => i32::from(holder::report(chan, &report).is_err()),
             Err(f) => holder::fail(chan, f),
         }
     })

@@ -10,7 +10,9 @@
 //! - `run_jailed` executes it: holder (`holder.rs`, which also makes the
 //!   interface, `tap.rs`), pasta (`pasta.rs`),
 //!   route lock (`lock.rs`, planned by `routes.rs`, checked by
-//!   `compare.rs`), relays (`relay.rs`, `fdpass.rs`), then the sandbox.
+//!   `compare.rs`) and the packet filter below it (planned and checked by
+//!   `filter.rs`, spoken to the kernel by `nft.rs` in `nftwire.rs`'s
+//!   messages), relays (`relay.rs`, `fdpass.rs`), then the sandbox.
 //!
 //! Not here: the sandbox itself (bwrap argv, `sandbox`), the config
 //! parser (`config`), deciding whether the jail is on (the launcher).
@@ -18,12 +20,15 @@
 mod compare;
 mod error;
 mod fdpass;
+pub mod filter;
 pub mod gate;
 mod holder;
 mod host;
-mod lock;
+pub(crate) mod lock;
 mod locker;
 mod net;
+mod nft;
+pub mod nftwire;
 mod pasta;
 mod plan;
 mod readback;
@@ -35,12 +40,14 @@ mod sys;
 pub(crate) mod tap;
 
 pub use compare::{compare, Difference};
-pub use error::JailError;
+pub use error::{packet_filter_fix, JailError};
+pub use lock::probe_filter;
 pub use gate::{GATE_FD, GATE_PATH};
 pub use host::{
     connected_subnets, host_facts, host_facts_with, userns_diagnosis, userns_preflight, HostFacts, HostProbe,
     UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
+pub use nft::{try_create_probe_table, PROBE_TABLE};
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
 pub use plan::{pasta_args, pasta_argv, plan, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use resolv::session_resolv_conf;

@@ -100,6 +100,8 @@ pub const BLOCKED_RANGES: &[(Ipv4Addr, u8, Block, &str)] = &[
     (Ipv4Addr::new(100, 64, 0, 0), 10, Block::Blackhole, "RFC 6598 carrier-grade NAT"),
     (Ipv4Addr::new(169, 254, 0, 0), 16, Block::Unreachable, "link-local, cloud metadata"),
     (Ipv4Addr::new(168, 63, 129, 16), 32, Block::Blackhole, "Azure wireserver"),
+    (Ipv4Addr::new(224, 0, 0, 0), 4, Block::Blackhole, "multicast (mDNS, SSDP: LAN discovery)"),
+    (Ipv4Addr::new(255, 255, 255, 255), 32, Block::Blackhole, "limited broadcast"),
 ];
 
 /// The blocked ranges as prefixes, in registry order.

@@ -47,6 +47,10 @@ pub struct JailPlan {
     pub gid_map: String,
     /// How long pasta may take to configure the namespace.
     pub setup_timeout: Duration,
+    /// The second layer (`filter.rs`). Always true from [`plan`]; only
+    /// weakened-plan tests (`verify --weaken jail-filter`) switch it off
+    /// to show the checks that prove it fail without it.
+    pub packet_filter: bool,
 }
 
 impl JailPlan {
@@ -90,6 +94,7 @@ pub fn plan(config: &Config, host: &HostFacts) -> Result<JailPlan, JailError> {
         uid_map: id_map(host.uid),
         gid_map: id_map(host.gid),
         setup_timeout: Duration::from_secs(15),
+        packet_filter: true,
     })
 }
 

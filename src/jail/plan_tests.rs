@@ -50,6 +50,7 @@ fn the_whole_plan_as_root() {
             uid_map: "65534 0 1\n".into(),
             gid_map: "65534 0 1\n".into(),
             setup_timeout: Duration::from_secs(15),
+            packet_filter: true,
         }
     );
     assert_eq!(p.route_inputs().forwarder, p.forwarder);

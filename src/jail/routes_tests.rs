@@ -40,6 +40,8 @@ fn the_whole_plan_for_a_docker_container() {
             "table main Unicast 172.17.0.1/32 dev eth0 scope Link",
             "table main Blackhole 172.18.0.0/16 scope Universe",
             "table main Blackhole 192.168.0.0/16 scope Universe",
+            "table main Blackhole 224.0.0.0/4 scope Universe",
+            "table main Blackhole 255.255.255.255/32 scope Universe",
             // Via the gateway, sorted by destination.
             "table main Unicast 0.0.0.0/0 via 172.17.0.1 dev eth0 scope Universe",
             "table main Unicast 10.1.2.3/32 via 172.17.0.1 dev eth0 scope Universe",

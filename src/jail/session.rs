@@ -174,7 +174,7 @@ fn run(
     // 3. The locker joins them, keeping pasta's readiness pipe; then
     // pasta, while the sandbox sets itself up.
     let ready = ReadyPipe::new()?;
-    let locker = locker::spawn(&ns, &plan.route_inputs())?;
+    let locker = locker::spawn(&ns, &plan.route_inputs(), plan.packet_filter)?;
     kids.locker = Some(locker.pid);
     // The locker's copy of the write end, at the same number.
     let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
@@ -229,8 +229,8 @@ fn expect(what: &'static str, helper: &Helper, signals: &Signals, kids: &mut Kid
         let got = match helper.hear(signals, deadline)? {
             Heard::Report(Report::Failed(f)) => return Err(failure(f, plan).into()),
             Heard::Report(Report::Ready) => Want::Ready,
-            Heard::Report(Report::Locked { routes }) => {
-                tracing::debug!("egress jail: routes locked ({routes} main-table routes)");
+            Heard::Report(Report::Locked { routes, filter_rules }) => {
+                tracing::debug!("egress jail: locked ({routes} main-table routes, {filter_rules} filter rules)");
                 Want::Locked
             }
             Heard::Closed => Want::Closed,
@@ -395,6 +395,7 @@ fn failure(f: Failure, plan: &JailPlan) -> JailError {
         Failure::Observe(ObserveError::NoAddress(dev)) => JailError::NoNetwork { why: format!("{dev} has no IPv4 address") },
         Failure::Observe(ObserveError::Interfaces(l)) => JailError::NoNetwork { why: format!("expected one interface from pasta, found {l:?}") },
         Failure::Unexpected(differences) => JailError::UnexpectedNetwork { differences },
+        Failure::Filter { step, errno, message } => JailError::PacketFilter { step, detail: message, fix: super::error::packet_filter_fix(errno) },
         Failure::Exec { message } => JailError::Exec { message },
     }
 }

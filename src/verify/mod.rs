@@ -20,6 +20,7 @@
 
 mod canary;
 mod checks;
+pub mod egress;
 mod facts;
 pub mod outer;
 pub mod probe;

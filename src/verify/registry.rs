@@ -3,6 +3,7 @@
 //! test compares them); the report joins the probe's results to them.
 
 use super::checks::{attack, env, fs, home, misc, net, privs, tty, Ctx};
+use super::egress::Method;
 use super::{Defence, Outcome};
 use Defence::*;
 
@@ -124,6 +125,13 @@ pub const CHECKS: &[Check] = &[
     probe(65, "write-kernel-tunables", FileSystem, "open sysctls, sysrq-trigger, uevent_helper, cgroup.procs for writing", attack::kernel_tunables),
     probe(66, "open-by-handle", FileSystem, "open_by_handle_at (reaches files outside the mount view)", attack::open_by_handle),
     probe(67, "mknod-device", Privileges, "create a block device node", attack::mknod_device),
+    jail(68, "jail-so-bindtodevice-blocked", "datagrams bound to the jail's interface with SO_BINDTODEVICE to every blocked range and connected subnet are refused", |c| net::interface_named(c, Method::BindToDevice)),
+    jail(69, "jail-so-bindtoifindex-blocked", "the same with SO_BINDTOIFINDEX", |c| net::interface_named(c, Method::BindToIfindex)),
+    jail(70, "jail-ip-unicast-if-blocked", "the same with IP_UNICAST_IF", |c| net::interface_named(c, Method::UnicastIf)),
+    jail(71, "jail-ip-pktinfo-blocked", "the same with an IP_PKTINFO control message naming the interface", |c| net::interface_named(c, Method::PktInfo)),
+    jail(72, "jail-multicast-blocked", "mDNS, SSDP and all-hosts multicast are refused, routed, with IP_MULTICAST_IF and with SO_BINDTODEVICE", net::multicast_blocked),
+    jail(73, "jail-broadcast-blocked", "255.255.255.255 and the jail subnet's broadcast are refused, routed and with SO_BINDTODEVICE", net::broadcast_blocked),
+    jail(74, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
 ];
 
 /// The check with `number`.

@@ -1,10 +1,12 @@
-//! Test-only weakenings: each removes one defence from a decided plan, so
+//! Test-only weakenings: each removes one defence from a decided plan (the
+//! sandbox's, or the jail's for `jail-filter`), so
 //! the tests can show the matching checks fail. Only `verify` applies them
 //! (the command is then always the probe); `run` has no way to reach this.
 //! Pure edits of the plan value; `Plan::args()` re-renders the argv.
 
 use crate::config::EnvMap;
 use crate::env_vars;
+use crate::jail::JailPlan;
 use crate::sandbox::mounts::Mount;
 use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS};
 use crate::sandbox::SESSION_MARKER;
@@ -26,6 +28,8 @@ pub enum Weakening {
     Git,
     PidNamespace,
     Recursion,
+    /// The egress jail's packet filter (its routes stay).
+    JailFilter,
 }
 
 pub const ALL: &[(&str, Weakening)] = &[
@@ -43,6 +47,7 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("git", Weakening::Git),
     ("pid-namespace", Weakening::PidNamespace),
     ("recursion", Weakening::Recursion),
+    ("jail-filter", Weakening::JailFilter),
 ];
 
 impl Weakening {
@@ -147,6 +152,14 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             remove(mounts, |m| matches!(m, Mount::Proc { .. }));
         }
         Weakening::Recursion => remove(mounts, |m| matches!(m, Mount::Data { .. }) && m.dest() == Path::new(SESSION_MARKER)),
+        Weakening::JailFilter => {}
+    }
+}
+
+/// The part of `w` that edits the jail's plan (none for most).
+pub fn apply_jail(jail: &mut JailPlan, w: Weakening) {
+    if w == Weakening::JailFilter {
+        jail.packet_filter = false;
     }
 }
 

@@ -35,7 +35,21 @@ pub const ROUTER_ADDRS: &[(&str, Ipv4Addr)] = &[
     ("cgnat", Ipv4Addr::new(100, 64, 1, 1)),
     ("metadata", Ipv4Addr::new(169, 254, 169, 254)),
     ("azure_wireserver", Ipv4Addr::new(168, 63, 129, 16)),
+    // The sample addresses of `agent-sandbox verify`'s jail checks, so a
+    // verify run in the lab has real hosts to (not) reach.
+    ("verify_10", Ipv4Addr::new(10, 11, 12, 13)),
+    ("verify_172", Ipv4Addr::new(172, 16, 0, 10)),
+    ("verify_192", Ipv4Addr::new(192, 168, 1, 1)),
+    ("verify_cgnat", Ipv4Addr::new(100, 64, 0, 1)),
 ];
+
+/// Another address of the "devcontainer" itself (on its loopback), where
+/// its all-addresses service also answers.
+pub const CONTAINER_OTHER: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
+/// The UDP port the sinks listen on (discard), and the multicast groups
+/// (mDNS, SSDP) the router's sinks join.
+pub const SINK_PORT: u16 = 9;
+pub const GROUPS: &[(Ipv4Addr, u16)] = &[(Ipv4Addr::new(224, 0, 0, 251), 5353), (Ipv4Addr::new(239, 255, 255, 250), 1900)];
 
 pub const BANNER_PORT: u16 = 80;
 /// Container ports: the local-port relay's echo target, a loopback-only
@@ -49,6 +63,8 @@ pub struct Lab {
     pub tag: String,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
+    /// What the UDP sinks received: "NAMESPACE PORT PAYLOAD".
+    arrivals: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 pub fn script(name: &str) -> PathBuf {
@@ -60,7 +76,7 @@ impl Lab {
     /// with the reason when it cannot.
     pub fn up() -> Lab {
         let tag = format!("{}{}", std::process::id() % 100_000, next_id());
-        let mut lab = Lab { tag, stop: Arc::new(AtomicBool::new(false)), threads: vec![] };
+        let mut lab = Lab { tag, stop: Arc::new(AtomicBool::new(false)), threads: vec![], arrivals: Default::default() };
         let addrs: Vec<String> = ROUTER_ADDRS.iter().map(|(_, a)| a.to_string()).collect();
         let out = std::process::Command::new("sh")
             .arg(script("lab.sh"))
@@ -75,7 +91,46 @@ impl Lab {
         lab.serve(&dc, ([127, 0, 0, 1], LOCAL_PORT).into(), Server::Echo);
         lab.serve(&dc, ([127, 0, 0, 1], LOOPBACK_ONLY_PORT).into(), Server::Fixed("container-loopback-secret"));
         lab.serve(&dc, ([0, 0, 0, 0], ALL_ADDRS_PORT).into(), Server::Fixed("container-service-secret"));
+        let rt = lab.router();
+        lab.sink(&rt, SINK_PORT, None);
+        for (group, port) in GROUPS {
+            lab.sink(&rt, *port, Some(*group));
+        }
+        lab.sink(&dc, SINK_PORT, None);
         lab
+    }
+
+    /// A UDP sink on 0.0.0.0:`port` in `ns` (joined to `group` on the
+    /// router's interface), recording every datagram.
+    fn sink(&mut self, ns: &str, port: u16, group: Option<Ipv4Addr>) {
+        let (stop, seen, ns) = (self.stop.clone(), self.arrivals.clone(), ns.to_string());
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.threads.push(std::thread::spawn(move || {
+            enter(&ns);
+            let sock = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, port)).expect("binding a lab UDP sink");
+            if let Some(g) = group {
+                sock.join_multicast_v4(&g, &GATEWAY).expect("joining a multicast group in the lab");
+            }
+            sock.set_read_timeout(Some(Duration::from_millis(50))).ok();
+            tx.send(()).ok();
+            let mut buf = [0u8; 2048];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, _)) = sock.recv_from(&mut buf) {
+                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    seen.lock().unwrap_or_else(|e| e.into_inner()).push(format!("{ns} {port} {text}"));
+                }
+            }
+        }));
+        rx.recv_timeout(Duration::from_secs(5)).expect("lab UDP sink did not start");
+    }
+
+    pub fn clear_arrivals(&self) {
+        self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// Every datagram the sinks received so far.
+    pub fn arrivals(&self) -> Vec<String> {
+        self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn container(&self) -> String {

@@ -2,7 +2,8 @@
 # The egress-jail test lab: two network namespaces joined by a veth pair.
 #   jdcTAG  "devcontainer": eth0 198.18.0.2/24, default via 198.18.0.1,
 #           plus more-specific routes a VPN / DHCP would add
-#           (10.8.0.0/24 and a host route to 169.254.169.254).
+#           (10.8.0.0/24 and a host route to 169.254.169.254), and
+#           another address of its own, 10.77.0.1, on its loopback.
 #   jrtTAG  "router": eth0 198.18.0.1/24 (the gateway) and 198.18.0.3/24
 #           (another host on the connected subnet); every ADDR given on
 #           the command line is added to its loopback (internal ranges,
@@ -35,6 +36,8 @@ up)
     ip -n "$dc" route add default via 198.18.0.1
     ip -n "$dc" route add 10.8.0.0/24 via 198.18.0.1
     ip -n "$dc" route add 169.254.169.254/32 via 198.18.0.1
+    # Another address of the container (a second network, a VPN client).
+    ip -n "$dc" addr add 10.77.0.1/32 dev lo
     for a in "$@"; do
         ip -n "$rt" addr add "$a/32" dev lo
     done

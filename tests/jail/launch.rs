@@ -39,6 +39,9 @@ pub struct Opts {
     /// Run the product instead of the library: `agent-sandbox run` (its
     /// default configuration, its own sandbox plan) in this workspace.
     pub product_in: Option<PathBuf>,
+    /// With `product_in`: these arguments instead of `run -- bash SCRIPT`
+    /// (e.g. `verify --json`).
+    pub product_args: Option<Vec<String>>,
     /// The product's executable where every user can run it (copied, if
     /// need be, here in the test: the child may have become another user).
     pub product_exe: String,
@@ -57,6 +60,7 @@ impl Default for Opts {
             tmpdir: None,
             before: || Ok(()),
             product_in: None,
+            product_args: None,
             product_exe: gate_exe(),
         }
     }
@@ -128,7 +132,7 @@ fn child_main(opts: &Opts, resolv: &Path, out: OwnedFd) -> i32 {
         return 203;
     }
     if let Some(ws) = &opts.product_in {
-        let err = exec_product(&opts.product_exe, ws, &opts.script);
+        let err = exec_product(&opts.product_exe, ws, &opts.script, opts.product_args.as_deref());
         say(&format!("JAILTEST could not run the product: {err}"));
         return 204;
     }
@@ -167,12 +171,16 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     jail::run_jailed(&plan, &mut inner)
 }
 
-/// `agent-sandbox run -- bash -c SCRIPT` as root, in `ws`, with a plain
-/// environment (the jail on).
-fn exec_product(exe: &str, ws: &Path, script: &str) -> std::io::Error {
+/// `agent-sandbox run -- bash -c SCRIPT` (or `args`) as root, in `ws`,
+/// with a plain environment (the jail on).
+fn exec_product(exe: &str, ws: &Path, script: &str, args: Option<&[String]>) -> std::io::Error {
     let full = format!("{}\n{script}", include_str!("probe.sh"));
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(["run", "--", "/bin/bash", "-c", &full]).current_dir(ws).env_clear();
+    match args {
+        Some(a) => cmd.args(a),
+        None => cmd.args(["run", "--", "/bin/bash", "-c", &full]),
+    };
+    cmd.current_dir(ws).env_clear();
     cmd.envs([("PATH", crate::common::SYSTEM_PATH), ("HOME", "/root"), ("USER", "root"), ("LOGNAME", "root"), ("LANG", "C.UTF-8")]);
     cmd.exec()
 }

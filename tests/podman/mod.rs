@@ -112,11 +112,17 @@ impl Container {
     /// `podman run -d` with host networking (apt, npm), /proc unmasked
     /// (sessions mount their own /proc) and the static binaries in /opt/ast.
     pub fn start(image: &str, extra: &[&str]) -> Container {
+        Container::start_on("host", image, extra)
+    }
+
+    /// The same on `network` (podman's `--network` value, e.g.
+    /// `ns:/run/netns/NAME` to share a test's network namespace).
+    pub fn start_on(network: &str, image: &str, extra: &[&str]) -> Container {
         let name = format!("ast-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
         let dir = static_dir();
         let vol = format!("{}:/opt/ast:ro", dir.display());
         let ca = host_ca_mount();
-        let mut args = vec!["run", "-d", "--name", &name, "--network", "host", "-v", &vol];
+        let mut args = vec!["run", "-d", "--name", &name, "--network", network, "-v", &vol];
         args.extend(ca.iter().map(String::as_str));
         args.extend(extra);
         args.extend([image, "sleep", "infinity"]);

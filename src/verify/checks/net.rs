@@ -2,14 +2,18 @@
 //! of each blocked range is refused by the local stack at once; routes
 //! cannot be changed (also from a new user namespace); DNS answers only
 //! through the jail's forwarder; the container's loopback and the host's
-//! resolvers are out of reach; nothing is forwarded inwards; IPv6 is closed.
+//! resolvers are out of reach; nothing is forwarded inwards; IPv6 is closed;
+//! and the second layer: a socket that names its interface, multicast and
+//! broadcast still cannot send to a blocked destination, and the packet
+//! filter cannot be changed.
 
 use super::sys::{self, in_child, route_add, tcp_connect, Reach, NO, OK};
 use super::Ctx;
+use crate::verify::egress;
 use crate::verify::spec::JailSpec;
 use crate::verify::Outcome;
 use nix::errno::Errno;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
 
 const FAST: Duration = Duration::from_millis(1500);
@@ -301,4 +305,140 @@ pub fn allow_ip_routed(c: &Ctx) -> Outcome {
         .map(|a| format!("{a} has no route"))
         .collect();
     Outcome::from_problems(bad)
+}
+
+// ------------------------------------------------ the second layer (filter)
+
+/// The jail's interface, as the holder names it.
+const IFNAME: &str = crate::jail::JAIL_IFNAME;
+
+/// What a datagram to a blocked address may meet: the filter's drop
+/// (EPERM) or a blocked route (EINVAL blackhole, EHOSTUNREACH/ENETUNREACH
+/// unreachable). Anything else is not the jail's doing.
+fn jail_refusal(e: Errno) -> bool {
+    matches!(e, Errno::EPERM | Errno::EINVAL | Errno::EHOSTUNREACH | Errno::ENETUNREACH)
+}
+
+/// The jail's own IPv4 address and prefix on its interface.
+fn jail_subnet() -> Option<(Ipv4Addr, u8)> {
+    let it = nix::ifaddrs::getifaddrs().ok()?;
+    it.filter(|i| i.interface_name == IFNAME).find_map(|i| {
+        let addr = i.address.and_then(|a| a.as_sockaddr_in().map(|s| s.ip()))?;
+        let mask = i.netmask.and_then(|a| a.as_sockaddr_in().map(|s| s.ip()))?;
+        Some((addr, u32::from(mask).count_ones() as u8))
+    })
+}
+
+/// Unicast destinations a session must never reach: a sample of every
+/// blocked range and of every connected subnet (the container's and the
+/// jail's own, gateway excluded).
+fn blocked_unicast(j: &JailSpec) -> Vec<Ipv4Addr> {
+    let mut v: Vec<Ipv4Addr> = [[10, 11, 12, 13], [172, 16, 0, 10], [192, 168, 1, 1], [100, 64, 0, 1], [169, 254, 169, 254], [168, 63, 129, 16]]
+        .into_iter()
+        .map(Ipv4Addr::from)
+        .collect();
+    let avoid = own_addrs();
+    let subnets = j.outer_connected.iter().copied().chain(jail_subnet());
+    v.extend(subnets.filter_map(|(net, prefix)| sample_in(net, prefix, &avoid)));
+    v.retain(|a| !j.allow_ip.contains(a));
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Sends one datagram to each of `targets` by `method`; every one must be
+/// refused by the jail. Returns what was not.
+fn datagrams_refused(method: egress::Method, targets: &[SocketAddrV4]) -> Vec<String> {
+    if nix::net::if_::if_nametoindex(IFNAME).is_err() {
+        return vec![format!("the jail's interface {IFNAME} is not there to name")];
+    }
+    let mut bad = Vec::new();
+    for dst in targets {
+        match egress::udp(method, IFNAME, *dst, b"agent-sandbox verify: must not leave the jail") {
+            egress::Attempt::Refused(e) if jail_refusal(e) => {}
+            egress::Attempt::Refused(e) => bad.push(format!("{dst} via {}: failed with {e}, not the jail's refusal", method.name())),
+            other => bad.push(format!("{dst} via {}: {other:?} (the datagram left the jail)", method.name())),
+        }
+    }
+    bad
+}
+
+/// A socket that names the jail's interface (`method`) still cannot send
+/// to any blocked address.
+pub fn interface_named(c: &Ctx, method: egress::Method) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    let targets: Vec<SocketAddrV4> = blocked_unicast(j).into_iter().map(|a| SocketAddrV4::new(a, 9)).collect();
+    Outcome::from_problems(datagrams_refused(method, &targets))
+}
+
+/// mDNS and SSDP groups (and one more) do not leave, routed or with the
+/// multicast interface named.
+pub fn multicast_blocked(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    let targets = [
+        SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 251), 5353),
+        SocketAddrV4::new(Ipv4Addr::new(239, 255, 255, 250), 1900),
+        SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 1), 9),
+    ];
+    let methods = [egress::Method::Routed, egress::Method::MulticastIf, egress::Method::BindToDevice];
+    Outcome::from_problems(methods.iter().flat_map(|m| datagrams_refused(*m, &targets)).collect())
+}
+
+/// The limited broadcast and the jail subnet's broadcast do not leave.
+pub fn broadcast_blocked(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    let mut targets = vec![SocketAddrV4::new(Ipv4Addr::BROADCAST, 9)];
+    if let Some(net) = jail_subnet().and_then(|(a, p)| crate::jail::Ipv4Net::new(a, p)).filter(|n| n.prefix() < 31) {
+        targets.push(SocketAddrV4::new(net.broadcast(), 9));
+    }
+    let methods = [egress::Method::Routed, egress::Method::BindToDevice];
+    Outcome::from_problems(methods.iter().flat_map(|m| datagrams_refused(*m, &targets)).collect())
+}
+
+/// Whether this process may write nf_tables in its network namespace.
+fn filter_change() -> Result<(), Errno> {
+    crate::jail::try_create_probe_table().map_err(Errno::from_raw)
+}
+
+fn filter_refused(r: Result<(), Errno>) -> Outcome {
+    match r {
+        Err(Errno::EPERM | Errno::EACCES) => Outcome::pass(),
+        Err(e) => Outcome::fail(format!("creating an nf_tables table failed with {e}, not a permission refusal")),
+        Ok(()) => Outcome::fail("created an nf_tables table in the jail's namespace"),
+    }
+}
+
+/// The packet filter cannot be changed, also from a new user namespace.
+pub fn filter_locked(c: &Ctx) -> Outcome {
+    if let Err(o) = jail(c) {
+        return o;
+    }
+    let here = filter_refused(filter_change());
+    if here.status != crate::verify::Status::Pass {
+        return here;
+    }
+    let r = in_child(Duration::from_secs(5), || {
+        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() {
+            return 2;
+        }
+        match filter_change() {
+            Err(Errno::EPERM | Errno::EACCES) => OK,
+            Err(_) => 3,
+            Ok(()) => NO,
+        }
+    });
+    match r {
+        Ok(OK) => Outcome::pass(),
+        Ok(2) => Outcome::pass_note("a new user namespace cannot even be created"),
+        Ok(NO) => Outcome::fail("a new user namespace changed the jail's packet filter"),
+        Ok(c) => Outcome::fail(format!("unexpected result {c}")),
+        Err(e) => Outcome::fail(e),
+    }
 }

@@ -1,0 +1,155 @@
+//! Installs the jail's packet filter (`filter.rs`) and reads the whole
+//! nf_tables state back, over a plain NETLINK_NETFILTER socket in the
+//! jail's namespace (run by the locker, which has joined it). The messages
+//! themselves are built and parsed in `nftwire.rs`.
+
+use super::filter::{self, FilterPlan, Ruleset};
+use super::nftwire::{self, Dump, Reply};
+use nix::sys::socket::{recv, send, MsgFlags};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+/// How long the kernel may take to answer (a module load on first use
+/// included); a silent kernel is a failure, never a hang.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why the filter could not be installed or read.
+#[derive(Debug)]
+pub(crate) struct NftError {
+    pub step: &'static str,
+    pub errno: Option<i32>,
+    pub message: String,
+}
+
+impl NftError {
+    fn new(step: &'static str, errno: Option<i32>, message: impl Into<String>) -> NftError {
+        NftError { step, errno, message: message.into() }
+    }
+}
+
+struct Socket {
+    fd: OwnedFd,
+    seq: u32,
+}
+
+impl Socket {
+    fn open() -> Result<Socket, NftError> {
+        // SAFETY: plain socket(2); the result is checked and owned below.
+        let fd = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, nftwire::NETLINK_NETFILTER) };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(NftError::new("opening an nf_tables netlink socket", e.raw_os_error(), e.to_string()));
+        }
+        // SAFETY: `fd` is a new descriptor owned only here.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let tv = libc::timeval { tv_sec: ANSWER_TIMEOUT.as_secs() as _, tv_usec: 0 };
+        // SAFETY: SO_RCVTIMEO with a valid timeval of the size given.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(NftError::new("setting the netlink receive timeout", e.raw_os_error(), e.to_string()));
+        }
+        Ok(Socket { fd, seq: 1 })
+    }
+
+    fn send(&self, step: &'static str, bytes: &[u8]) -> Result<(), NftError> {
+        match send(self.fd.as_raw_fd(), bytes, MsgFlags::empty()) {
+            Ok(n) if n == bytes.len() => Ok(()),
+            Ok(n) => Err(NftError::new(step, None, format!("sent {n} of {} bytes", bytes.len()))),
+            Err(e) => Err(NftError::new(step, Some(e as i32), e.desc())),
+        }
+    }
+
+    /// The next datagram's messages.
+    fn receive(&self, step: &'static str) -> Result<Vec<Reply>, NftError> {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match recv(self.fd.as_raw_fd(), &mut buf, MsgFlags::empty()) {
+                Ok(n) => return nftwire::parse_replies(&buf[..n]).map_err(|m| NftError::new(step, None, m)),
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e @ nix::errno::Errno::EAGAIN) => {
+                    return Err(NftError::new(step, Some(e as i32), format!("the kernel did not answer within {} s", ANSWER_TIMEOUT.as_secs())))
+                }
+                Err(e) => return Err(NftError::new(step, Some(e as i32), e.desc())),
+            }
+        }
+    }
+}
+
+/// Creates the filter's table, chain and rules in one transaction: all of
+/// it or nothing.
+pub(crate) fn install(plan: &FilterPlan) -> Result<(), NftError> {
+    let want = filter::expected(plan);
+    transact(&want.tables[0], Some(&want.chains[0]), &want.rules)
+}
+
+/// The name `verify` tries to create from inside a session (never the
+/// filter's own: creating that would fail as a duplicate even where the
+/// session had the right to change the filter).
+pub const PROBE_TABLE: &str = "agent_sandbox_probe";
+
+/// Tries to create an empty table: what a session must not be able to do.
+/// Returns the errno of the refusal.
+pub fn try_create_probe_table() -> Result<(), i32> {
+    let t = filter::TableState { family: filter::FAMILY_IPV4, name: PROBE_TABLE.into(), flags: 0 };
+    transact(&t, None, &[]).map_err(|e| e.errno.unwrap_or(libc::EIO))
+}
+
+fn transact(table: &filter::TableState, chain: Option<&filter::ChainState>, rules: &[filter::RuleState]) -> Result<(), NftError> {
+    let sock = Socket::open()?;
+    let (bytes, n) = nftwire::create_batch(table, chain, rules, sock.seq);
+    let step = "installing the packet filter";
+    sock.send(step, &bytes)?;
+    let mut acked = 0;
+    while acked < n {
+        for reply in sock.receive(step)? {
+            match reply {
+                Reply::Ack { error: 0, .. } => acked += 1,
+                Reply::Ack { error, .. } => {
+                    let errno = -error;
+                    let msg = std::io::Error::from_raw_os_error(errno).to_string();
+                    return Err(NftError::new(step, Some(errno), msg));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every table, chain and rule of every family in the namespace.
+pub(crate) fn read_back() -> Result<Ruleset, NftError> {
+    let mut sock = Socket::open()?;
+    let mut set = Ruleset::default();
+    for what in [Dump::Tables, Dump::Chains, Dump::Rules] {
+        sock.seq += 1;
+        sock.send("reading the packet filter back", &nftwire::dump_request(what, sock.seq))?;
+        'dump: loop {
+            for reply in sock.receive("reading the packet filter back")? {
+                match reply {
+                    Reply::Done { .. } => break 'dump,
+                    Reply::Ack { error, .. } if error != 0 => {
+                        let errno = -error;
+                        return Err(NftError::new("reading the packet filter back", Some(errno), std::io::Error::from_raw_os_error(errno).to_string()));
+                    }
+                    Reply::Table(t) => set.tables.push(t),
+                    Reply::Chain(c) => set.chains.push(c),
+                    Reply::Rule(r) => set.rules.push(r),
+                    Reply::Unknown { kind } => {
+                        return Err(NftError::new("reading the packet filter back", None, format!("an nf_tables message of unknown type {kind:#x}")));
+                    }
+                    Reply::Ack { .. } => {}
+                }
+            }
+        }
+    }
+    Ok(set)
+}

@@ -1,0 +1,452 @@
+//! The nf_tables netlink messages the jail's packet filter needs, as pure
+//! encoders and decoders: one batch that creates the table, its chain and
+//! rules, and the parsers for the kernel's dumps of tables, chains and
+//! rules. No socket here (`nft.rs` sends and receives).
+//!
+//! Wire facts (from the kernel's uapi headers `linux/netlink.h`,
+//! `linux/netfilter/nfnetlink.h`, `linux/netfilter/nf_tables.h`):
+//! - a message is `nlmsghdr` (host byte order) + `nfgenmsg` (family,
+//!   version, resource id in network order) + attributes;
+//! - attributes are `nlattr` (length and type in host order, padded to 4
+//!   bytes); nested ones carry `NLA_F_NESTED`;
+//! - nf_tables' own integers (hook numbers, priorities, registers, verdicts,
+//!   payload offsets) are 32-bit big-endian.
+
+use super::filter::{ChainState, Expr, RuleState, TableState};
+
+pub const NETLINK_NETFILTER: i32 = 12;
+
+const NLMSG_HDRLEN: usize = 16;
+const NFGEN_LEN: usize = 4;
+pub const NLMSG_ERROR: u16 = 2;
+pub const NLMSG_DONE: u16 = 3;
+const NLM_F_REQUEST: u16 = 0x1;
+const NLM_F_ACK: u16 = 0x4;
+const NLM_F_DUMP: u16 = 0x300;
+const NLM_F_EXCL: u16 = 0x200;
+const NLM_F_CREATE: u16 = 0x400;
+const NLM_F_APPEND: u16 = 0x800;
+const NLA_F_NESTED: u16 = 0x8000;
+const NLA_TYPE_MASK: u16 = 0x3fff;
+
+const NFNL_SUBSYS_NFTABLES: u16 = 10;
+const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
+const NFNL_MSG_BATCH_END: u16 = 0x11;
+
+const NFT_MSG_NEWTABLE: u16 = 0;
+const NFT_MSG_GETTABLE: u16 = 1;
+const NFT_MSG_NEWCHAIN: u16 = 3;
+const NFT_MSG_GETCHAIN: u16 = 4;
+const NFT_MSG_NEWRULE: u16 = 6;
+const NFT_MSG_GETRULE: u16 = 7;
+
+const NFTA_TABLE_NAME: u16 = 1;
+const NFTA_TABLE_FLAGS: u16 = 2;
+const NFTA_CHAIN_TABLE: u16 = 1;
+const NFTA_CHAIN_NAME: u16 = 3;
+const NFTA_CHAIN_HOOK: u16 = 4;
+const NFTA_CHAIN_POLICY: u16 = 5;
+const NFTA_CHAIN_TYPE: u16 = 7;
+const NFTA_HOOK_HOOKNUM: u16 = 1;
+const NFTA_HOOK_PRIORITY: u16 = 2;
+const NFTA_RULE_TABLE: u16 = 1;
+const NFTA_RULE_CHAIN: u16 = 2;
+const NFTA_RULE_EXPRESSIONS: u16 = 4;
+const NFTA_LIST_ELEM: u16 = 1;
+const NFTA_EXPR_NAME: u16 = 1;
+const NFTA_EXPR_DATA: u16 = 2;
+const NFTA_DATA_VALUE: u16 = 1;
+const NFTA_DATA_VERDICT: u16 = 2;
+const NFTA_VERDICT_CODE: u16 = 1;
+
+// Per-expression attributes (each expression numbers its own from 1).
+const NFTA_META_DREG: u16 = 1;
+const NFTA_META_KEY: u16 = 2;
+const NFTA_PAYLOAD_DREG: u16 = 1;
+const NFTA_PAYLOAD_BASE: u16 = 2;
+const NFTA_PAYLOAD_OFFSET: u16 = 3;
+const NFTA_PAYLOAD_LEN: u16 = 4;
+const NFTA_BITWISE_SREG: u16 = 1;
+const NFTA_BITWISE_DREG: u16 = 2;
+const NFTA_BITWISE_LEN: u16 = 3;
+const NFTA_BITWISE_MASK: u16 = 4;
+const NFTA_BITWISE_XOR: u16 = 5;
+/// Kernels from 5.6 report the operation; 0 is the mask-and-xor one.
+const NFTA_BITWISE_OP: u16 = 6;
+const NFTA_CMP_SREG: u16 = 1;
+const NFTA_CMP_OP: u16 = 2;
+const NFTA_CMP_DATA: u16 = 3;
+const NFTA_IMMEDIATE_DREG: u16 = 1;
+const NFTA_IMMEDIATE_DATA: u16 = 2;
+
+/// One message before encoding: its netlink type, flags, family and
+/// attributes (already encoded).
+struct Msg {
+    kind: u16,
+    flags: u16,
+    family: u8,
+    attrs: Vec<u8>,
+}
+
+/// Appends one attribute (padded).
+fn attr(out: &mut Vec<u8>, kind: u16, payload: &[u8]) {
+    let len = 4 + payload.len();
+    out.extend_from_slice(&(len as u16).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(payload);
+    out.resize(out.len() + pad(len) - len, 0);
+}
+
+fn nested(out: &mut Vec<u8>, kind: u16, inner: &[u8]) {
+    attr(out, kind | NLA_F_NESTED, inner);
+}
+
+fn strz(s: &str) -> Vec<u8> {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
+    v
+}
+
+fn be32(v: u32) -> [u8; 4] {
+    v.to_be_bytes()
+}
+
+fn pad(len: usize) -> usize {
+    (len + 3) & !3
+}
+
+/// A message type of the nf_tables subsystem.
+fn nft(msg: u16) -> u16 {
+    (NFNL_SUBSYS_NFTABLES << 8) | msg
+}
+
+fn message(out: &mut Vec<u8>, m: &Msg, seq: u32) {
+    let len = NLMSG_HDRLEN + NFGEN_LEN + m.attrs.len();
+    out.extend_from_slice(&(len as u32).to_ne_bytes());
+    out.extend_from_slice(&m.kind.to_ne_bytes());
+    out.extend_from_slice(&m.flags.to_ne_bytes());
+    out.extend_from_slice(&seq.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    // nfgenmsg: family, NFNETLINK_V0, resource id (a batch names the
+    // subsystem it is for).
+    let batch_edge = m.kind == NFNL_MSG_BATCH_BEGIN || m.kind == NFNL_MSG_BATCH_END;
+    let res_id: u16 = if batch_edge { NFNL_SUBSYS_NFTABLES } else { 0 };
+    out.push(m.family);
+    out.push(0);
+    out.extend_from_slice(&res_id.to_be_bytes());
+    out.extend_from_slice(&m.attrs);
+}
+
+/// The encoded expression list of one rule.
+fn expressions(exprs: &[Expr]) -> Vec<u8> {
+    let mut list = Vec::new();
+    for e in exprs {
+        let (name, data) = expression(e);
+        let mut elem = Vec::new();
+        attr(&mut elem, NFTA_EXPR_NAME, &strz(name));
+        nested(&mut elem, NFTA_EXPR_DATA, &data);
+        nested(&mut list, NFTA_LIST_ELEM, &elem);
+    }
+    list
+}
+
+fn data_value(bytes: &[u8]) -> Vec<u8> {
+    let mut d = Vec::new();
+    attr(&mut d, NFTA_DATA_VALUE, bytes);
+    d
+}
+
+fn expression(e: &Expr) -> (&str, Vec<u8>) {
+    let mut d = Vec::new();
+    match e {
+        Expr::Meta { key, dreg } => {
+            attr(&mut d, NFTA_META_DREG, &be32(*dreg));
+            attr(&mut d, NFTA_META_KEY, &be32(*key));
+            ("meta", d)
+        }
+        Expr::Payload { base, offset, len, dreg } => {
+            attr(&mut d, NFTA_PAYLOAD_DREG, &be32(*dreg));
+            attr(&mut d, NFTA_PAYLOAD_BASE, &be32(*base));
+            attr(&mut d, NFTA_PAYLOAD_OFFSET, &be32(*offset));
+            attr(&mut d, NFTA_PAYLOAD_LEN, &be32(*len));
+            ("payload", d)
+        }
+        Expr::Bitwise { sreg, dreg, mask, xor } => {
+            attr(&mut d, NFTA_BITWISE_SREG, &be32(*sreg));
+            attr(&mut d, NFTA_BITWISE_DREG, &be32(*dreg));
+            attr(&mut d, NFTA_BITWISE_LEN, &be32(mask.len() as u32));
+            nested(&mut d, NFTA_BITWISE_MASK, &data_value(mask));
+            nested(&mut d, NFTA_BITWISE_XOR, &data_value(xor));
+            ("bitwise", d)
+        }
+        Expr::Cmp { sreg, op, data } => {
+            attr(&mut d, NFTA_CMP_SREG, &be32(*sreg));
+            attr(&mut d, NFTA_CMP_OP, &be32(*op));
+            nested(&mut d, NFTA_CMP_DATA, &data_value(data));
+            ("cmp", d)
+        }
+        Expr::Verdict(code) => {
+            let mut verdict = Vec::new();
+            attr(&mut verdict, NFTA_VERDICT_CODE, &be32(*code as u32));
+            let mut data = Vec::new();
+            nested(&mut data, NFTA_DATA_VERDICT, &verdict);
+            attr(&mut d, NFTA_IMMEDIATE_DREG, &be32(0));
+            nested(&mut d, NFTA_IMMEDIATE_DATA, &data);
+            ("immediate", d)
+        }
+        // Only read back, never planned: nothing to encode.
+        Expr::Other { name, .. } => (name.as_str(), d),
+    }
+}
+
+/// One transaction creating `table`, its base `chain` (if any) and
+/// `rules` in order. Every object message asks for an acknowledgement;
+/// the sequence numbers are `seq + 1 ..= seq + n` (the batch's own begin
+/// and end use `seq` and `seq + n + 1`). Returns the bytes and `n`.
+pub fn create_batch(table: &TableState, chain: Option<&ChainState>, rules: &[RuleState], seq: u32) -> (Vec<u8>, u32) {
+    let mut msgs = Vec::new();
+    let mut t = Vec::new();
+    attr(&mut t, NFTA_TABLE_NAME, &strz(&table.name));
+    attr(&mut t, NFTA_TABLE_FLAGS, &be32(table.flags));
+    let create = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+    msgs.push(Msg { kind: nft(NFT_MSG_NEWTABLE), flags: create, family: table.family, attrs: t });
+
+    if let Some(chain) = chain {
+        let mut c = Vec::new();
+        attr(&mut c, NFTA_CHAIN_TABLE, &strz(&chain.table));
+        attr(&mut c, NFTA_CHAIN_NAME, &strz(&chain.name));
+        if let Some((hooknum, priority)) = chain.hook {
+            let mut h = Vec::new();
+            attr(&mut h, NFTA_HOOK_HOOKNUM, &be32(hooknum));
+            attr(&mut h, NFTA_HOOK_PRIORITY, &be32(priority as u32));
+            nested(&mut c, NFTA_CHAIN_HOOK, &h);
+        }
+        if let Some(policy) = chain.policy {
+            attr(&mut c, NFTA_CHAIN_POLICY, &be32(policy as u32));
+        }
+        if let Some(kind) = &chain.kind {
+            attr(&mut c, NFTA_CHAIN_TYPE, &strz(kind));
+        }
+        msgs.push(Msg { kind: nft(NFT_MSG_NEWCHAIN), flags: create, family: chain.family, attrs: c });
+    }
+
+    for r in rules {
+        let mut a = Vec::new();
+        attr(&mut a, NFTA_RULE_TABLE, &strz(&r.table));
+        attr(&mut a, NFTA_RULE_CHAIN, &strz(&r.chain));
+        nested(&mut a, NFTA_RULE_EXPRESSIONS, &expressions(&r.exprs));
+        let flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_APPEND;
+        msgs.push(Msg { kind: nft(NFT_MSG_NEWRULE), flags, family: r.family, attrs: a });
+    }
+
+    let n = msgs.len() as u32;
+    let mut out = Vec::new();
+    let edge = |kind| Msg { kind, flags: NLM_F_REQUEST, family: 0, attrs: Vec::new() };
+    message(&mut out, &edge(NFNL_MSG_BATCH_BEGIN), seq);
+    for (i, m) in msgs.iter().enumerate() {
+        message(&mut out, m, seq + 1 + i as u32);
+    }
+    message(&mut out, &edge(NFNL_MSG_BATCH_END), seq + n + 1);
+    (out, n)
+}
+
+/// What to dump: every object of a kind, of every family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dump {
+    Tables,
+    Chains,
+    Rules,
+}
+
+pub fn dump_request(what: Dump, seq: u32) -> Vec<u8> {
+    let kind = match what {
+        Dump::Tables => NFT_MSG_GETTABLE,
+        Dump::Chains => NFT_MSG_GETCHAIN,
+        Dump::Rules => NFT_MSG_GETRULE,
+    };
+    let mut out = Vec::new();
+    message(&mut out, &Msg { kind: nft(kind), flags: NLM_F_REQUEST | NLM_F_DUMP, family: 0, attrs: Vec::new() }, seq);
+    out
+}
+
+/// One message of a reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// An acknowledgement (0) or an error (a negative errno) for `seq`.
+    Ack { seq: u32, error: i32 },
+    Done { seq: u32 },
+    Table(TableState),
+    Chain(ChainState),
+    Rule(RuleState),
+    /// Something this code does not know (kept so it counts as a difference).
+    Unknown { kind: u16 },
+}
+
+/// Splits a buffer of netlink messages and decodes each.
+pub fn parse_replies(buf: &[u8]) -> Result<Vec<Reply>, String> {
+    let mut out = Vec::new();
+    let mut rest = buf;
+    while rest.len() >= NLMSG_HDRLEN {
+        let len = u32::from_ne_bytes(rest[0..4].try_into().map_err(|_| "short header")?) as usize;
+        if len < NLMSG_HDRLEN || len > rest.len() {
+            return Err(format!("bad netlink message length {len}"));
+        }
+        let kind = u16::from_ne_bytes([rest[4], rest[5]]);
+        let seq = u32::from_ne_bytes(rest[8..12].try_into().map_err(|_| "short header")?);
+        out.push(parse_one(kind, seq, &rest[NLMSG_HDRLEN..len])?);
+        rest = &rest[pad(len).min(rest.len())..];
+    }
+    Ok(out)
+}
+
+fn parse_one(kind: u16, seq: u32, body: &[u8]) -> Result<Reply, String> {
+    match kind {
+        NLMSG_ERROR => {
+            let b: [u8; 4] = body.get(0..4).and_then(|b| b.try_into().ok()).ok_or("short error message")?;
+            Ok(Reply::Ack { seq, error: i32::from_ne_bytes(b) })
+        }
+        NLMSG_DONE => Ok(Reply::Done { seq }),
+        _ if kind >> 8 == NFNL_SUBSYS_NFTABLES => {
+            let family = *body.first().ok_or("short nfgenmsg")?;
+            let attrs = attrs(body.get(NFGEN_LEN..).unwrap_or_default())?;
+            match kind & 0xff {
+                NFT_MSG_NEWTABLE => Ok(Reply::Table(table(family, &attrs))),
+                NFT_MSG_NEWCHAIN => Ok(Reply::Chain(chain(family, &attrs)?)),
+                NFT_MSG_NEWRULE => Ok(Reply::Rule(rule(family, &attrs)?)),
+                _ => Ok(Reply::Unknown { kind }),
+            }
+        }
+        _ => Ok(Reply::Unknown { kind }),
+    }
+}
+
+/// (type without flags, payload) of each attribute.
+fn attrs(mut b: &[u8]) -> Result<Vec<(u16, &[u8])>, String> {
+    let mut out = Vec::new();
+    while b.len() >= 4 {
+        let len = u16::from_ne_bytes([b[0], b[1]]) as usize;
+        let kind = u16::from_ne_bytes([b[2], b[3]]) & NLA_TYPE_MASK;
+        if len < 4 || len > b.len() {
+            return Err(format!("bad attribute length {len}"));
+        }
+        out.push((kind, &b[4..len]));
+        b = &b[pad(len).min(b.len())..];
+    }
+    Ok(out)
+}
+
+fn find<'a>(a: &[(u16, &'a [u8])], kind: u16) -> Option<&'a [u8]> {
+    a.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
+}
+
+fn text(v: Option<&[u8]>) -> String {
+    let v = v.unwrap_or_default();
+    let end = v.iter().position(|b| *b == 0).unwrap_or(v.len());
+    String::from_utf8_lossy(&v[..end]).into_owned()
+}
+
+fn u32_be(v: Option<&[u8]>) -> Option<u32> {
+    v.and_then(|b| b.try_into().ok()).map(u32::from_be_bytes)
+}
+
+fn table(family: u8, a: &[(u16, &[u8])]) -> TableState {
+    TableState { family, name: text(find(a, NFTA_TABLE_NAME)), flags: u32_be(find(a, NFTA_TABLE_FLAGS)).unwrap_or(0) }
+}
+
+fn chain(family: u8, a: &[(u16, &[u8])]) -> Result<ChainState, String> {
+    let hook = match find(a, NFTA_CHAIN_HOOK) {
+        Some(h) => {
+            let h = attrs(h)?;
+            let num = u32_be(find(&h, NFTA_HOOK_HOOKNUM)).ok_or("a hook without a number")?;
+            let prio = u32_be(find(&h, NFTA_HOOK_PRIORITY)).ok_or("a hook without a priority")? as i32;
+            Some((num, prio))
+        }
+        None => None,
+    };
+    Ok(ChainState {
+        family,
+        table: text(find(a, NFTA_CHAIN_TABLE)),
+        name: text(find(a, NFTA_CHAIN_NAME)),
+        hook,
+        policy: u32_be(find(a, NFTA_CHAIN_POLICY)).map(|p| p as i32),
+        kind: find(a, NFTA_CHAIN_TYPE).map(|t| text(Some(t))),
+    })
+}
+
+fn rule(family: u8, a: &[(u16, &[u8])]) -> Result<RuleState, String> {
+    let mut exprs = Vec::new();
+    for (kind, elem) in attrs(find(a, NFTA_RULE_EXPRESSIONS).unwrap_or_default())? {
+        if kind != NFTA_LIST_ELEM {
+            return Err(format!("unexpected attribute {kind} in an expression list"));
+        }
+        let e = attrs(elem)?;
+        exprs.push(decode_expr(&text(find(&e, NFTA_EXPR_NAME)), find(&e, NFTA_EXPR_DATA).unwrap_or_default())?);
+    }
+    Ok(RuleState { family, table: text(find(a, NFTA_RULE_TABLE)), chain: text(find(a, NFTA_RULE_CHAIN)), exprs })
+}
+
+/// The value inside an `nft_data` attribute.
+fn value(v: Option<&[u8]>) -> Result<Option<Vec<u8>>, String> {
+    let Some(v) = v else { return Ok(None) };
+    Ok(find(&attrs(v)?, NFTA_DATA_VALUE).map(<[u8]>::to_vec))
+}
+
+/// Decodes the expressions the jail plans; anything else (another
+/// expression, an attribute this code does not expect) becomes `Other`,
+/// which never equals a planned expression.
+fn decode_expr(name: &str, data: &[u8]) -> Result<Expr, String> {
+    let a = attrs(data)?;
+    let known = |allowed: &[u16]| a.iter().all(|(k, _)| allowed.contains(k));
+    let g = |k| u32_be(find(&a, k));
+    let other = || Expr::Other { name: name.to_string(), attrs: data.to_vec() };
+    let e = match name {
+        "meta" if known(&[NFTA_META_DREG, NFTA_META_KEY]) => {
+            g(NFTA_META_KEY).zip(g(NFTA_META_DREG)).map(|(key, dreg)| Expr::Meta { key, dreg })
+        }
+        "payload" if known(&[NFTA_PAYLOAD_DREG, NFTA_PAYLOAD_BASE, NFTA_PAYLOAD_OFFSET, NFTA_PAYLOAD_LEN]) => {
+            match (g(NFTA_PAYLOAD_BASE), g(NFTA_PAYLOAD_OFFSET), g(NFTA_PAYLOAD_LEN), g(NFTA_PAYLOAD_DREG)) {
+                (Some(base), Some(offset), Some(len), Some(dreg)) => Some(Expr::Payload { base, offset, len, dreg }),
+                _ => None,
+            }
+        }
+        "bitwise"
+            if known(&[NFTA_BITWISE_SREG, NFTA_BITWISE_DREG, NFTA_BITWISE_LEN, NFTA_BITWISE_MASK, NFTA_BITWISE_XOR, NFTA_BITWISE_OP])
+                && g(NFTA_BITWISE_OP).unwrap_or(0) == 0 =>
+        {
+            let (mask, xor) = (value(find(&a, NFTA_BITWISE_MASK))?, value(find(&a, NFTA_BITWISE_XOR))?);
+            match (g(NFTA_BITWISE_SREG), g(NFTA_BITWISE_DREG), mask, xor) {
+                (Some(sreg), Some(dreg), Some(mask), Some(xor)) if g(NFTA_BITWISE_LEN) == Some(mask.len() as u32) => {
+                    Some(Expr::Bitwise { sreg, dreg, mask, xor })
+                }
+                _ => None,
+            }
+        }
+        "cmp" if known(&[NFTA_CMP_SREG, NFTA_CMP_OP, NFTA_CMP_DATA]) => {
+            match (g(NFTA_CMP_SREG), g(NFTA_CMP_OP), value(find(&a, NFTA_CMP_DATA))?) {
+                (Some(sreg), Some(op), Some(data)) => Some(Expr::Cmp { sreg, op, data }),
+                _ => None,
+            }
+        }
+        "immediate" if known(&[NFTA_IMMEDIATE_DREG, NFTA_IMMEDIATE_DATA]) && g(NFTA_IMMEDIATE_DREG) == Some(0) => {
+            verdict(find(&a, NFTA_IMMEDIATE_DATA))?.map(Expr::Verdict)
+        }
+        _ => None,
+    };
+    Ok(e.unwrap_or_else(other))
+}
+
+/// A verdict without a jump target (a jump or goto is not a plain verdict).
+fn verdict(data: Option<&[u8]>) -> Result<Option<i32>, String> {
+    let Some(data) = data else { return Ok(None) };
+    let outer = attrs(data)?;
+    let Some(v) = find(&outer, NFTA_DATA_VERDICT) else { return Ok(None) };
+    let v = attrs(v)?;
+    if v.iter().any(|(k, _)| *k != NFTA_VERDICT_CODE) || outer.len() != 1 {
+        return Ok(None);
+    }
+    Ok(u32_be(find(&v, NFTA_VERDICT_CODE)).map(|c| c as i32))
+}
+
+#[cfg(test)]
+#[path = "nftwire_tests.rs"]
+mod tests;
