@@ -10,6 +10,7 @@ pub mod image;
 pub mod install;
 pub mod jail;
 pub mod launch;
+pub mod nofollow;
 pub mod oci;
 pub mod publish;
 pub mod review;

@@ -4,7 +4,9 @@
 //! environment. Nothing else in `sandbox` touches the system.
 //!
 //! Order (numbered because it matters):
-//!  1. data files into sealed-size memfds, rewound;
+//!  1. data files into sealed-size memfds, rewound; paths the plan binds
+//!     by descriptor opened without following anything, and checked to
+//!     still be what the plan saw (a directory or a regular file);
 //!  2. each memfd first moved above the target range, then onto
 //!     FIRST_DATA_FD + i (so no target overwrites a memfd not yet moved);
 //!  3. every descriptor above the data files marked close-on-exec, so no
@@ -61,11 +63,30 @@ fn memfd_with(bytes: &[u8], name: &str) -> Result<OwnedFd, Error> {
     Ok(OwnedFd::from(file))
 }
 
+/// A path bound by descriptor: walked from its root without following
+/// anything; it must still be what the plan saw.
+fn open_beneath(o: &crate::sandbox::plan::OpenBeneath) -> Result<OwnedFd, Error> {
+    use crate::nofollow::{self, Entry};
+    let root = nofollow::open_root(&o.root)?;
+    let want = if o.dir { Entry::Dir } else { Entry::File };
+    match nofollow::walk(&root, &o.rel) {
+        Ok((fd, kind)) if kind == want => Ok(fd),
+        Ok((_, kind)) | Err(kind) => Err(Error::other(format!(
+            "{} changed while the session was starting (it is now {}); look at it with `agent-sandbox review`, then start again",
+            o.root.join(&o.rel).display(),
+            kind.describe()
+        ))),
+    }
+}
+
 /// Steps 1-2.
 fn place_data(plan: &Plan) -> Result<(), Error> {
     let mut staged = Vec::with_capacity(plan.data.len());
     for d in &plan.data {
-        let fd = memfd_with(&d.bytes, d.purpose)?;
+        let fd = match &d.open {
+            Some(o) => open_beneath(o)?,
+            None => memfd_with(&d.bytes, d.purpose)?,
+        };
         let high = fcntl(fd.as_raw_fd(), FcntlArg::F_DUPFD_CLOEXEC(STAGING_FD_MIN)).map_err(Error::from)?;
         // SAFETY: `high` was just returned by F_DUPFD_CLOEXEC and is owned here only.
         staged.push(unsafe { OwnedFd::from_raw_fd(high) });

@@ -1,9 +1,14 @@
 //! The questions the plan asks of the file system, behind a trait so the
 //! plan stays a pure function: tests answer them from a table.
 
+use crate::nofollow::{self, Entry};
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
+
+/// The most of a workspace file the plan reads (git config files).
+pub const READ_CAP: u64 = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -28,6 +33,15 @@ pub trait FsView {
     fn resolve_parent(&self, path: &Path) -> PathBuf;
     /// Whether `path` itself is a symbolic link.
     fn is_symlink(&self, path: &Path) -> bool;
+    /// What is at `rel` under `root`, nothing on the way followed (for
+    /// trees a session could have written: the workspace).
+    fn entry_beneath(&self, root: &Path, rel: &Path) -> Entry;
+    /// The regular file `rel` under `root` as text, reached the same way,
+    /// at most `READ_CAP` bytes; None for anything else.
+    fn read_beneath(&self, root: &Path, rel: &Path) -> Option<String>;
+    /// The entries of the directory `rel` under `root` (reached the same
+    /// way), sorted by name, each as what it is.
+    fn list_beneath(&self, root: &Path, rel: &Path) -> Vec<(OsString, Entry)>;
 }
 
 /// The real file system.
@@ -72,6 +86,25 @@ impl FsView for RealFs {
             _ => path.to_path_buf(),
         }
     }
+
+    fn entry_beneath(&self, root: &Path, rel: &Path) -> Entry {
+        nofollow::entry(root, rel)
+    }
+
+    fn read_beneath(&self, root: &Path, rel: &Path) -> Option<String> {
+        match nofollow::read_regular(root, rel, READ_CAP) {
+            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(nofollow::ReadError::Io(..)) => None,
+            Err(e) => {
+                tracing::warn!("not reading {}: {e}", root.join(rel).display());
+                None
+            }
+        }
+    }
+
+    fn list_beneath(&self, root: &Path, rel: &Path) -> Vec<(OsString, Entry)> {
+        nofollow::list(root, rel)
+    }
 }
 
 /// A file system given as a table, for tests.
@@ -108,6 +141,16 @@ impl TableFs {
         self
     }
 
+    /// A symbolic link of any kind, seen (not followed) by the `_beneath`
+    /// questions.
+    pub fn with_symlink(mut self, link: &str, target: &str) -> Self {
+        if let Some(parent) = Path::new(link).parent() {
+            self = self.with(&parent.display().to_string(), Kind::Dir);
+        }
+        self.links.insert(link.into(), target.into());
+        self
+    }
+
     pub fn with_text(mut self, path: &str, text: &str) -> Self {
         self = self.with(path, Kind::File);
         self.texts.insert(PathBuf::from(path), text.to_string());
@@ -139,5 +182,58 @@ impl FsView for TableFs {
             }
         }
         path.to_path_buf()
+    }
+
+    fn entry_beneath(&self, root: &Path, rel: &Path) -> Entry {
+        let mut cur = root.to_path_buf();
+        let mut done = PathBuf::new();
+        let parts: Vec<_> = rel.components().collect();
+        for (i, c) in parts.iter().enumerate() {
+            cur.push(c);
+            done.push(c);
+            let here = match (self.links.get(&cur), self.entries.get(&cur)) {
+                (Some(t), _) => Entry::Symlink(t.clone()),
+                (None, Some(k)) => table_entry(*k),
+                (None, None) => return Entry::Missing,
+            };
+            if i + 1 == parts.len() {
+                return here;
+            }
+            if here != Entry::Dir {
+                return Entry::BadParent(done, Box::new(here));
+            }
+        }
+        Entry::Dir
+    }
+
+    fn read_beneath(&self, root: &Path, rel: &Path) -> Option<String> {
+        (self.entry_beneath(root, rel) == Entry::File).then(|| self.texts.get(&root.join(rel)).cloned()).flatten()
+    }
+
+    fn list_beneath(&self, root: &Path, rel: &Path) -> Vec<(OsString, Entry)> {
+        if self.entry_beneath(root, rel) != Entry::Dir {
+            return Vec::new();
+        }
+        let dir = root.join(rel);
+        let mut out: Vec<(OsString, Entry)> = self
+            .entries
+            .iter()
+            .filter(|(p, _)| p.parent() == Some(&dir) && !self.links.keys().any(|l| p.starts_with(l)))
+            .map(|(p, k)| (p.file_name().unwrap_or_default().to_os_string(), table_entry(*k)))
+            .chain(self.links.iter().filter(|(l, _)| l.parent() == Some(&dir)).map(|(l, t)| (l.file_name().unwrap_or_default().to_os_string(), Entry::Symlink(t.clone()))))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
+fn table_entry(k: Kind) -> Entry {
+    match k {
+        Kind::Dir => Entry::Dir,
+        Kind::File => Entry::File,
+        Kind::Socket => Entry::Special("socket"),
+        Kind::CharDevice => Entry::Special("character device"),
+        Kind::BlockDevice => Entry::Special("block device"),
+        Kind::Other => Entry::Special("FIFO"),
     }
 }

@@ -44,9 +44,9 @@ fn valid_value(v: &str) -> bool {
     !v.is_empty() && !v.chars().any(|c| c.is_control() || c == '"' || c == '\\')
 }
 
-/// `core.hooksPath` from a repository's config text, resolved against the
-/// work tree (git resolves a relative hooksPath from the work tree root).
-pub fn hooks_path(text: &str, worktree: &Path) -> Option<std::path::PathBuf> {
+/// The last `core.hooksPath` value of a git config file's text, as
+/// written (unquoted).
+pub fn hooks_path_value(text: &str) -> Option<String> {
     let mut in_core = false;
     let mut found = None;
     for raw in text.lines() {
@@ -57,16 +57,22 @@ pub fn hooks_path(text: &str, worktree: &Path) -> Option<std::path::PathBuf> {
         }
         let Some((k, v)) = line.split_once('=') else { continue };
         if in_core && k.trim().eq_ignore_ascii_case("hookspath") {
-            let v = v.trim().trim_matches('"');
-            found = Some(if let Some(rest) = v.strip_prefix("~/") {
-                // Outside the workspace by construction; the home is masked.
-                std::path::PathBuf::from("/nonexistent").join(rest)
-            } else {
-                worktree.join(v)
-            });
+            found = Some(v.trim().trim_matches('"').to_string());
         }
     }
     found
+}
+
+/// `core.hooksPath` of a git config as a path (relative values are
+/// relative to the `worktree`; `~/` ones lie outside any workspace).
+pub fn hooks_path(text: &str, worktree: &Path) -> Option<std::path::PathBuf> {
+    let v = hooks_path_value(text)?;
+    Some(if let Some(rest) = v.strip_prefix("~/") {
+        // Outside the workspace by construction; the home is masked.
+        std::path::PathBuf::from("/nonexistent").join(rest)
+    } else {
+        worktree.join(v)
+    })
 }
 
 /// The user's identity from `~/.gitconfig`, then `~/.config/git/config`.

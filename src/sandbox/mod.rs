@@ -17,6 +17,7 @@ pub mod fsview;
 pub mod gitconfig;
 pub mod mounts;
 pub mod plan;
+pub mod protect;
 pub mod scope;
 pub mod seccomp;
 pub mod supervise;

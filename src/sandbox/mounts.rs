@@ -28,6 +28,10 @@ pub enum Mount {
     Mask { dest: PathBuf, data: usize },
     /// Read-only file with contents from plan data number `data`.
     Data { dest: PathBuf, data: usize },
+    /// The file or directory the executor opened for plan data number
+    /// `data` (without following anything), bound on `dest`: what is
+    /// mounted is what was checked, whatever happens to the name meanwhile.
+    BindFd { dest: PathBuf, data: usize, writable: bool },
 }
 
 impl Mount {
@@ -41,7 +45,8 @@ impl Mount {
             | Mount::Dev { dest }
             | Mount::Proc { dest }
             | Mount::Mask { dest, .. }
-            | Mount::Data { dest, .. } => dest,
+            | Mount::Data { dest, .. }
+            | Mount::BindFd { dest, .. } => dest,
         }
     }
 
@@ -70,6 +75,10 @@ impl Mount {
             Mount::Mask { dest, data } | Mount::Data { dest, data } => {
                 let fd = data_fd(*data).to_string();
                 v(&["--ro-bind-data".as_ref(), fd.as_ref(), dest.as_os_str()])
+            }
+            Mount::BindFd { dest, data, writable } => {
+                let fd = data_fd(*data).to_string();
+                v(&[if *writable { "--bind-fd" } else { "--ro-bind-fd" }.as_ref(), fd.as_ref(), dest.as_os_str()])
             }
         }
     }

@@ -12,7 +12,8 @@
 //!  5. the home an empty tmpfs, then the agent state and tool caches bound
 //!     back, their credential subdirectories and the dotfiles masked again;
 //!  6. the workspace's siblings hidden (or, with peers, readable);
-//!  7. the workspace writable, its host-executed parts read-only;
+//!  7. the workspace writable, its host-executed parts read-only (bound
+//!     from descriptors: `protect.rs` decides, nothing is followed);
 //!  8. `allowWrite` paths writable;
 //!  9. entry points in writable PATH directories covered (must come after
 //!     every writable mount, since it asks which directories are writable);
@@ -24,6 +25,7 @@ use crate::sandbox::env::{path_dirs, session_env};
 use crate::sandbox::fsview::{FsView, Kind};
 use crate::sandbox::gitconfig;
 use crate::sandbox::mounts::Mount;
+use crate::sandbox::protect::{self, Protected, UnsafeEntry};
 use crate::sandbox::scope::access;
 use crate::sandbox::{seccomp, SESSION_MARKER};
 use std::collections::BTreeMap;
@@ -104,11 +106,28 @@ pub const ENTRY_POINTS: &[&str] = &["claude", "codex", "pi", "agent-sandbox", "s
 pub const GPU_DEVICE_PREFIXES: &[&str] = &["nvidia"];
 pub const GPU_DEVICE_DIRS: &[&str] = &["/dev/dri"];
 
-/// A file whose contents bwrap reads from a descriptor.
+/// What bwrap gets on a descriptor: file contents it copies, or (`open`)
+/// a file or directory the executor opens for a `Mount::BindFd`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataFile {
     pub purpose: &'static str,
     pub bytes: Vec<u8>,
+    pub open: Option<OpenBeneath>,
+}
+
+/// A path the executor opens without following anything (`nofollow`),
+/// checking that it still is what the plan saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenBeneath {
+    pub root: PathBuf,
+    pub rel: PathBuf,
+    pub dir: bool,
+}
+
+impl DataFile {
+    pub fn bytes(purpose: &'static str, bytes: Vec<u8>) -> DataFile {
+        DataFile { purpose, bytes, open: None }
+    }
 }
 
 /// Everything needed to start the session.
@@ -157,6 +176,8 @@ pub enum PlanError {
     UnguardablePathDir(PathBuf),
     #[error("the command to run is empty")]
     EmptyCommand,
+    #[error(transparent)]
+    UnsafeEntry(#[from] UnsafeEntry),
 }
 
 /// Builds the whole plan. Pure: every question about the file system goes
@@ -177,23 +198,23 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     let session_path = env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
 
     let mut fixed = vec![
-        DataFile { purpose: "seccomp", bytes: seccomp::to_bytes(&seccomp::program(seccomp::native_abis())) },
-        DataFile {
-            purpose: "gitconfig",
-            bytes: gitconfig::render(&ctx.git_identity, &workspace, if config.no_forge { &[] } else { &ctx.forge_helpers })
-                .into_bytes(),
-        },
-        DataFile { purpose: "marker", bytes: format!("{}\n", ctx.session_id).into_bytes() },
+        DataFile::bytes("seccomp", seccomp::to_bytes(&seccomp::program(seccomp::native_abis()))),
+        DataFile::bytes(
+            "gitconfig",
+            gitconfig::render(&ctx.git_identity, &workspace, if config.no_forge { &[] } else { &ctx.forge_helpers }).into_bytes(),
+        ),
+        DataFile::bytes("marker", format!("{}\n", ctx.session_id).into_bytes()),
     ];
     if let Network::Jail { resolv_conf, .. } = &ctx.network {
-        fixed.push(DataFile { purpose: "resolv.conf", bytes: resolv_conf.clone().into_bytes() });
+        fixed.push(DataFile::bytes("resolv.conf", resolv_conf.clone().into_bytes()));
     }
 
+    let protected = protect::plan(fs, &workspace, config)?;
     let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed };
     m.base(config)?;
     m.home(ctx, config);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
-    m.workspace(&workspace, config);
+    m.workspace(&workspace, &protected);
     m.allow_write(config)?;
     m.entry_guard(&path_dirs(&session_path), ctx.shim_dir.as_deref())?;
     m.data_files(ctx, &git_config_path);
@@ -291,7 +312,7 @@ impl MountBuilder<'_> {
 
     /// An empty read-only file over `dest`.
     fn mask(&mut self, dest: PathBuf) {
-        self.data.push(DataFile { purpose: "empty", bytes: Vec::new() });
+        self.data.push(DataFile::bytes("empty", Vec::new()));
         let data = self.data.len() - 1;
         self.push(Mount::Mask { dest, data });
     }
@@ -457,44 +478,29 @@ impl MountBuilder<'_> {
     }
 
     /// Step 7: the workspace writable; what runs later outside the sandbox
-    /// read-only (each switchable): the devcontainer definition (its
-    /// `initializeCommand` runs on the host), git hooks (also a
-    /// `core.hooksPath` inside the workspace), and `.git/config` (its
-    /// `core.fsmonitor` runs on every `git status`, the IDE's included).
-    fn workspace(&mut self, ws: &Path, config: &Config) {
+    /// read-only (`protect.rs`: the devcontainer definition, every git
+    /// directory's config files, hooks and hooks path), bound from
+    /// descriptors opened without following anything; git directories
+    /// bound onto themselves so their name cannot be swapped; missing hook
+    /// directories an empty read-only one, so none can be planted.
+    fn workspace(&mut self, ws: &Path, protected: &Protected) {
         self.push(Mount::Bind { src: ws.into(), dest: ws.into(), optional: false });
-        if config.protect_devcontainer {
-            for rel in [".devcontainer", ".devcontainer.json"] {
-                self.read_only_existing(&ws.join(rel));
-            }
+        for rel in &protected.pinned {
+            self.bind_fd(ws, rel, true, true);
         }
-        let git = ws.join(".git");
-        if self.fs.kind(&git) != Some(Kind::Dir) {
-            return;
+        for (rel, dir) in &protected.read_only {
+            self.bind_fd(ws, rel, *dir, false);
         }
-        if config.protect_git_hooks {
-            let hooks = git.join("hooks");
-            match self.fs.kind(&hooks) {
-                Some(Kind::Dir) => self.push(Mount::RoBind { src: hooks.clone(), dest: hooks, optional: false }),
-                // An empty read-only hooks directory, so none can be planted.
-                _ => self.push(Mount::TmpfsRo { dest: hooks }),
-            }
-            let git_config = self.fs.read_text(&git.join("config")).unwrap_or_default();
-            if let Some(dir) = crate::sandbox::gitconfig::hooks_path(&git_config, ws) {
-                if dir.starts_with(ws) && self.fs.kind(&dir) == Some(Kind::Dir) {
-                    self.push(Mount::RoBind { src: dir.clone(), dest: dir, optional: false });
-                }
-            }
-        }
-        if config.protect_git_config {
-            self.read_only_existing(&git.join("config"));
+        for rel in &protected.empty {
+            self.push(Mount::TmpfsRo { dest: ws.join(rel) });
         }
     }
 
-    fn read_only_existing(&mut self, p: &Path) {
-        if self.exists(p) {
-            self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: false });
-        }
+    fn bind_fd(&mut self, root: &Path, rel: &Path, dir: bool, writable: bool) {
+        let open = OpenBeneath { root: root.into(), rel: rel.into(), dir };
+        self.data.push(DataFile { purpose: "protected", bytes: Vec::new(), open: Some(open) });
+        let data = self.data.len() - 1;
+        self.push(Mount::BindFd { dest: root.join(rel), data, writable });
     }
 
     /// Step 8.

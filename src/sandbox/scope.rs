@@ -61,7 +61,8 @@ pub fn access(mounts: &[Mount], path: &Path) -> Access {
             Some(Component::Normal(n)) if DEV_NODES.iter().any(|d| n == *d) => Access::Write,
             Some(_) => Access::Hidden,
         },
-        Mount::Bind { .. } | Mount::DevBind { .. } => Access::Write,
+        Mount::Bind { .. } | Mount::DevBind { .. } | Mount::BindFd { writable: true, .. } => Access::Write,
+        Mount::BindFd { writable: false, .. } => Access::Read,
         Mount::Tmpfs { .. } => {
             if exact {
                 Access::Private
@@ -105,7 +106,8 @@ pub fn effective_mounts(mounts: &[Mount], fs: &dyn FsView, resolve: &dyn Fn(&Pat
                 | Mount::Dev { dest: d }
                 | Mount::Proc { dest: d }
                 | Mount::Mask { dest: d, .. }
-                | Mount::Data { dest: d, .. } => *d = dest,
+                | Mount::Data { dest: d, .. }
+                | Mount::BindFd { dest: d, .. } => *d = dest,
             }
             m
         })

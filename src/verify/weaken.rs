@@ -79,6 +79,9 @@ fn remove(mounts: &mut Vec<Mount>, pred: impl Fn(&Mount) -> bool) {
     for m in old {
         match m {
             Mount::Mask { data, .. } | Mount::Data { data, .. } if pred(&m) => mounts.push(retired(data)),
+            Mount::BindFd { data, .. } if pred(&m) => {
+                mounts.push(Mount::BindFd { dest: format!("/dev/.agent-sandbox-retired-{data}").into(), data, writable: false })
+            }
             _ if pred(&m) => {}
             _ => mounts.push(m),
         }
@@ -178,10 +181,10 @@ mod tests {
             gid: 0,
             env: [("IS_SANDBOX".into(), "1".into()), ("GIT_CONFIG_GLOBAL".into(), "/h/.gitconfig".into())].into(),
             data: vec![
-                DataFile { purpose: "seccomp", bytes: vec![1] },
-                DataFile { purpose: "gitconfig", bytes: vec![] },
-                DataFile { purpose: "marker", bytes: vec![] },
-                DataFile { purpose: "empty", bytes: vec![] },
+                DataFile::bytes("seccomp", vec![1]),
+                DataFile::bytes("gitconfig", vec![]),
+                DataFile::bytes("marker", vec![]),
+                DataFile::bytes("empty", vec![]),
             ],
             gate_fd: None,
             mounts: vec![

@@ -130,8 +130,9 @@ const ROOT_CLAUDE: &str = "\
 --tmpfs /workspaces/other
 --remount-ro /workspaces/other
 --bind /workspaces/app /workspaces/app
---ro-bind /workspaces/app/.devcontainer /workspaces/app/.devcontainer
---ro-bind /workspaces/app/.git/hooks /workspaces/app/.git/hooks
+--bind-fd 9 /workspaces/app/.git
+--ro-bind-fd 10 /workspaces/app/.devcontainer
+--ro-bind-fd 11 /workspaces/app/.git/hooks
 --ro-bind-data 1 /root/.gitconfig
 --ro-bind-data 2 /dev/.agent-sandbox-session
 --seccomp 0
@@ -144,7 +145,7 @@ fn expected(text: &str) -> String {
     text.lines()
         .map(|l| {
             let mut parts: Vec<String> = l.split(' ').map(String::from).collect();
-            if matches!(parts[0].as_str(), "--ro-bind-data" | "--seccomp") {
+            if matches!(parts[0].as_str(), "--ro-bind-data" | "--seccomp" | "--bind-fd" | "--ro-bind-fd") {
                 let n: i32 = parts[1].parse().unwrap();
                 parts[1] = (n + FIRST_DATA_FD).to_string();
             }
@@ -162,8 +163,15 @@ fn root_claude_whole_argv() {
     assert_eq!(plan.workspace, PathBuf::from("/workspaces/app"));
     assert_eq!(plan.ensure_dirs, vec![PathBuf::from("/root/.claude")]);
     let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose).collect();
-    assert_eq!(purposes, ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty", "empty"]);
+    assert_eq!(
+        purposes,
+        ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty", "empty", "protected", "protected", "protected"]
+    );
     assert!(plan.data[3..].iter().all(|d| d.bytes.is_empty()));
+    // Protected paths are opened by the executor, relative to the workspace.
+    let opened: Vec<(PathBuf, bool)> = plan.data[9..].iter().map(|d| d.open.as_ref().map(|o| (o.rel.clone(), o.dir)).unwrap()).collect();
+    assert_eq!(opened, [(".git".into(), true), (".devcontainer".into(), true), (".git/hooks".into(), true)]);
+    assert!(plan.data[9..].iter().all(|d| d.open.as_ref().unwrap().root == Path::new("/workspaces/app")));
 }
 
 #[test]
@@ -366,14 +374,24 @@ fn host_executed_parts_of_the_workspace_are_read_only_and_switchable() {
         "/workspaces/app/tools/hooks",
         "/workspaces/app/.git/config",
     ] {
-        assert!(got.contains(&format!("\n--ro-bind {p} {p}\n")), "{p}: {got}");
+        assert!(got.lines().any(|l| l.starts_with("--ro-bind-fd ") && l.ends_with(&format!(" {p}"))), "{p}: {got}");
         assert_eq!(access(&plan.mounts, Path::new(p)), crate::sandbox::scope::Access::Read, "{p}");
     }
+    // The git directory itself stays writable, pinned by its own bind.
+    assert!(got.lines().any(|l| l.starts_with("--bind-fd ") && l.ends_with(" /workspaces/app/.git")), "{got}");
+    assert_eq!(access(&plan.mounts, Path::new("/workspaces/app/.git/index")), crate::sandbox::scope::Access::Write);
     assert_eq!(access(&plan.mounts, Path::new("/workspaces/app/src/lib.rs")), crate::sandbox::scope::Access::Write);
 
     let off = Config { protect_devcontainer: false, protect_git_hooks: false, protect_git_config: false, ..Config::default() };
     let got = lines(&build(&c, &off, &table).unwrap());
-    assert!(!got.contains("--ro-bind /workspaces/app/"), "{got}");
+    assert!(!got.contains("-fd "), "{got}");
+
+    // A symbolic link where a protected directory belongs refuses the launch.
+    let planted = fs().with_symlink("/workspaces/app/.devcontainer.json", "../../root/.ssh/id_ed25519");
+    match build(&c, &Config::default(), &planted) {
+        Err(PlanError::UnsafeEntry(e)) => assert_eq!(e.path, Path::new(".devcontainer.json")),
+        other => panic!("{other:?}"),
+    }
 
     // No hooks directory yet: an empty read-only one is mounted instead.
     let bare = TableFs::default().with("/workspaces/app/.git", Kind::Dir);
