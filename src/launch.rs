@@ -50,6 +50,39 @@ pub struct Session {
     pub state_dir: std::path::PathBuf,
     /// The session's id (also `AGENT_SANDBOX_SESSION` inside).
     pub session_id: String,
+    /// For a root launcher: what its scan must keep (`rootscan`). The scan
+    /// runs in the process that starts bwrap, right before it does (in the
+    /// jail, while pasta starts), and masks what it finds.
+    pub root_scan: Option<RootScan>,
+}
+
+/// The inputs of a root launcher's scan for root-only entries.
+#[derive(Debug, Clone)]
+pub struct RootScan {
+    pub keep: Vec<std::path::PathBuf>,
+    pub home: std::path::PathBuf,
+}
+
+impl Session {
+    /// The final plan: the decided one plus, for a root launcher, masks
+    /// over what only root may use (scanned now; `--print-plan`).
+    pub fn final_plan(&self) -> Plan {
+        let mut p = self.plan.clone();
+        if let Some(scan) = &self.root_scan {
+            p.mask_root_only(&crate::sandbox::rootscan::scan(&scan.keep, &scan.home), &RealFs);
+        }
+        p
+    }
+}
+
+/// `plan` with the findings of a running scan masked (none to wait for
+/// when there is no scan).
+fn with_scan(plan: &Plan, pending: Option<&crate::sandbox::rootscan::Pending>) -> std::io::Result<Plan> {
+    let mut p = plan.clone();
+    if let Some(scan) = pending {
+        p.mask_root_only(&scan.findings()?, &RealFs);
+    }
+    Ok(p)
 }
 
 fn own_exe_id() -> Option<(u64, u64)> {
@@ -109,13 +142,27 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         fresh_proc: context::fresh_proc_possible(),
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
+    let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone() });
     let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
     let mut state_dir = review::store_dir(&ctx.home, xdg_state);
     // A baseline the session could rewrite would prove nothing.
     if state_dir.starts_with(&plan.workspace) {
         state_dir = review::store_dir(&ctx.home, None);
     }
-    Ok(Session { plan, jail: jail_plan, state_dir, session_id: ctx.session_id })
+    Ok(Session { plan, jail: jail_plan, state_dir, session_id: ctx.session_id, root_scan })
+}
+
+/// What a session is given outside its home, which a scan must never mask:
+/// the workspace, allowWrite paths, PATH directories, the launcher's
+/// directory, the command.
+fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
+    let mut v = vec![config.workspace_root.clone().unwrap_or_else(|| ctx.cwd.clone())];
+    v.extend(config.allow_write.iter().cloned());
+    let path = crate::sandbox::env::sanitized_path(ctx.env.get(OsStr::new("PATH")).map(OsString::as_os_str));
+    v.extend(crate::sandbox::env::path_dirs(&path));
+    v.extend(ctx.shim_dir.clone());
+    v.extend(ctx.command.first().map(std::path::PathBuf::from).filter(|p| p.is_absolute()));
+    v
 }
 
 /// Starts the session and waits for it; returns its exit status (128+N
@@ -123,6 +170,11 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
 /// afterwards prints a one-line hint when the session changed places that
 /// run code outside the sandbox.
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
+    // A root launcher's scan runs meanwhile (see `RootScan`).
+    let scan = match &session.root_scan {
+        Some(s) => Some(crate::sandbox::rootscan::start(&s.keep, &s.home).map_err(|e| LaunchError::Exec { bwrap: "the root-only scan".into(), source: e })?),
+        None => None,
+    };
     exec::prepare(&session.plan);
     let baseline = match review::record(&session.state_dir, &session.session_id, &session.plan.workspace) {
         Ok(b) => Some(b),
@@ -131,10 +183,18 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
             None
         }
     };
-    let code = match &session.jail {
-        None => supervise::run(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?,
-        Some(jail_plan) => jail::run_jailed(jail_plan, &mut || exec::exec(&session.plan))?,
+    let mut exec_final = || match with_scan(&session.plan, scan.as_ref()) {
+        Ok(plan) => exec::exec(&plan),
+        Err(e) => e,
     };
+    let code = match &session.jail {
+        None => supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e }),
+        Some(jail_plan) => jail::run_jailed(jail_plan, &mut exec_final).map_err(LaunchError::from),
+    };
+    if let Some(s) = &scan {
+        s.reap();
+    }
+    let code = code?;
     if let Some(b) = baseline {
         if let Some(line) = review::hint(&review::diff(Some(&b), &review::collect::collect(&session.plan.workspace))) {
             eprintln!("{line}");

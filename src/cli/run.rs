@@ -33,7 +33,7 @@ fn launch_or_print(config_path: Option<&Path>, req: Request, print: Option<bool>
     let eff = super::load_config(config_path, &env)?;
     let session = launch::decide(&req, &eff.config, &env)?;
     if let Some(json) = print {
-        print_plan(&session.plan, req.agent, session.jail.is_some(), json)?;
+        print_plan(&session.final_plan(), req.agent, session.jail.is_some(), json)?;
         return Ok(0);
     }
     let code = launch::start(&session)?;

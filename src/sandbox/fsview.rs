@@ -33,6 +33,8 @@ pub trait FsView {
     fn resolve_parent(&self, path: &Path) -> PathBuf;
     /// Whether `path` itself is a symbolic link.
     fn is_symlink(&self, path: &Path) -> bool;
+    /// `path` with every symlink resolved; None when it does not exist.
+    fn resolve(&self, path: &Path) -> Option<PathBuf>;
     /// What is at `rel` under `root`, nothing on the way followed (for
     /// trees a session could have written: the workspace).
     fn entry_beneath(&self, root: &Path, rel: &Path) -> Entry;
@@ -78,6 +80,10 @@ impl FsView for RealFs {
 
     fn is_symlink(&self, path: &Path) -> bool {
         std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+    }
+
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(path).ok()
     }
 
     fn resolve_parent(&self, path: &Path) -> PathBuf {
@@ -173,6 +179,20 @@ impl FsView for TableFs {
 
     fn is_symlink(&self, path: &Path) -> bool {
         self.links.contains_key(path)
+    }
+
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        let mut p = path.to_path_buf();
+        for _ in 0..8 {
+            match self.links.iter().find(|(l, _)| p.starts_with(l)) {
+                Some((l, t)) => {
+                    let rest = p.strip_prefix(l).unwrap_or(Path::new("")).to_path_buf();
+                    p = if rest.as_os_str().is_empty() { t.clone() } else { t.join(rest) };
+                }
+                None => break,
+            }
+        }
+        self.entries.contains_key(&p).then_some(p)
     }
 
     fn resolve_parent(&self, path: &Path) -> PathBuf {

@@ -18,6 +18,7 @@ pub mod gitconfig;
 pub mod mounts;
 pub mod plan;
 pub mod protect;
+pub mod rootscan;
 pub mod scope;
 pub mod seccomp;
 pub mod supervise;

@@ -7,8 +7,9 @@
 //!  2. a minimal /dev, then only the allowed devices;
 //!  3. a fresh /proc for the session's pid namespace, its kernel
 //!     interfaces (/proc/sys, sysrq-trigger...) read-only;
-//!  4. private /tmp and /var/tmp; /run/user, /run/secrets and the
-//!     container-engine sockets masked; /etc secrets masked;
+//!  4. private /tmp and /var/tmp; /run (and a real /var/run) an empty
+//!     private tmpfs, only resolv.conf's target bound back; /etc secrets
+//!     and engine sockets elsewhere masked;
 //!  5. the home an empty tmpfs, then the agent state and tool caches bound
 //!     back, their credential subdirectories and the dotfiles masked again;
 //!  6. the workspace's siblings hidden (or, with peers, readable);
@@ -49,8 +50,21 @@ pub const ENGINE_SOCKETS: &[&str] = &[
     "/run/buildkit/buildkitd.sock",
 ];
 
+/// Runtime directories replaced by an empty private tmpfs: the sockets of
+/// D-Bus, systemd, container engines, k3s, LXD, Docker Desktop's
+/// `host-services` (the user's SSH agent) and every per-user runtime dir
+/// live there. What sessions need from them is bound back
+/// (`RUNTIME_KEPT`).
+pub const RUNTIME_DIRS: &[&str] = &["/run", "/var/run"];
+
+/// Files under the runtime directories that sessions need: /etc/resolv.conf
+/// is often a link into /run (systemd-resolved, resolvconf); its target
+/// is bound back read-only.
+pub const RUNTIME_KEPT: &[&str] = &["/etc/resolv.conf"];
+
 /// Directories masked whole: per-user runtime dirs (IDE, agent, desktop
-/// sockets), mounted secrets, and engine runtime dirs.
+/// sockets), mounted secrets, and engine runtime dirs (for systems where
+/// they are not under the runtime tmpfs).
 pub const MASKED_DIRS: &[&str] = &[
     "/run/user",
     "/run/secrets",
@@ -276,6 +290,19 @@ pub const NAMESPACE_FLAGS: &[&str] = &[
 ];
 
 impl Plan {
+    /// Masks what a root launcher's scan found only root could use
+    /// (`rootscan`), after every other mount: what is already out of sight
+    /// (under the home's tmpfs, /run, an earlier mask) is skipped, and the
+    /// scan never returns the session's own paths.
+    pub fn mask_root_only(&mut self, entries: &[(PathBuf, Kind)], fs: &dyn FsView) {
+        let mut m = MountBuilder { fs, mounts: std::mem::take(&mut self.mounts), data: std::mem::take(&mut self.data) };
+        for (p, _) in entries {
+            m.mask_existing(p);
+        }
+        self.mounts = m.mounts;
+        self.data = m.data;
+    }
+
     /// bwrap's arguments (argv[1..]): the flags, the mounts in order, the
     /// seccomp filter, the working directory, then `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
@@ -337,6 +364,7 @@ impl MountBuilder<'_> {
         if self.fs.kind(Path::new("/var/tmp")) == Some(Kind::Dir) {
             self.push(Mount::Tmpfs { dest: "/var/tmp".into() });
         }
+        self.runtime_dirs();
         // Resolved first and masked once each: /var/run is usually a
         // symlink to /run, and bwrap cannot follow it into the new root.
         let mut system: Vec<PathBuf> = Vec::new();
@@ -360,11 +388,33 @@ impl MountBuilder<'_> {
         Ok(())
     }
 
+
+
+    /// The runtime directories as an empty private tmpfs each (a symlink,
+    /// such as /var/run -> /run, is left to its target), then what sessions
+    /// need from them bound back read-only.
+    fn runtime_dirs(&mut self) {
+        for d in RUNTIME_DIRS {
+            let p = Path::new(d);
+            if self.fs.kind(p) == Some(Kind::Dir) && !self.fs.is_symlink(p) {
+                self.push(Mount::Tmpfs { dest: p.into() });
+            }
+        }
+        for f in RUNTIME_KEPT {
+            let Some(target) = self.fs.resolve(Path::new(f)) else { continue };
+            let under_tmpfs = RUNTIME_DIRS.iter().any(|d| target.starts_with(d));
+            if under_tmpfs && self.fs.kind(&target) == Some(Kind::File) {
+                self.push(Mount::RoBind { src: target.clone(), dest: target, optional: true });
+            }
+        }
+    }
+
     /// An empty read-only view over whatever is at `p` (nothing if absent,
-    /// or already out of sight under an earlier mask — whose read-only
-    /// tmpfs could not take a mount point anyway).
+    /// or already out of sight: under an earlier mask — whose read-only
+    /// tmpfs could not take a mount point anyway — or a private tmpfs).
     fn mask_existing(&mut self, p: &Path) {
-        if !access(&self.mounts, p).readable() {
+        let a = access(&self.mounts, p);
+        if !a.readable() || a == crate::sandbox::scope::Access::Private {
             return;
         }
         match self.fs.kind(p) {

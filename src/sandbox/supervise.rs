@@ -6,8 +6,6 @@
 //! If the launcher itself is killed, bwrap's --die-with-parent ends the
 //! session.
 
-use crate::sandbox::exec;
-use crate::sandbox::plan::Plan;
 use nix::sys::signal::{self, SigHandler, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
@@ -32,13 +30,15 @@ pub fn exit_code(status: WaitStatus) -> Option<i32> {
     }
 }
 
-pub fn run(plan: &Plan) -> std::io::Result<i32> {
+/// Forks; the child calls `exec_inner` (which execs bwrap and returns only
+/// on failure); the parent waits, forwarding signals.
+pub fn run(exec_inner: &mut dyn FnMut() -> std::io::Error) -> std::io::Result<i32> {
     // SAFETY: the launcher is single-threaded here; the child only calls
     // exec (and writes an error line) before it replaces itself.
     match unsafe { fork() }.map_err(std::io::Error::from)? {
         ForkResult::Child => {
-            let err = exec::exec(plan);
-            eprintln!("agent-sandbox: cannot start {}: {err}", plan.bwrap.display());
+            let err = exec_inner();
+            eprintln!("agent-sandbox: cannot start the sandbox: {err}");
             // SAFETY: _exit is always safe; skips atexit handlers of the parent's image.
             unsafe { libc::_exit(127) }
         }

@@ -79,9 +79,7 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     session.plan.mounts.push(Mount::RoBind { src: own_binary()?, dest: PROBE_PATH.into(), optional: false });
     for w in weakenings {
         weaken::apply(&mut session.plan, *w, &env, &account.home, &|p| p.exists());
-        if let Some(jail) = session.jail.as_mut() {
-            weaken::apply_jail(jail, *w);
-        }
+        weaken::apply_session(&mut session, *w);
     }
 
     // Step 3.

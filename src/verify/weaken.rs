@@ -6,9 +6,9 @@
 
 use crate::config::EnvMap;
 use crate::env_vars;
-use crate::jail::JailPlan;
+use crate::launch::Session;
 use crate::sandbox::mounts::Mount;
-use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS};
+use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, RUNTIME_DIRS};
 use crate::sandbox::SESSION_MARKER;
 use std::path::Path;
 
@@ -30,6 +30,8 @@ pub enum Weakening {
     Recursion,
     /// The egress jail's packet filter (its routes stay).
     JailFilter,
+    /// A root launcher's masks of what only root may use.
+    RootOnly,
 }
 
 pub const ALL: &[(&str, Weakening)] = &[
@@ -48,6 +50,7 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("pid-namespace", Weakening::PidNamespace),
     ("recursion", Weakening::Recursion),
     ("jail-filter", Weakening::JailFilter),
+    ("root-only", Weakening::RootOnly),
 ];
 
 impl Weakening {
@@ -71,6 +74,12 @@ fn dest_in(m: &Mount, list: &[&str]) -> bool {
 /// bound, harmlessly, into the session's private /dev.
 fn retired(data: usize) -> Mount {
     Mount::Mask { dest: format!("/dev/.agent-sandbox-retired-{data}").into(), data }
+}
+
+/// The empty tmpfs over a runtime directory (/run), which hides its
+/// per-user dirs, secrets and engine sockets alike.
+fn runtime_tmpfs(m: &Mount) -> bool {
+    matches!(m, Mount::Tmpfs { .. }) && dest_in(m, RUNTIME_DIRS)
 }
 
 /// Removes the mounts matching `pred`, retiring data mounts.
@@ -114,10 +123,10 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             matches!(m, Mount::Mask { .. } | Mount::TmpfsRo { .. }) && (dot || dest_in(m, MASKED_ETC) || dest_in(m, MASKED_ETC_DIRS))
         }),
         Weakening::Tmp => remove(mounts, |m| matches!(m, Mount::Tmpfs { .. }) && dest_in(m, &["/tmp", "/var/tmp"])),
-        Weakening::RunUser => remove(mounts, |m| dest_in(m, &["/run/user", "/run/secrets", "/var/run/secrets"])),
+        Weakening::RunUser => remove(mounts, |m| dest_in(m, &["/run/user", "/run/secrets", "/var/run/secrets"]) || runtime_tmpfs(m)),
         Weakening::Engines => {
             let dirs: Vec<&str> = MASKED_DIRS.iter().copied().filter(|d| !d.contains("/user") && !d.contains("secrets")).collect();
-            remove(mounts, |m| dest_in(m, ENGINE_SOCKETS) || dest_in(m, &dirs))
+            remove(mounts, |m| dest_in(m, ENGINE_SOCKETS) || dest_in(m, &dirs) || runtime_tmpfs(m))
         }
         Weakening::Capabilities => {
             if let Some(i) = plan.flags.windows(2).position(|p| p == ["--cap-drop", "ALL"]) {
@@ -155,14 +164,21 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             remove(mounts, |m| matches!(m, Mount::Proc { .. }));
         }
         Weakening::Recursion => remove(mounts, |m| matches!(m, Mount::Data { .. }) && m.dest() == Path::new(SESSION_MARKER)),
-        Weakening::JailFilter => {}
+        Weakening::JailFilter | Weakening::RootOnly => {}
     }
 }
 
-/// The part of `w` that edits the jail's plan (none for most).
-pub fn apply_jail(jail: &mut JailPlan, w: Weakening) {
-    if w == Weakening::JailFilter {
-        jail.packet_filter = false;
+/// The part of `w` that edits the rest of the session: the jail's plan,
+/// the root launcher's scan (none for most).
+pub fn apply_session(session: &mut Session, w: Weakening) {
+    match w {
+        Weakening::JailFilter => {
+            if let Some(jail) = session.jail.as_mut() {
+                jail.packet_filter = false;
+            }
+        }
+        Weakening::RootOnly => session.root_scan = None,
+        _ => {}
     }
 }
 

@@ -109,13 +109,11 @@ const ROOT_CLAUDE: &str = "\
 --ro-bind-try /proc/scsi /proc/scsi
 --tmpfs /tmp
 --tmpfs /var/tmp
---tmpfs /run/user
---remount-ro /run/user
---ro-bind-data 3 /run/docker.sock
---ro-bind-data 4 /etc/shadow
+--tmpfs /run
+--ro-bind-data 3 /etc/shadow
 --tmpfs /etc/sudoers.d
 --remount-ro /etc/sudoers.d
---ro-bind-data 5 /etc/ssh/ssh_host_ed25519_key
+--ro-bind-data 4 /etc/ssh/ssh_host_ed25519_key
 --tmpfs /root
 --bind-try /root/.claude /root/.claude
 --bind-try /root/.claude.json /root/.claude.json
@@ -124,15 +122,15 @@ const ROOT_CLAUDE: &str = "\
 --ro-bind /root/.config/gh /root/.config/gh
 --tmpfs /root/.local/share/keyrings
 --remount-ro /root/.local/share/keyrings
---ro-bind-data 6 /root/.netrc
---ro-bind-data 7 /root/.Xauthority
---ro-bind-data 8 /root/.ICEauthority
+--ro-bind-data 5 /root/.netrc
+--ro-bind-data 6 /root/.Xauthority
+--ro-bind-data 7 /root/.ICEauthority
 --tmpfs /workspaces/other
 --remount-ro /workspaces/other
 --bind /workspaces/app /workspaces/app
---bind-fd 9 /workspaces/app/.git
---ro-bind-fd 10 /workspaces/app/.devcontainer
---ro-bind-fd 11 /workspaces/app/.git/hooks
+--bind-fd 8 /workspaces/app/.git
+--ro-bind-fd 9 /workspaces/app/.devcontainer
+--ro-bind-fd 10 /workspaces/app/.git/hooks
 --ro-bind-data 1 /root/.gitconfig
 --ro-bind-data 2 /dev/.agent-sandbox-session
 --seccomp 0
@@ -165,13 +163,13 @@ fn root_claude_whole_argv() {
     let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose).collect();
     assert_eq!(
         purposes,
-        ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty", "empty", "protected", "protected", "protected"]
+        ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty", "protected", "protected", "protected"]
     );
     assert!(plan.data[3..].iter().all(|d| d.bytes.is_empty()));
     // Protected paths are opened by the executor, relative to the workspace.
-    let opened: Vec<(PathBuf, bool)> = plan.data[9..].iter().map(|d| d.open.as_ref().map(|o| (o.rel.clone(), o.dir)).unwrap()).collect();
+    let opened: Vec<(PathBuf, bool)> = plan.data[8..].iter().map(|d| d.open.as_ref().map(|o| (o.rel.clone(), o.dir)).unwrap()).collect();
     assert_eq!(opened, [(".git".into(), true), (".devcontainer".into(), true), (".git/hooks".into(), true)]);
-    assert!(plan.data[9..].iter().all(|d| d.open.as_ref().unwrap().root == Path::new("/workspaces/app")));
+    assert!(plan.data[8..].iter().all(|d| d.open.as_ref().unwrap().root == Path::new("/workspaces/app")));
 }
 
 #[test]
@@ -400,13 +398,23 @@ fn host_executed_parts_of_the_workspace_are_read_only_and_switchable() {
 }
 
 #[test]
-fn var_run_symlink_masks_each_runtime_path_once_resolved() {
+fn the_runtime_directories_are_an_empty_private_tmpfs() {
     let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
-    let table = fs().with("/run/secrets", Kind::Dir).with_link("/var/run", "/run");
+    // /var/run a link to /run (the usual): one tmpfs, nothing under it masked.
+    let table = fs().with("/run/secrets", Kind::Dir).with("/run/dbus/system_bus_socket", Kind::Socket).with_link("/var/run", "/run");
     let got = lines(&build(&c, &Config::default(), &table).unwrap());
     assert!(!got.contains("/var/run"), "{got}");
-    assert_eq!(got.matches(" /run/docker.sock\n").count(), 1, "{got}");
-    assert_eq!(got.matches("--tmpfs /run/secrets\n").count(), 1, "{got}");
+    assert_eq!(got.matches("--tmpfs /run\n").count(), 1, "{got}");
+    assert!(!got.contains("/run/"), "nothing under /run is mounted separately: {got}");
+    // A real /var/run gets its own; resolv.conf's target under /run comes back.
+    let table = fs()
+        .with("/var/run/docker.sock", Kind::Socket)
+        .with("/run/systemd/resolve/stub-resolv.conf", Kind::File)
+        .with_link("/etc/resolv.conf", "/run/systemd/resolve/stub-resolv.conf");
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    let got = lines(&plan);
+    assert!(got.contains("--tmpfs /run\n--tmpfs /var/run\n--ro-bind-try /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf\n"), "{got}");
+    assert_eq!(access(&plan.mounts, Path::new("/var/run/docker.sock")), crate::sandbox::scope::Access::Hidden);
 }
 
 #[test]
@@ -425,10 +433,10 @@ fn a_missing_writable_path_dir_ahead_of_the_shims_refuses() {
 #[test]
 fn nothing_is_masked_inside_an_already_masked_directory() {
     let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
-    let table = fs().with("/run/containerd/containerd.sock", Kind::Socket);
+    let table = fs().with("/root/.local/share/keyrings/login.keyring", Kind::File).with("/etc/sudoers.d/admins", Kind::File);
     let got = lines(&build(&c, &Config::default(), &table).unwrap());
-    assert!(got.contains("\n--tmpfs /run/containerd\n--remount-ro /run/containerd\n"), "{got}");
-    assert!(!got.contains("/run/containerd/containerd.sock"), "{got}");
+    assert!(got.contains("\n--tmpfs /etc/sudoers.d\n--remount-ro /etc/sudoers.d\n"), "{got}");
+    assert!(!got.contains("/etc/sudoers.d/admins") && !got.contains("login.keyring"), "{got}");
 }
 
 #[test]

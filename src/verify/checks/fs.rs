@@ -84,13 +84,14 @@ pub fn engine_sockets(_c: &Ctx) -> Outcome {
 const SYSTEM_WRITE_TARGETS: &[&str] = &["/", "/etc", "/usr", "/usr/bin", "/usr/local/bin", "/var", "/var/lib", "/opt", "/srv"];
 
 /// The workspace, allowWrite paths, and the session's private tmpfs
-/// directories (the home, /tmp, /var/tmp), and what lies below them.
+/// directories (the home, /tmp, /var/tmp, /run), and what lies below them.
 fn writable_by_design(c: &Ctx, p: &Path) -> bool {
     let s = &c.spec;
     p.starts_with(&s.workspace)
         || p.starts_with(&s.home)
         || p.starts_with("/tmp")
         || p.starts_with("/var/tmp")
+        || crate::sandbox::plan::RUNTIME_DIRS.iter().any(|d| p.starts_with(d))
         || s.allow_write.iter().any(|a| p.starts_with(a))
 }
 

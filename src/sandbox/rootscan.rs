@@ -1,0 +1,245 @@
+//! What a session started by root could reach only because it is root.
+//! A session keeps its launcher's uid, and uid 0 inside bwrap's user
+//! namespace is real root on the host's files: with every capability
+//! dropped, file modes still let the owner read root's 0600 files and
+//! connect to root's 0660 sockets. A non-root user could not. This finds
+//! those entries (the plan masks each) in the trees where system secrets
+//! live; the criterion is a pure function of mode and owner.
+//!
+//! Scanned: /etc, /var (but /var/tmp and /var/run), /srv, /opt, /boot,
+//! /mnt, /media, /home, /root, /usr/local/etc and the files directly in
+//! `/`. Not scanned: the package-managed system trees (/usr, /bin, /lib,
+//! /sbin: world-readable by convention), kernel and runtime file systems
+//! (/proc, /sys, /dev, /run: replaced in sessions), private tmpfs
+//! directories, and the workspace. A directory that root alone may enter
+//! is masked whole, without looking inside.
+
+use crate::sandbox::fsview::Kind;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// Trees scanned in full.
+pub const TREES: &[&str] = &["/etc", "/var", "/srv", "/opt", "/boot", "/mnt", "/media", "/home", "/root", "/usr/local/etc"];
+/// Never scanned (replaced inside sessions, or not secrets' places).
+const SKIPPED: &[&str] = &["/var/tmp", "/var/run"];
+
+/// Whether uid 0 / gid 0 without capabilities may use an entry that a user
+/// who is neither may not (read a file, list or enter a directory,
+/// connect to a socket).
+pub fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
+    let bits = |shift: u32| (mode >> shift) & 0o7;
+    let root = if uid == 0 {
+        bits(6)
+    } else if gid == 0 {
+        bits(3)
+    } else {
+        bits(0)
+    };
+    let other = bits(0);
+    let needs = match kind {
+        Kind::Socket => 0o2,
+        Kind::Dir => 0o5,
+        _ => 0o4,
+    };
+    // Any right root has here (of those that matter) that others lack.
+    (root & needs) & !(other & needs) != 0
+}
+
+fn kind_of(m: &std::fs::Metadata) -> Kind {
+    let t = m.file_type();
+    if t.is_dir() {
+        Kind::Dir
+    } else if t.is_file() {
+        Kind::File
+    } else if t.is_socket() {
+        Kind::Socket
+    } else if t.is_char_device() {
+        Kind::CharDevice
+    } else if t.is_block_device() {
+        Kind::BlockDevice
+    } else {
+        Kind::Other
+    }
+}
+
+/// Entries of the scanned trees only root may use, sorted; a root-only
+/// directory is listed, not entered — unless it holds (or is) one of
+/// `keep`, the paths the session is given (the workspace, allowWrite paths,
+/// PATH directories, the command): those are never masked, and a directory
+/// above one is entered instead. `home` (an empty tmpfs in sessions) is
+/// not scanned.
+pub fn scan(keep: &[PathBuf], home: &Path) -> Vec<(PathBuf, Kind)> {
+    let start = std::time::Instant::now();
+    let mut found = Vec::new();
+    let mut seen = 0usize;
+    // The home is an empty tmpfs in sessions; the kept paths are the
+    // session's own.
+    let skipped = |p: &Path| SKIPPED.iter().any(|s| p == Path::new(s)) || p == home || keep.iter().any(|k| p == k);
+    let holds_kept = |p: &Path| keep.iter().any(|k| k.starts_with(p));
+    let mut stack: Vec<PathBuf> = TREES.iter().map(PathBuf::from).collect();
+    // Files directly in `/` (not its directories: those are trees above
+    // or system trees).
+    for e in std::fs::read_dir("/").into_iter().flatten().flatten() {
+        if let Ok(m) = e.metadata() {
+            seen += 1;
+            let k = kind_of(&m);
+            if k != Kind::Dir && root_only(k, m.mode(), m.uid(), m.gid()) {
+                found.push((e.path(), k));
+            }
+        }
+    }
+    while let Some(dir) = stack.pop() {
+        if skipped(&dir) {
+            continue;
+        }
+        let Ok(m) = std::fs::symlink_metadata(&dir) else { continue };
+        if !m.is_dir() {
+            continue;
+        }
+        if root_only(Kind::Dir, m.mode(), m.uid(), m.gid()) && !holds_kept(&dir) {
+            found.push((dir, Kind::Dir));
+            continue;
+        }
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            seen += 1;
+            let Ok(m) = e.metadata() else { continue };
+            let k = kind_of(&m);
+            let p = e.path();
+            if k == Kind::Dir {
+                stack.push(p);
+            } else if m.file_type().is_symlink() {
+                // A link's own mode says nothing; its target is scanned
+                // where it lies (or is a system tree).
+            } else if root_only(k, m.mode(), m.uid(), m.gid()) && !keep.contains(&p) {
+                found.push((p, k));
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    tracing::debug!("root-only scan: {} of {seen} entries in {:?}", found.len(), start.elapsed());
+    found
+}
+
+/// A scan running in a child process of the launcher (forked while it is
+/// single-threaded, in the launcher's own namespaces, so owners read as
+/// they are), overlapping the rest of the launch; whichever process starts
+/// bwrap collects its findings just before it does.
+pub struct Pending {
+    pid: nix::unistd::Pid,
+    findings: OwnedFd,
+}
+
+/// One finding on the wire: kind, path, NUL; the end is marked, so a scan
+/// that died is told from one that found little.
+fn encode(found: &[(PathBuf, Kind)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (p, k) in found {
+        out.push(match k {
+            Kind::Dir => b'd',
+            Kind::File => b'f',
+            Kind::Socket => b's',
+            _ => b'o',
+        });
+        out.extend_from_slice(p.as_os_str().as_bytes());
+        out.push(0);
+    }
+    out.extend_from_slice(b"E\0");
+    out
+}
+
+fn decode(bytes: &[u8]) -> Option<Vec<(PathBuf, Kind)>> {
+    let mut out = Vec::new();
+    let mut ended = false;
+    for rec in bytes.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let (tag, path) = rec.split_first()?;
+        let kind = match tag {
+            b'E' => {
+                ended = true;
+                continue;
+            }
+            b'd' => Kind::Dir,
+            b'f' => Kind::File,
+            b's' => Kind::Socket,
+            _ => Kind::Other,
+        };
+        out.push((PathBuf::from(std::ffi::OsStr::from_bytes(path)), kind));
+    }
+    ended.then_some(out)
+}
+
+/// Starts `scan(keep, home)` in a child process.
+pub fn start(keep: &[PathBuf], home: &Path) -> std::io::Result<Pending> {
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    // SAFETY: the launcher is single-threaded when it starts the scan; the
+    // child scans, writes its findings and leaves with _exit.
+    match unsafe { nix::unistd::fork() }? {
+        nix::unistd::ForkResult::Child => {
+            drop(r);
+            let bytes = encode(&scan(keep, home));
+            let ok = std::fs::File::from(w).write_all(&bytes).is_ok();
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(i32::from(!ok)) }
+        }
+        nix::unistd::ForkResult::Parent { child } => {
+            drop(w);
+            Ok(Pending { pid: child, findings: r })
+        }
+    }
+}
+
+impl Pending {
+    /// The findings (waits for the scan to end). In a forked process the
+    /// descriptor is its own copy; the scan's end is the pipe's.
+    pub fn findings(&self) -> std::io::Result<Vec<(PathBuf, Kind)>> {
+        let mut bytes = Vec::new();
+        std::fs::File::from(self.findings.try_clone()?).read_to_end(&mut bytes)?;
+        decode(&bytes).ok_or_else(|| std::io::Error::other("the scan for files only root may read ended early; start the session again"))
+    }
+
+    /// Reaps the scan's process (the launcher, after the session).
+    pub fn reap(&self) {
+        let _ = nix::sys::wait::waitpid(self.pid, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_only_root_may_use() {
+        // Root-owned secrets.
+        assert!(root_only(Kind::File, 0o600, 0, 0));
+        assert!(root_only(Kind::File, 0o640, 0, 42));
+        assert!(root_only(Kind::Dir, 0o700, 0, 0));
+        assert!(root_only(Kind::Dir, 0o710, 0, 0));
+        assert!(root_only(Kind::Socket, 0o660, 0, 0));
+        assert!(root_only(Kind::Socket, 0o755, 0, 0), "connecting needs write");
+        // Group root: the session's gid.
+        assert!(root_only(Kind::File, 0o640, 1000, 0));
+        // World-usable: a user could too.
+        assert!(!root_only(Kind::File, 0o644, 0, 0));
+        assert!(!root_only(Kind::Dir, 0o755, 0, 0));
+        assert!(!root_only(Kind::Socket, 0o666, 0, 0));
+        // Another user's private file: root without capabilities cannot either.
+        assert!(!root_only(Kind::File, 0o600, 1000, 1000));
+        // Listable only by root but searchable by all: root sees more.
+        assert!(root_only(Kind::Dir, 0o711, 0, 0));
+        // Readable by root alone (others may only execute it).
+        assert!(root_only(Kind::File, 0o711, 0, 0));
+        assert!(!root_only(Kind::File, 0o755, 0, 0));
+    }
+
+    #[test]
+    fn findings_round_trip_and_a_cut_scan_is_an_error() {
+        let found = vec![(PathBuf::from("/etc/ssl/private"), Kind::Dir), (PathBuf::from("/var/lib/x.sock"), Kind::Socket), (PathBuf::from("/etc/a b"), Kind::File)];
+        let bytes = encode(&found);
+        assert_eq!(decode(&bytes), Some(found));
+        assert_eq!(decode(&bytes[..bytes.len() - 2]), None);
+        assert_eq!(decode(b""), None);
+        assert_eq!(decode(&encode(&[])), Some(vec![]));
+    }
+}
