@@ -255,7 +255,7 @@ fn dropping_the_seccomp_filter_fails_the_syscall_checks() {
         let s = status_of(&v, name);
         assert!(s == "fail" || s == "escaped", "without the filter, {name} is `{s}`\n{out}");
     }
-    for name in ["nested-user-namespaces-work", "ptrace-own-child-works", "abstract-socket-inside-works"] {
+    for name in ["nested-user-namespaces-work", "debugging-a-child-works", "abstract-socket-inside-works"] {
         assert_eq!(status_of(&v, name), "pass", "{out}");
     }
 }

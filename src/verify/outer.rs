@@ -10,9 +10,10 @@
 //!     /proc/PID/exe of an outer process is not accessible, so the real
 //!     path is used) and make the probe the command; apply test-only
 //!     weakenings;
-//!  3. start the canary (an outer process with a secret and sockets) and put
+//!  3. start the canary (an outer process with a secret and sockets), put
 //!     a secret key (readable by its owner) in a fresh session keyring of
-//!     this process;
+//!     this process, and try what agents need from the kernel out here
+//!     (what the container itself refuses is not the session's doing);
 //!  4. become a child subreaper, fork: the child leaks a descriptor on
 //!     purpose and calls `launch::start` with stdout on a pipe;
 //!  5. read the probe's lines (answering its connect requests) until EOF;
@@ -89,6 +90,7 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     spec.abstract_name = canary.abstract_name.clone();
     spec.tmp_sockets = canary.sockets.clone();
     (spec.key_id, spec.keyring_id) = plant_key(&nonce).unzip();
+    spec.outside_refuses = super::checks::needs::outside_refusals();
     spec.scope = facts::scope_samples(&session.plan, &spec);
     if session.jail.is_some() {
         spec.jail = Some(facts::jail_spec(&session.plan, config));

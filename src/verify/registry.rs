@@ -2,7 +2,7 @@
 //! proves and what it asserts. docs/verify.md lists exactly these (a unit
 //! test compares them); the report joins the probe's results to them.
 
-use super::checks::{attack, env, fs, home, misc, net, privs, syscalls, tty, Ctx};
+use super::checks::{attack, env, fs, home, misc, needs, net, privs, syscalls, tty, Ctx};
 use crate::sandbox::seccomp::table::Group;
 use super::{Defence, Outcome};
 use Defence::*;
@@ -134,10 +134,10 @@ pub const CHECKS: &[Check] = &[
     probe(74, "seccomp-file-handles", Syscalls, "open_by_handle_at, name_to_handle_at (EOPNOTSUPP), fanotify_init on every ABI; a handle for /etc/hostname", |c| syscalls::group(c, Group::FileHandles)),
     probe(75, "seccomp-other-processes", Syscalls, "pidfd_getfd, process_madvise, migrate_pages, move_pages on every ABI", |c| syscalls::group(c, Group::OtherProcesses)),
     probe(76, "seccomp-obsolete-calls", Syscalls, "uselib, ustat, sysfs, _sysctl, nfsservctl, lookup_dcookie, iopl, ioperm, vm86 on every ABI", |c| syscalls::group(c, Group::Obsolete)),
-    probe(77, "seccomp-personality", Syscalls, "set READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT, ADDR_LIMIT_3GB on every ABI (ADDR_NO_RANDOMIZE must work)", syscalls::personality),
+    probe(77, "seccomp-personality", Syscalls, "set READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT, ADDR_LIMIT_3GB on every ABI", syscalls::personality),
     probe(78, "seccomp-address-families", Syscalls, "sockets of every family but unix, inet, inet6, netlink (vsock, packet, alg...), also via x32, i386, socketcall and a nested network namespace", syscalls::families),
-    c(79, "nested-user-namespaces-work", Syscalls, "unshare -r, a tmpfs, pivot_root, umount of the old root, chroot, sethostname, setns, clone3(CLONE_NEWUSER) all work", syscalls::nested_userns),
-    c(80, "ptrace-own-child-works", Syscalls, "PTRACE_SEIZE/PEEKDATA, process_vm_readv/writev and kcmp on a child work", syscalls::ptrace_child),
+    c(79, "nested-user-namespaces-work", Syscalls, "unshare -r, a tmpfs, pivot_root, umount of the old root, chroot, sethostname, setns, clone3(CLONE_NEWUSER) work (unless the container refuses them outside too)", needs::nested_userns),
+    c(80, "debugging-a-child-works", Syscalls, "PTRACE_SEIZE/PEEKDATA, process_vm_readv/writev, kcmp on a child and personality(ADDR_NO_RANDOMIZE) work (unless the container refuses them outside too)", needs::debugging),
     c(81, "abstract-socket-inside-works", Ipc, "an abstract unix socket made inside the session accepts a connection from another of its processes", attack::abstract_socket_inside),
 ];
 

@@ -3,7 +3,8 @@
 //! and whatever one creates it removes. Grouped by area:
 //! `env`, `home`, `fs`, `privs`, `tty`, `misc` (git, entry points,
 //! helpers, recursion, descriptors), `net` (the egress jail), `attack`
-//! (the adversarial probes) and `syscalls` (the seccomp profile). `sys`
+//! (the adversarial probes), `syscalls` (the seccomp profile's refusals)
+//! and `needs` (what the profile keeps for agents). `sys`
 //! holds the shared syscall helpers, `abi` the calls through each ABI.
 
 pub mod abi;
@@ -12,6 +13,7 @@ pub mod env;
 pub mod fs;
 pub mod home;
 pub mod misc;
+pub mod needs;
 pub mod net;
 pub mod privs;
 pub mod sys;

@@ -4,9 +4,7 @@
 //! (which the kernel would reject differently, or which are harmless, had
 //! the filter let the call through), plus a real attempt where one is
 //! harmless. Personality flags and address families get their own probes.
-//! Just as important, what agents need still works: nested user namespaces
-//! with mounts, pivot_root and chroot inside them; ptrace, process_vm_* and
-//! kcmp on a child.
+//! What agents need and the profile keeps is `needs`'.
 
 use super::abi::{self, Answer, LowPage};
 use super::sys::{in_child, NO, OK};
@@ -130,33 +128,21 @@ const WEAKENING_PERSONAS: &[(u64, &str)] = &[
     (0x0020_0000, "ADDR_COMPAT_LAYOUT"),
     (0x0800_0000, "ADDR_LIMIT_3GB"),
 ];
-const ADDR_NO_RANDOMIZE: u64 = 0x0004_0000;
 
+/// (gdb's ADDR_NO_RANDOMIZE, which must keep working, is check 80's.)
 pub fn personality(_c: &Ctx) -> Outcome {
     let reach = abi::reachable();
     let mut bad = Vec::new();
     for abi in &reach.filtered {
         let Some(n) = nr("personality", *abi) else { continue };
-        let call = |v: u64| abi::call(*abi, n, [v, 0, 0, 0, 0, 0]);
-        let runs = reach.runs.contains(abi);
-        let current = call(0xffff_ffff);
-        if runs && current.is_err() {
-            bad.push(format!("the personality query {} on {}", abi::describe(current), abi.name()));
-        }
         for (flag, name) in WEAKENING_PERSONAS {
-            let got = call(*flag);
+            let got = abi::call(*abi, n, [*flag, 0, 0, 0, 0, 0]);
             if got != errno(EPERM) {
                 bad.push(format!("{name} ({}) {}", abi.name(), abi::describe(got)));
             }
         }
-        // gdb turns address randomisation off for the programs it runs.
-        if let (true, Ok(current)) = (runs, current) {
-            if call(ADDR_NO_RANDOMIZE).is_err() || call(current as u64).is_err() {
-                bad.push(format!("ADDR_NO_RANDOMIZE (gdb) is refused on {}", abi.name()));
-            }
-        }
     }
-    finish(bad, format!("weakening flags refused, ADDR_NO_RANDOMIZE allowed ({})", abi_names(&reach.filtered)), reach.notes)
+    finish(bad, format!("weakening flags refused ({})", abi_names(&reach.filtered)), reach.notes)
 }
 
 const SOCKET_TYPES: &[i32] = &[libc::SOCK_STREAM, libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_SEQPACKET];
@@ -272,183 +258,4 @@ fn allowed_families_open(notes: &mut Vec<String>) -> Vec<String> {
         }
     }
     bad
-}
-
-/// Nested user namespaces as Chromium's sandbox, `unshare -r` and rootless
-/// containers use them.
-pub fn nested_userns(_c: &Ctx) -> Outcome {
-    // SAFETY: getuid has no preconditions.
-    let root = unsafe { libc::getuid() } == 0;
-    let steps = in_child(Duration::from_secs(10), nested_userns_steps);
-    let mut bad = Vec::new();
-    match steps {
-        Ok(OK) => {}
-        Ok(code) => bad.push(NESTED_STEPS.get(code as usize).map_or(format!("step {code}"), |s| s.to_string()) + " failed"),
-        Err(e) => bad.push(format!("the nested namespace steps {e}")),
-    }
-    if let Err(e) = clone3_newuser() {
-        bad.push(e);
-    }
-    match (bad.is_empty(), root) {
-        (true, true) => Outcome::pass_note(ROOT_MAP_NOTE),
-        _ => Outcome::from_problems(bad),
-    }
-}
-
-/// Why a session run by root keeps its nested namespaces unmapped.
-const ROOT_MAP_NOTE: &str = "run by root: the nested namespace stays unmapped, since mapping the outer uid 0 needs CAP_SETFCAP (Linux 5.12+), which no session has";
-
-/// What each exit code of `nested_userns_steps` means.
-const NESTED_STEPS: &[&str] = &[
-    "",
-    "",
-    "unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS)",
-    "writing uid_map/gid_map (as `unshare -r` does)",
-    "making the mounts private",
-    "mounting a tmpfs",
-    "pivot_root into it",
-    "unmounting the old root",
-    "chroot",
-    "unshare(CLONE_NEWUTS) and sethostname",
-    "setns back into the first UTS namespace",
-];
-
-/// `unshare -r`, then what a container runtime does inside: its own root
-/// on a tmpfs (pivot_root, the old root unmounted), chroot, a hostname.
-fn nested_userns_steps() -> i32 {
-    use nix::mount::{mount, umount2, MntFlags, MsFlags};
-    use nix::sched::{setns, unshare, CloneFlags};
-    // SAFETY: getuid/getgid have no preconditions.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    if unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWUTS).is_err() {
-        return 2;
-    }
-    // Root's mapping needs CAP_SETFCAP (see ROOT_MAP_NOTE); others map
-    // themselves to root inside.
-    let mapped = uid == 0
-        || std::fs::write("/proc/self/setgroups", "deny").is_ok()
-            && std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).is_ok()
-            && std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).is_ok();
-    // A UTS namespace this user namespace owns, to come back to.
-    let Ok(first_uts) = std::fs::File::open("/proc/self/ns/uts") else { return 10 };
-    if !mapped {
-        return 3;
-    }
-    if mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>).is_err() {
-        return 4;
-    }
-    if mount(Some("tmpfs"), "/tmp", Some("tmpfs"), MsFlags::empty(), None::<&str>).is_err() || nix::unistd::chdir("/tmp").is_err() {
-        return 5;
-    }
-    // The new root over the old one (runc's way: no directory to create).
-    if nix::unistd::pivot_root(".", ".").is_err() {
-        return 6;
-    }
-    if umount2(".", MntFlags::MNT_DETACH).is_err() || nix::unistd::chdir("/").is_err() {
-        return 7;
-    }
-    if nix::unistd::chroot("/").is_err() {
-        return 8;
-    }
-    if unshare(CloneFlags::CLONE_NEWUTS).is_err() || nix::unistd::sethostname("agent-sandbox-nested").is_err() {
-        return 9;
-    }
-    if setns(first_uts, CloneFlags::CLONE_NEWUTS).is_err() {
-        return 10;
-    }
-    OK
-}
-
-/// clone3 with CLONE_NEWUSER | CLONE_NEWPID (glibc's posix_spawn and
-/// modern runtimes create namespaces with clone3).
-fn clone3_newuser() -> Result<(), String> {
-    // struct clone_args { flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls }
-    let mut args = [0u64; 8];
-    args[0] = (libc::CLONE_NEWUSER | libc::CLONE_NEWPID) as u64;
-    args[4] = libc::SIGCHLD as u64;
-    // SAFETY: clone3 without a stack behaves like fork; the child only _exits.
-    let pid = unsafe { libc::syscall(libc::SYS_clone3, args.as_mut_ptr(), std::mem::size_of_val(&args)) };
-    match pid {
-        0 => {
-            // SAFETY: the child ends at once, without unwinding.
-            unsafe { libc::_exit(if libc::getpid() == 1 { 0 } else { 1 }) }
-        }
-        p if p < 0 => Err(format!("clone3(CLONE_NEWUSER | CLONE_NEWPID) {}", abi::describe(Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))))),
-        p => match super::sys::wait_deadline(nix::unistd::Pid::from_raw(p as i32), Duration::from_secs(5)) {
-            Ok(0) => Ok(()),
-            Ok(code) => Err(format!("the clone3 child was not pid 1 of its namespace ({code})")),
-            Err(e) => Err(format!("the clone3 child {e}")),
-        },
-    }
-}
-
-/// A value the child has at the same address (fork copies it).
-static MAGIC: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0x5eed_0f_a9e5_7ab1e);
-
-/// gdb's and strace's view of a child: attach, read its memory with
-/// ptrace and process_vm_readv, write it with process_vm_writev, compare
-/// it with kcmp.
-pub fn ptrace_child(_c: &Ctx) -> Outcome {
-    // SAFETY: the probe is single-threaded; the child only pauses until killed.
-    let child = match unsafe { nix::unistd::fork() } {
-        Err(e) => return Outcome::fail(format!("fork: {e}")),
-        Ok(nix::unistd::ForkResult::Child) => loop {
-            // SAFETY: pause has no preconditions.
-            unsafe { libc::pause() };
-        },
-        Ok(nix::unistd::ForkResult::Parent { child }) => child,
-    };
-    let result = trace(child.as_raw());
-    let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
-    let _ = nix::sys::wait::waitpid(child, None);
-    Outcome::from_problems(result)
-}
-
-fn trace(pid: i32) -> Vec<String> {
-    let mut bad = Vec::new();
-    let addr = MAGIC.as_ptr() as usize;
-    let want = MAGIC.load(std::sync::atomic::Ordering::Relaxed);
-    // SAFETY: ptrace requests on our own child with integer arguments; the
-    // tracee is detached (then killed) by the caller.
-    unsafe {
-        if libc::ptrace(libc::PTRACE_SEIZE, pid, 0, 0) != 0 {
-            return vec![format!("PTRACE_SEIZE of a child {}", abi::describe(Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))))];
-        }
-        libc::ptrace(libc::PTRACE_INTERRUPT, pid, 0, 0);
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, libc::__WALL);
-        *libc::__errno_location() = 0;
-        let peek = libc::ptrace(libc::PTRACE_PEEKDATA, pid, addr, 0) as u64;
-        if peek != want {
-            bad.push(format!("PTRACE_PEEKDATA read {peek:#x}, not {want:#x}"));
-        }
-    }
-    bad.extend(vm_read_write(pid, addr, want));
-    // SAFETY: kcmp with integer arguments: do this process and the child share their memory?
-    let k = unsafe { libc::syscall(libc::SYS_kcmp, libc::getpid(), pid, 0 /* KCMP_VM */, 0, 0) };
-    if k < 0 {
-        bad.push(format!("kcmp of a child {}", abi::describe(Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)))));
-    }
-    // SAFETY: detaching our tracee.
-    unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0, 0) };
-    bad
-}
-
-fn vm_read_write(pid: i32, addr: usize, want: u64) -> Vec<String> {
-    let mut got = 0u64;
-    let local = libc::iovec { iov_base: (&mut got as *mut u64).cast(), iov_len: 8 };
-    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: 8 };
-    // SAFETY: both iovecs describe 8 live bytes (ours, and the child's copy of MAGIC).
-    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
-    if n != 8 || got != want {
-        return vec![format!("process_vm_readv of a child read {n} bytes ({got:#x})")];
-    }
-    let mut new = !want;
-    let local = libc::iovec { iov_base: (&mut new as *mut u64).cast(), iov_len: 8 };
-    // SAFETY: as above, writing the child's copy.
-    let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
-    if n != 8 {
-        return vec![format!("process_vm_writev of a child wrote {n} bytes")];
-    }
-    vec![]
 }
