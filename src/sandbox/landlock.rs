@@ -86,7 +86,13 @@ pub fn scope_abstract_sockets(bwrap: &Path) -> Result<Scoping, Error> {
     if let Scoping::NotEnforced(_) = decision {
         return Ok(decision);
     }
-    restrict(!setuid).map_err(|e| Error::new(e.kind(), format!("cannot scope the session's abstract unix sockets with Landlock: {e}")))?;
+    restrict(!setuid).map_err(|e| {
+        let msg = format!(
+            "cannot scope the session's abstract unix sockets with Landlock ({e}), although the kernel offers it; \
+             a seccomp profile or security module refuses landlock_create_ruleset/landlock_restrict_self: allow them (Docker's and podman's default profiles do)"
+        );
+        Error::new(e.kind(), msg)
+    })?;
     Ok(decision)
 }
 
