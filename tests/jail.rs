@@ -731,6 +731,7 @@ fn refuses_unexpected_routes_and_rules() {
 #[test]
 fn the_syscall_profile_holds_in_a_jailed_session() {
     let _s = serial();
+    common::python3();
     let lab = Lab::up();
     let td = common::TestDir::new("jail-syscalls");
     let ws = td.root.join("ws");
