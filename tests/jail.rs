@@ -1097,6 +1097,48 @@ fn doctor_reports_whether_the_packet_filter_can_be_installed() {
     assert!(bad["fix"].as_str().unwrap_or("").contains("CONFIG_NF_TABLES"), "{bad}");
 }
 
+// ---------------------------------------------------------------- syscall profile
+
+/// The product's syscall profile holds in a jailed session too (its
+/// filter is loaded by the same bwrap call inside the jail's namespaces):
+/// keyrings, io_uring and vsock refused, nested user namespaces kept.
+#[test]
+fn the_syscall_profile_holds_in_a_jailed_session() {
+    let _s = serial();
+    common::python3();
+    let lab = Lab::up();
+    let td = common::TestDir::new("jail-syscalls");
+    let ws = td.root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let py = "import ctypes, socket, sys\n\
+              libc = ctypes.CDLL(None, use_errno=True)\n\
+              libc.syscall.restype = ctypes.c_long\n\
+              for a in sys.argv[1:]:\n\
+              \x20   name, nr = a.split('=')\n\
+              \x20   r = libc.syscall(ctypes.c_long(int(nr)), ctypes.c_long(0), ctypes.c_long(-3), ctypes.c_long(0))\n\
+              \x20   print('SYSCALL %s %d' % (name, 0 if r >= 0 else ctypes.get_errno()))\n\
+              try:\n\
+              \x20   socket.socket(40, 1); print('SYSCALL vsock 0')\n\
+              except OSError as e:\n\
+              \x20   print('SYSCALL vsock %d' % e.errno)\n";
+    std::fs::write(ws.join("probe.py"), py).unwrap();
+    let script = format!(
+        "python3 probe.py keyctl={} io_uring_setup={}\nunshare -U sh -c 'echo SYSCALL userns 0' || echo SYSCALL userns 1\n",
+        libc::SYS_keyctl,
+        libc::SYS_io_uring_setup
+    );
+    let mut opts = lab_opts(&lab, &script);
+    opts.product_in = Some(ws.clone());
+    let (code, out) = run_session(opts);
+    let ctx = out.join("\n");
+    assert_eq!(code, 0, "{ctx}");
+    let got = |name: &str| out.iter().find_map(|l| l.strip_prefix(&format!("SYSCALL {name} "))).map(str::to_string);
+    assert_eq!(got("keyctl"), Some(libc::EPERM.to_string()), "{ctx}");
+    assert_eq!(got("io_uring_setup"), Some(libc::ENOSYS.to_string()), "{ctx}");
+    assert_eq!(got("vsock"), Some(libc::EAFNOSUPPORT.to_string()), "{ctx}");
+    assert_eq!(got("userns").as_deref(), Some("0"), "a nested user namespace cannot be made in a jailed session\n{ctx}");
+}
+
 // ---------------------------------------------------------------- bench driver
 
 /// Not a test of its own: `benches/jail_bench.sh` runs this with

@@ -493,6 +493,134 @@ fn job_control_works_on_a_terminal() {
     assert!(text.contains("FG-STATUS=148"), "the job was not stopped by SIGTSTP (148 = 128+20)\n{text}");
 }
 
+// ---------------------------------------------------------------- syscalls, abstract sockets
+
+/// A python3 snippet that makes raw system calls (numbers passed in as
+/// `NAME=NR` arguments, the native ones of this build) and opens sockets,
+/// printing `what=0` on success or `what=ERRNO`.
+const SYSCALLS_PY: &str = r#"
+import ctypes, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+nr = dict(a.split("=") for a in sys.argv[1:])
+def sc(name, *args):
+    r = libc.syscall(ctypes.c_long(int(nr[name])), *[ctypes.c_long(a) for a in args])
+    return 0 if r >= 0 else ctypes.get_errno()
+params = ctypes.create_string_buffer(120)
+print("keyctl=%d" % sc("keyctl", 0, -3, 0))                     # KEYCTL_GET_KEYRING_ID @s
+print("add_key=%d" % sc("add_key", ctypes.cast(ctypes.c_char_p(b"user"), ctypes.c_void_p).value,
+                         ctypes.cast(ctypes.c_char_p(b"k"), ctypes.c_void_p).value, 0, 0, -3))
+print("io_uring_setup=%d" % sc("io_uring_setup", 4, ctypes.addressof(params)))
+print("userfaultfd=%d" % sc("userfaultfd", 0o2000000 | 1))      # O_CLOEXEC | UFFD_USER_MODE_ONLY
+print("personality_rie=%d" % sc("personality", 0x0400000))      # READ_IMPLIES_EXEC
+print("personality_norandom=%d" % sc("personality", 0x0040000)) # gdb's ADDR_NO_RANDOMIZE
+for name, fam, ty in (("vsock", 40, 1), ("packet", 17, 3), ("alg", 38, 5), ("bluetooth", 31, 1), ("unix", 1, 1),
+                      ("inet", 2, 2), ("netlink", 16, 3)):
+    try:
+        socket.socket(fam, ty).close()
+        print("socket_%s=0" % name)
+    except OSError as e:
+        print("socket_%s=%d" % (name, e.errno))
+"#;
+
+fn syscall_numbers() -> Vec<String> {
+    [
+        ("keyctl", libc::SYS_keyctl),
+        ("add_key", libc::SYS_add_key),
+        ("io_uring_setup", libc::SYS_io_uring_setup),
+        ("userfaultfd", libc::SYS_userfaultfd),
+        ("personality", libc::SYS_personality),
+    ]
+    .iter()
+    .map(|(n, v)| format!("{n}={v}"))
+    .collect()
+}
+
+/// What the profile refuses fails with its errno; the sockets agents use
+/// open (run by a non-root user, as agents usually are).
+#[test]
+fn the_syscall_profile_refuses_keyrings_vsock_io_uring_and_weakening_personalities() {
+    let td = setup("syscalls");
+    let user = test_user();
+    chown(&td.ws(), user.uid, user.gid);
+    let py = python3();
+    let nrs = syscall_numbers();
+    let mut args: Vec<&str> = vec![py.to_str().unwrap(), "-c", SYSCALLS_PY];
+    args.extend(nrs.iter().map(String::as_str));
+    let out = Launcher::as_account(&td.ws(), user).bin(&td.public_bin()).run(&args);
+    out.assert_ok();
+    let (eperm, enosys, eafnosupport) = (libc::EPERM.to_string(), libc::ENOSYS.to_string(), libc::EAFNOSUPPORT.to_string());
+    for (key, want) in [
+        ("keyctl", &eperm),
+        ("add_key", &eperm),
+        ("io_uring_setup", &enosys),
+        ("userfaultfd", &eperm),
+        ("personality_rie", &eperm),
+        ("socket_vsock", &eafnosupport),
+        ("socket_packet", &eafnosupport),
+        ("socket_alg", &eafnosupport),
+        ("socket_bluetooth", &eafnosupport),
+    ] {
+        assert_eq!(&out.get(key), want, "{key}\n{out}");
+    }
+    for key in ["personality_norandom", "socket_unix", "socket_inet", "socket_netlink"] {
+        assert_eq!(out.get(key), "0", "{key} must work inside\n{out}");
+    }
+}
+
+/// Nested user namespaces keep working with the tools agents use:
+/// `unshare -r` (and mounting inside it) and a bubblewrap sandbox inside
+/// the session (browsers' and build tools' sandboxes). (A fresh /proc
+/// cannot be mounted inside: the session's /proc has read-only covers,
+/// which the kernel will not let a nested namespace see past.)
+#[test]
+fn nested_user_namespaces_and_sandboxes_still_work() {
+    let td = setup("nested-userns");
+    let user = test_user();
+    chown(&td.ws(), user.uid, user.gid);
+    require_tool("/usr/bin/unshare", "apt-get install util-linux");
+    let out = Launcher::as_account(&td.ws(), user).bin(&td.public_bin()).sh(
+        "echo unshare_uid=$(unshare -r id -u)
+         echo unshare_mount=$(unshare -rm sh -c 'mount -t tmpfs none /mnt && touch /mnt/x && echo ok')
+         echo nested_bwrap=$(/usr/bin/bwrap --unshare-all --ro-bind / / --dev /dev --tmpfs /tmp -- sh -c 'echo ok' 2>&1)",
+    );
+    out.assert_ok();
+    assert_eq!(out.get("unshare_uid"), "0", "{out}");
+    assert_eq!(out.get("unshare_mount"), "ok", "{out}");
+    assert_eq!(out.get("nested_bwrap"), "ok", "{out}");
+}
+
+/// With the jail off the session shares the container's network
+/// namespace, so its abstract sockets (X11, D-Bus) would be reachable;
+/// Landlock's scoping keeps them out, while the session's own work.
+#[test]
+fn outer_abstract_sockets_are_unreachable_with_the_jail_off() {
+    use std::os::linux::net::SocketAddrExt;
+    let td = setup("abstract");
+    let name = unique("agent-sandbox-test-abstract");
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    assert!(std::os::unix::net::UnixStream::connect_addr(&addr).is_ok(), "control: the socket is reachable outside");
+    let script = r#"
+import socket, sys
+def connect(name):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("\0" + name)
+        return "ok"
+    except OSError as e:
+        return str(e.errno)
+print("outer=" + connect(sys.argv[1]))
+l = socket.socket(socket.AF_UNIX); l.bind("\0" + sys.argv[1] + "-inner"); l.listen()
+print("inner=" + connect(sys.argv[1] + "-inner"))
+"#;
+    let py = python3();
+    let out = Launcher::new(&td.ws()).run(&[py.to_str().unwrap(), "-c", script, &name]);
+    out.assert_ok();
+    assert_eq!(out.get("outer"), libc::EPERM.to_string(), "the outer abstract socket is reachable\n{out}");
+    assert_eq!(out.get("inner"), "ok", "{out}");
+}
+
 // ---------------------------------------------------------------- file system
 
 #[test]

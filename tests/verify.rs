@@ -12,7 +12,8 @@
 
 mod common;
 
-use agent_sandbox::verify::registry::{by_name, CHECKS};
+use agent_sandbox::verify::registry::{by_name, Kind, CHECKS};
+use agent_sandbox::verify::Defence;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -156,15 +157,23 @@ fn weakening_is_not_available_to_run() {
 /// `expect` fails (a check) or escapes (a probe), and that the exit status
 /// is the number of failures.
 fn weakened(launcher: Launcher, defence: &str, expect: &[&str]) {
-    let (out, v) = verify_json(launcher, &["--weaken", defence]);
+    weakened_all(launcher, &[defence], expect)
+}
+
+/// The same with several defences removed (where they cover the same).
+fn weakened_all(launcher: Launcher, defences: &[&str], expect: &[&str]) {
+    let args: Vec<&str> = defences.iter().flat_map(|d| ["--weaken", d]).collect();
+    let (out, v) = verify_json(launcher, &args);
     for name in expect {
         let s = status_of(&v, name);
-        assert!(s == "fail" || s == "escaped", "with {defence} removed, {name} is `{s}`, not failed\n{out}");
+        assert!(s == "fail" || s == "escaped", "with {defences:?} removed, {name} is `{s}`, not failed\n{out}");
     }
     let failures = v["summary"]["failures"].as_u64().unwrap();
     assert!(failures >= expect.len() as u64, "{out}");
     assert_eq!(out.status.code(), Some(failures as i32), "exit status is not the failure count\n{out}");
-    assert!(out.stdout.contains(&format!("\"{defence}\"")), "the report does not name the weakening\n{out}");
+    for defence in defences {
+        assert!(out.stdout.contains(&format!("\"{defence}\"")), "the report does not name the weakening\n{out}");
+    }
 }
 
 #[test]
@@ -191,7 +200,10 @@ fn removing_the_home_tmpfs_fails_the_home_checks() {
 #[test]
 fn removing_the_masks_fails_the_dotfile_checks() {
     let td = setup("weak-dotfiles");
-    weakened(Launcher::new(&td.ws()), "dotfiles", &["dotfiles-read-empty", "etc-secrets-read-empty"]);
+    // For a root launcher /etc/shadow is hidden twice: by the list of
+    // masks and by the scan for what only root may read.
+    weakened(Launcher::new(&td.ws()), "dotfiles", &["dotfiles-read-empty"]);
+    weakened_all(Launcher::new(&td.ws()), &["dotfiles", "root-only"], &["dotfiles-read-empty", "etc-secrets-read-empty"]);
 }
 
 #[test]
@@ -223,10 +235,49 @@ fn keeping_capabilities_fails_the_privilege_checks() {
     weakened(Launcher::new(&td.ws()), "capabilities", &["capabilities-none", "setuid-no-elevation", "mount-or-remount"]);
 }
 
+/// Every refusal of the syscall profile has a probe that escapes without
+/// it (the keyring one included: keys are reached by id), while the
+/// checks that agents keep what they need still pass.
 #[test]
-fn dropping_the_seccomp_filter_fails_the_terminal_checks() {
+fn dropping_the_seccomp_filter_fails_the_syscall_checks() {
     let td = setup("weak-seccomp");
-    weakened(Launcher::new(&td.ws()), "seccomp", &["tiocsti-blocked", "tioclinux-blocked"]);
+    let expect = [
+        "tiocsti-blocked",
+        "tioclinux-blocked",
+        "read-launcher-keyring",
+        "seccomp-keyrings",
+        "seccomp-bpf-perf-userfaultfd",
+        "seccomp-modules-kexec",
+        "seccomp-host-admin",
+        "seccomp-clock",
+        "seccomp-io-uring",
+        "seccomp-file-handles",
+        "seccomp-other-processes",
+        "seccomp-obsolete-calls",
+        "seccomp-personality",
+        "seccomp-address-families",
+    ];
+    // Every probe of the syscalls defence is in the list.
+    for c in CHECKS.iter().filter(|c| c.defence == Defence::Syscalls && c.kind == Kind::Probe) {
+        assert!(expect.contains(&c.name), "{} is not shown to fail without the filter", c.name);
+    }
+    let (out, v) = verify_json(Launcher::new(&td.ws()), &["--weaken", "seccomp"]);
+    for name in expect {
+        let s = status_of(&v, name);
+        assert!(s == "fail" || s == "escaped", "without the filter, {name} is `{s}`\n{out}");
+    }
+    for name in ["nested-user-namespaces-work", "debugging-a-child-works", "abstract-socket-inside-works"] {
+        assert_eq!(status_of(&v, name), "pass", "{out}");
+    }
+}
+
+/// With the jail off only Landlock keeps the outer abstract sockets out.
+#[test]
+fn dropping_landlock_scoping_fails_the_abstract_socket_probe() {
+    let td = setup("weak-landlock");
+    let (out, v) = verify_json(Launcher::new(&td.ws()), &[]);
+    assert_eq!(status_of(&v, "abstract-socket-of-outer-process"), "blocked", "this test needs Linux 6.12+ with Landlock\n{out}");
+    weakened(Launcher::new(&td.ws()), "landlock", &["abstract-socket-of-outer-process"]);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use super::probe::{self, Attach, Filter, Tun, Userns};
 use super::{Finding, Severity};
 use crate::agents::{Agent, ALL};
 use crate::install::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
+use crate::sandbox::landlock::{self, Scoping, Support};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,10 @@ pub struct HostFacts {
     /// None: not tried (no user namespaces).
     pub filter: Option<Filter>,
     pub fresh_proc: bool,
+    /// Landlock as the kernel offers it, and what sessions of this user
+    /// would get from it (abstract-socket scoping).
+    pub landlock: Support,
+    pub abstract_scoping: Scoping,
     pub installed: Installed,
     pub path: String,
     pub path_dirs: Vec<DirInfo>,
@@ -68,6 +73,9 @@ pub fn gather(jail_on: bool) -> HostFacts {
     let filter = (userns == Userns::Works).then(probe::packet_filter);
     let path = std::env::var("PATH").unwrap_or_default();
     let path_dirs = path::split(&path).into_iter().map(path::dir_info).collect();
+    let landlock = landlock::kernel_support();
+    let setuid = bwrap.as_ref().is_ok_and(|b| landlock::setuid_root(b));
+    let abstract_scoping = landlock::decide(landlock, setuid, nix::unistd::geteuid().is_root());
     HostFacts {
         jail_on,
         bwrap,
@@ -78,6 +86,8 @@ pub fn gather(jail_on: bool) -> HostFacts {
         attach,
         filter,
         fresh_proc: crate::sandbox::context::fresh_proc_possible(),
+        landlock,
+        abstract_scoping,
         installed: installed(),
         resolutions: ALL.iter().map(|a| (*a, resolve(*a, &path))).collect(),
         path,
@@ -184,9 +194,41 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
     out
 }
 
-/// Every host finding: prerequisites, installation, PATH.
+/// Landlock's abstract-socket scoping: with the jail, sessions have their
+/// own network namespace (and so their own abstract sockets) anyway;
+/// without it, only the scoping keeps the container's out.
+pub fn abstract_scoping(h: &HostFacts) -> Finding {
+    let kernel = match h.landlock {
+        Support::Abi(n) => format!("Landlock ABI {n}"),
+        Support::Disabled => "Landlock not enabled".into(),
+        Support::Missing => "no Landlock".into(),
+    };
+    match (&h.abstract_scoping, h.jail_on) {
+        (Scoping::Enforced { .. }, _) => f("landlock", "abstract-scope-ok", Severity::Ok, format!("{kernel}: sessions reach only abstract unix sockets made inside them, with the egress jail off too"), None),
+        (Scoping::NotEnforced(why), true) => f(
+            "landlock",
+            "abstract-scope-unavailable",
+            Severity::Info,
+            format!("{kernel}: abstract-socket scoping is not enforced ({why}); with the egress jail on, sessions have their own network namespace and do not reach the container's abstract sockets anyway"),
+            Some(LANDLOCK_FIX),
+        ),
+        (Scoping::NotEnforced(why), false) => f(
+            "landlock",
+            "abstract-scope-unavailable",
+            Severity::Warning,
+            format!("{kernel}: abstract-socket scoping is not enforced ({why}), and the egress jail is off: sessions can connect to the container's abstract unix sockets (X11's @/tmp/.X11-unix/X0, D-Bus, IDE helpers)"),
+            Some(LANDLOCK_FIX),
+        ),
+    }
+}
+
+pub const LANDLOCK_FIX: &str = "run on Linux 6.12 or later with Landlock enabled (`landlock` in the `lsm=` boot parameter), or keep the egress jail on";
+
+/// Every host finding: prerequisites, abstract-socket scoping,
+/// installation, PATH.
 pub fn assess(h: &HostFacts) -> Vec<Finding> {
     let mut out = prerequisites(h);
+    out.push(abstract_scoping(h));
     out.push(match &h.installed {
         Installed::No => f("install", "not-installed", Severity::Warning, format!("agent-sandbox is not installed by sandbox-install ({BINARY} is missing), so there are no claude/codex/pi shims"), Some("run sandbox-install as root (see docs/install.md)")),
         Installed::Untrusted(e) => f("install", "binary-untrusted", Severity::Error, e.clone(), None),

@@ -13,6 +13,8 @@ fn healthy() -> HostFacts {
         attach: Some(Attach::Attached),
         filter: Some(Filter::Works),
         fresh_proc: true,
+        landlock: Support::Abi(7),
+        abstract_scoping: Scoping::Enforced { abi: 7 },
         installed: Installed::Yes { broken: Vec::new() },
         path: format!("{SHIM_DIR}:/usr/local/sbin:/usr/bin"),
         path_dirs: Vec::new(),
@@ -36,6 +38,7 @@ fn a_healthy_host_is_all_ok() {
             ("pasta-ok", Severity::Ok),
             ("filter-ok", Severity::Ok),
             ("proc-ok", Severity::Ok),
+            ("abstract-scope-ok", Severity::Ok),
             ("install-ok", Severity::Ok),
             ("path-ok", Severity::Ok),
         ]
@@ -63,6 +66,7 @@ fn a_broken_container() {
             ("pasta-missing", Severity::Error),
             ("filter-unavailable", Severity::Error),
             ("proc-masked", Severity::Error),
+            ("abstract-scope-ok", Severity::Ok),
             ("not-installed", Severity::Warning),
             ("path-vendor-first", Severity::Error),
         ]
@@ -104,4 +108,19 @@ fn exec_path_findings_for_image_paths() {
     let got = exec_path_findings("/opt/venv/bin:/usr/bin", &venv);
     assert_eq!(ids(&got), vec![("exec-path-no-shims", Severity::Warning), ("exec-path-order", Severity::Warning)]);
     assert!(exec_path_findings("/usr/local/sbin:/usr/local/bin:/usr/bin", &[]).is_empty());
+}
+
+#[test]
+fn abstract_scoping_says_what_sessions_get() {
+    let mut h = healthy();
+    assert!(abstract_scoping(&h).message.contains("Landlock ABI 7"));
+    h.landlock = Support::Abi(4);
+    h.abstract_scoping = crate::sandbox::landlock::decide(h.landlock, false, false);
+    let f = abstract_scoping(&h);
+    assert_eq!((f.id, f.severity), ("abstract-scope-unavailable", Severity::Info));
+    assert!(f.message.contains("ABI 4") && f.message.contains("own network namespace"), "{}", f.message);
+    h.jail_on = false;
+    let f = abstract_scoping(&h);
+    assert_eq!((f.id, f.severity), ("abstract-scope-unavailable", Severity::Warning));
+    assert!(f.message.contains("X11") && f.fix.as_deref().unwrap().contains("6.12"), "{f:?}");
 }

@@ -14,10 +14,15 @@
 //!     (except the jail's gate, which the jail put on `plan.gate_fd`);
 //!  4. a new, empty session keyring (keys the launcher's session keyring
 //!     holds — Kerberos KEYRING: caches, `keyctl` secrets — stay outside;
-//!     user and persistent keyrings are per user namespace already);
-//!  5. execve bwrap with the plan's environment (not in argv: other users
+//!     user and persistent keyrings are per user namespace already; the
+//!     session's seccomp profile refuses the keyring calls altogether, since
+//!     keys are found by id whichever keyring holds them);
+//!  5. where the kernel has it, Landlock's abstract unix socket scoping
+//!     (`landlock`): last, so only bwrap and the session are in the domain;
+//!  6. execve bwrap with the plan's environment (not in argv: other users
 //!     can read argv from /proc, not the environment).
 
+use crate::sandbox::landlock::Scoping;
 use crate::sandbox::plan::{Plan, FIRST_DATA_FD};
 use nix::fcntl::{fcntl, FcntlArg};
 use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
@@ -48,6 +53,7 @@ pub fn exec(plan: &Plan) -> Error {
     match place_data(plan)
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())
+        .and_then(|()| scope_abstract_sockets(plan))
     {
         Ok(()) => execve(plan),
         Err(e) => e,
@@ -146,11 +152,23 @@ fn new_session_keyring() -> Result<(), Error> {
     }
 }
 
+/// Step 5 (unless a test weakened the plan).
+fn scope_abstract_sockets(plan: &Plan) -> Result<(), Error> {
+    if !plan.scope_abstract_sockets {
+        return Ok(());
+    }
+    match crate::sandbox::landlock::scope_abstract_sockets(&plan.bwrap)? {
+        Scoping::Enforced { abi } => tracing::debug!("abstract unix sockets: fully enforced (Landlock ABI {abi})"),
+        Scoping::NotEnforced(why) => tracing::debug!("abstract unix sockets: not enforced: {why}"),
+    }
+    Ok(())
+}
+
 fn cstring(s: &std::ffi::OsStr) -> Result<CString, Error> {
     CString::new(s.as_bytes()).map_err(|_| Error::new(std::io::ErrorKind::InvalidInput, format!("argument contains a NUL byte: {s:?}")))
 }
 
-/// Step 4.
+/// Step 6.
 fn execve(plan: &Plan) -> Error {
     let build = || -> Result<(CString, Vec<CString>, Vec<CString>), Error> {
         let path = cstring(plan.bwrap.as_os_str())?;

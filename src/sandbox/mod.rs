@@ -7,7 +7,8 @@
 //! - `fsview`: the file-system questions the plan asks, behind a trait.
 //! - `plan`: the pure plan; `mounts`: the mount list; `env`: the environment.
 //! - `scope`: what a mount list lets a session read or write at a path.
-//! - `seccomp`: the terminal-injection filter; `gitconfig`: the curated git config.
+//! - `seccomp`: the syscall profile; `landlock`: abstract-socket scoping;
+//!   `gitconfig`: the curated git config.
 //! - `exec`: the one place that turns a plan into a running session.
 
 pub mod context;
@@ -15,6 +16,7 @@ pub mod env;
 pub mod exec;
 pub mod fsview;
 pub mod gitconfig;
+pub mod landlock;
 pub mod mounts;
 pub mod plan;
 pub mod protect;

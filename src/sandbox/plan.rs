@@ -169,6 +169,9 @@ pub struct Plan {
     /// Directories the executor creates before launch so agent state
     /// persists (the user's own, under their home).
     pub ensure_dirs: Vec<PathBuf>,
+    /// Scope abstract unix sockets to the session with Landlock where the
+    /// kernel can (`sandbox::landlock`); always true but in weakened tests.
+    pub scope_abstract_sockets: bool,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -254,6 +257,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         chdir,
         command: ctx.command.clone(),
         ensure_dirs,
+        scope_abstract_sockets: true,
     })
 }
 

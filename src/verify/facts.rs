@@ -104,6 +104,8 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         canary_port: 0,
         abstract_name: String::new(),
         key_id: None,
+        keyring_id: None,
+        outside_refuses: Vec::new(),
         helpers,
         launcher_dir: crate::sandbox::context::shim_dir(),
         git_config,

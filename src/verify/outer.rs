@@ -10,8 +10,10 @@
 //!     /proc/PID/exe of an outer process is not accessible, so the real
 //!     path is used) and make the probe the command; apply test-only
 //!     weakenings;
-//!  3. start the canary (an outer process with a secret and sockets) and put
-//!     a secret key in a fresh session keyring of this process;
+//!  3. start the canary (an outer process with a secret and sockets), put
+//!     a secret key (readable by its owner) in a fresh session keyring of
+//!     this process, and try what agents need from the kernel out here
+//!     (what the container itself refuses is not the session's doing);
 //!  4. become a child subreaper, fork: the child leaks a descriptor on
 //!     purpose and calls `launch::start` with stdout on a pipe;
 //!  5. read the probe's lines (answering its connect requests) until EOF;
@@ -88,7 +90,8 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     spec.canary_port = canary.port;
     spec.abstract_name = canary.abstract_name.clone();
     spec.tmp_sockets = canary.sockets.clone();
-    spec.key_id = plant_key(&nonce);
+    (spec.key_id, spec.keyring_id) = plant_key(&nonce).unzip();
+    spec.outside_refuses = super::checks::needs::outside_refusals();
     spec.scope = facts::scope_samples(&session.plan, &spec);
     if session.jail.is_some() {
         spec.jail = Some(facts::jail_spec(&session.plan, config));
@@ -120,17 +123,23 @@ fn own_binary() -> Result<PathBuf, String> {
 }
 
 /// A key holding the nonce in a new session keyring of this process (the
-/// user's own session keyring is left alone).
-fn plant_key(nonce: &str) -> Option<i32> {
+/// user's own session keyring is left alone), readable by its owner as
+/// many tools leave keys (`keyctl setperm`); its id and the keyring's.
+fn plant_key(nonce: &str) -> Option<(i32, i32)> {
+    const KEY_POS_ALL: u32 = 0x3f00_0000;
+    const KEY_USR_VIEW_READ: u32 = 0x0001_0000 | 0x0002_0000;
     let desc = std::ffi::CString::new(format!("agent-sandbox-verify-{nonce}")).ok()?;
-    let ty = std::ffi::CString::new("user").ok()?;
     // SAFETY: keyctl/add_key with valid C strings and lengths.
     unsafe {
         if libc::syscall(libc::SYS_keyctl, libc::KEYCTL_JOIN_SESSION_KEYRING, std::ptr::null::<libc::c_char>()) < 0 {
             return None;
         }
-        let id = libc::syscall(libc::SYS_add_key, ty.as_ptr(), desc.as_ptr(), nonce.as_ptr(), nonce.len(), libc::KEY_SPEC_SESSION_KEYRING);
-        (id >= 0).then_some(id as i32)
+        let id = libc::syscall(libc::SYS_add_key, c"user".as_ptr(), desc.as_ptr(), nonce.as_ptr(), nonce.len(), libc::KEY_SPEC_SESSION_KEYRING);
+        if id < 0 || libc::syscall(libc::SYS_keyctl, libc::KEYCTL_SETPERM, id, KEY_POS_ALL | KEY_USR_VIEW_READ) < 0 {
+            return None;
+        }
+        let ring = libc::syscall(libc::SYS_keyctl, libc::KEYCTL_GET_KEYRING_ID, libc::KEY_SPEC_SESSION_KEYRING, 0);
+        (ring >= 0).then_some((id as i32, ring as i32))
     }
 }
 

@@ -2,8 +2,9 @@
 //! proves and what it asserts. docs/verify.md lists exactly these (a unit
 //! test compares them); the report joins the probe's results to them.
 
-use super::checks::{attack, env, fs, home, misc, net, privs, tty, Ctx};
+use super::checks::{attack, env, fs, home, misc, needs, net, privs, syscalls, tty, Ctx};
 use super::egress::Method;
+use crate::sandbox::seccomp::table::Group;
 use super::{Defence, Outcome};
 use Defence::*;
 
@@ -116,7 +117,7 @@ pub const CHECKS: &[Check] = &[
     probe(56, "new-userns-unlocks-mounts", FileSystem, "the same from a new user + mount namespace (the session's mounts are locked)", attack::userns_mounts),
     probe(57, "raw-socket", Privileges, "open a raw IPv4 socket", attack::raw_socket),
     probe(58, "packet-socket", Privileges, "open an AF_PACKET socket", attack::packet_socket),
-    Check { number: 59, name: "abstract-socket-of-outer-process", kind: Kind::Probe, defence: EgressJail, needs_jail: true, asserts: "connect to the canary's abstract unix socket", run: Run::Inside(attack::abstract_socket) },
+    probe(59, "abstract-socket-of-outer-process", Ipc, "connect to the canary's abstract unix socket (the jail's network namespace; with the jail off, Landlock scoping)", attack::abstract_socket),
     probe(60, "write-through-proc-root", FileSystem, "create files through /proc/self/root and /proc/1/root", attack::write_through_proc_root),
     probe(61, "read-launcher-keyring", Keyring, "find or read a key in the launcher's session keyring", attack::keyring),
     probe(62, "bpf-tracing-program", Privileges, "load a kprobe BPF program", attack::bpf_tracing),
@@ -125,13 +126,27 @@ pub const CHECKS: &[Check] = &[
     probe(65, "write-kernel-tunables", FileSystem, "open sysctls, sysrq-trigger, uevent_helper, cgroup.procs for writing", attack::kernel_tunables),
     probe(66, "open-by-handle", FileSystem, "open_by_handle_at (reaches files outside the mount view)", attack::open_by_handle),
     probe(67, "mknod-device", Privileges, "create a block device node", attack::mknod_device),
-    jail(68, "jail-so-bindtodevice-blocked", "datagrams bound to the jail's interface with SO_BINDTODEVICE to every blocked range and connected subnet are refused", |c| net::interface_named(c, Method::BindToDevice)),
-    jail(69, "jail-so-bindtoifindex-blocked", "the same with SO_BINDTOIFINDEX", |c| net::interface_named(c, Method::BindToIfindex)),
-    jail(70, "jail-ip-unicast-if-blocked", "the same with IP_UNICAST_IF", |c| net::interface_named(c, Method::UnicastIf)),
-    jail(71, "jail-ip-pktinfo-blocked", "the same with an IP_PKTINFO control message naming the interface", |c| net::interface_named(c, Method::PktInfo)),
-    jail(72, "jail-multicast-blocked", "mDNS, SSDP and all-hosts multicast are refused, routed, with IP_MULTICAST_IF and with SO_BINDTODEVICE", net::multicast_blocked),
-    jail(73, "jail-broadcast-blocked", "255.255.255.255 and the jail subnet's broadcast are refused, routed and with SO_BINDTODEVICE", net::broadcast_blocked),
-    jail(74, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
+    probe(68, "seccomp-keyrings", Syscalls, "add_key, keyctl, request_key on every ABI; add a key to the session's own keyring", |c| syscalls::group(c, Group::Keyrings)),
+    probe(69, "seccomp-bpf-perf-userfaultfd", Syscalls, "bpf, perf_event_open, userfaultfd on every ABI; a user-mode userfaultfd and a perf event on itself", |c| syscalls::group(c, Group::KernelHooks)),
+    probe(70, "seccomp-modules-kexec", Syscalls, "init/finit/delete_module, the obsolete module calls, kexec_load, kexec_file_load on every ABI", |c| syscalls::group(c, Group::Modules)),
+    probe(71, "seccomp-host-admin", Syscalls, "swapon/off, reboot, acct, quotactl(_fd), syslog, vhangup on every ABI", |c| syscalls::group(c, Group::HostAdmin)),
+    probe(72, "seccomp-clock", Syscalls, "settimeofday, clock_settime(64), stime on every ABI", |c| syscalls::group(c, Group::Clock)),
+    probe(73, "seccomp-io-uring", Syscalls, "io_uring_setup/enter/register on every ABI (ENOSYS); set up a ring", |c| syscalls::group(c, Group::IoUring)),
+    probe(74, "seccomp-file-handles", Syscalls, "open_by_handle_at, name_to_handle_at (EOPNOTSUPP), fanotify_init on every ABI; a handle for /etc/hostname", |c| syscalls::group(c, Group::FileHandles)),
+    probe(75, "seccomp-other-processes", Syscalls, "pidfd_getfd, process_madvise, migrate_pages, move_pages on every ABI", |c| syscalls::group(c, Group::OtherProcesses)),
+    probe(76, "seccomp-obsolete-calls", Syscalls, "uselib, ustat, sysfs, _sysctl, nfsservctl, lookup_dcookie, iopl, ioperm, vm86 on every ABI", |c| syscalls::group(c, Group::Obsolete)),
+    probe(77, "seccomp-personality", Syscalls, "set READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT, ADDR_LIMIT_3GB on every ABI", syscalls::personality),
+    probe(78, "seccomp-address-families", Syscalls, "sockets of every family but unix, inet, inet6, netlink (vsock, packet, alg...), also via x32, i386, socketcall and a nested network namespace", syscalls::families),
+    c(79, "nested-user-namespaces-work", Syscalls, "unshare -r, a tmpfs, pivot_root, umount of the old root, chroot, sethostname, setns, clone3(CLONE_NEWUSER) work (unless the container refuses them outside too)", needs::nested_userns),
+    c(80, "debugging-a-child-works", Syscalls, "PTRACE_SEIZE/PEEKDATA, process_vm_readv/writev, kcmp on a child and personality(ADDR_NO_RANDOMIZE) work (unless the container refuses them outside too)", needs::debugging),
+    c(81, "abstract-socket-inside-works", Ipc, "an abstract unix socket made inside the session accepts a connection from another of its processes", attack::abstract_socket_inside),
+    jail(82, "jail-so-bindtodevice-blocked", "datagrams bound to the jail's interface with SO_BINDTODEVICE to every blocked range and connected subnet are refused", |c| net::interface_named(c, Method::BindToDevice)),
+    jail(83, "jail-so-bindtoifindex-blocked", "the same with SO_BINDTOIFINDEX", |c| net::interface_named(c, Method::BindToIfindex)),
+    jail(84, "jail-ip-unicast-if-blocked", "the same with IP_UNICAST_IF", |c| net::interface_named(c, Method::UnicastIf)),
+    jail(85, "jail-ip-pktinfo-blocked", "the same with an IP_PKTINFO control message naming the interface", |c| net::interface_named(c, Method::PktInfo)),
+    jail(86, "jail-multicast-blocked", "mDNS, SSDP and all-hosts multicast are refused, routed, with IP_MULTICAST_IF and with SO_BINDTODEVICE", net::multicast_blocked),
+    jail(87, "jail-broadcast-blocked", "255.255.255.255 and the jail subnet's broadcast are refused, routed and with SO_BINDTODEVICE", net::broadcast_blocked),
+    jail(88, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
 ];
 
 /// The check with `number`.
@@ -165,7 +180,7 @@ mod tests {
     fn every_defence_is_checked() {
         for d in [
             Sentinel, Environment, Home, DotfileMasks, Ipc, ContainerEngines, Privileges, PidNamespace, TerminalInjection,
-            FileSystem, Git, EntryPoints, OwnBinaries, Recursion, EgressJail,
+            Syscalls, FileSystem, Git, EntryPoints, OwnBinaries, Recursion, EgressJail,
         ] {
             assert!(CHECKS.iter().any(|c| c.defence == d), "{d:?}");
         }

@@ -54,8 +54,13 @@ pub struct Spec {
     pub canary_port: u16,
     /// The canary's abstract unix socket name (without the leading NUL).
     pub abstract_name: String,
-    /// A key in the launcher's session keyring holding the nonce.
+    /// A key in the launcher's session keyring holding the nonce (readable
+    /// by its owner), and that keyring's own id.
     pub key_id: Option<i32>,
+    pub keyring_id: Option<i32>,
+    /// Operations agents need that fail outside the session too (the
+    /// container's own seccomp profile): notes, not failures, inside.
+    pub outside_refuses: Vec<String>,
     /// Helpers the launcher runs (bwrap, pasta).
     pub helpers: Vec<PathBuf>,
     /// The launcher's own directory (where the shims live).

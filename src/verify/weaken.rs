@@ -23,6 +23,7 @@ pub enum Weakening {
     Engines,
     Capabilities,
     Seccomp,
+    Landlock,
     ReadOnlyRoot,
     EntryPoints,
     Git,
@@ -44,6 +45,7 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("engines", Weakening::Engines),
     ("capabilities", Weakening::Capabilities),
     ("seccomp", Weakening::Seccomp),
+    ("landlock", Weakening::Landlock),
     ("read-only-root", Weakening::ReadOnlyRoot),
     ("entry-points", Weakening::EntryPoints),
     ("git", Weakening::Git),
@@ -139,6 +141,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
                 mounts.push(retired(i));
             }
         }
+        Weakening::Landlock => plan.scope_abstract_sockets = false,
         Weakening::ReadOnlyRoot => {
             for m in mounts.iter_mut() {
                 if let Mount::RoBind { src, dest, optional } = m {
@@ -217,6 +220,7 @@ mod tests {
             chdir: p("/w"),
             command: vec!["/x".into()],
             ensure_dirs: vec![],
+            scope_abstract_sockets: true,
         }
     }
 
@@ -263,6 +267,11 @@ mod tests {
         apply(&mut p, Weakening::Sentinel, &outer, Path::new("/h"), &|_| true);
         assert!(!p.env.contains_key(std::ffi::OsStr::new("IS_SANDBOX")));
         assert_eq!(p.mounts, plan().mounts);
+        // Landlock is applied by the executor, not bwrap: only the flag changes.
+        let mut p = plan();
+        apply(&mut p, Weakening::Landlock, &outer, Path::new("/h"), &|_| true);
+        assert!(!p.scope_abstract_sockets);
+        assert_eq!(args(&p), args(&plan()));
     }
 
     #[test]

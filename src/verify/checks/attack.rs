@@ -169,17 +169,47 @@ pub fn packet_socket(_c: &Ctx) -> Outcome {
     socket_refused(libc::AF_PACKET, libc::SOCK_RAW, (libc::ETH_P_ALL as u16).to_be() as i32, "packet socket")
 }
 
-pub fn abstract_socket(c: &Ctx) -> Outcome {
-    if c.spec.jail.is_none() {
-        return Outcome::skip(crate::verify::JAIL_OFF);
-    }
+fn abstract_addr(name: &str) -> Option<std::os::unix::net::SocketAddr> {
     use std::os::linux::net::SocketAddrExt;
-    let Ok(addr) = std::os::unix::net::SocketAddr::from_abstract_name(c.spec.abstract_name.as_bytes()) else {
+    std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).ok()
+}
+
+/// With the jail, the session has its own network namespace (and so its
+/// own abstract sockets); without it, only Landlock's scoping keeps the
+/// container's out, where the kernel has it.
+pub fn abstract_socket(c: &Ctx) -> Outcome {
+    use crate::sandbox::landlock::{decide, kernel_support, Scoping};
+    if c.spec.jail.is_none() {
+        // Whether bwrap is setuid does not matter here: the launcher would
+        // then not apply it, and the attempt below shows that.
+        if let Scoping::NotEnforced(why) = decide(kernel_support(), false, true) {
+            return Outcome::skip(format!("egress jail is off and {why}"));
+        }
+    }
+    let Some(addr) = abstract_addr(&c.spec.abstract_name) else {
         return Outcome::fail("bad abstract socket name");
     };
     match std::os::unix::net::UnixStream::connect_addr(&addr) {
         Ok(_) => Outcome::fail(format!("connected to the outer abstract socket @{}", c.spec.abstract_name)),
         Err(_) => Outcome::pass(),
+    }
+}
+
+/// Scoping must not break the session's own abstract sockets (Chromium,
+/// language servers and test suites make them).
+pub fn abstract_socket_inside(c: &Ctx) -> Outcome {
+    let name = format!("agent-sandbox-verify-inside-{}-{}", c.spec.nonce, std::process::id());
+    let Some(addr) = abstract_addr(&name) else { return Outcome::fail("bad abstract socket name") };
+    let listener = match std::os::unix::net::UnixListener::bind_addr(&addr) {
+        Ok(l) => l,
+        Err(e) => return Outcome::fail(format!("binding @{name}: {e}")),
+    };
+    let r = in_child(Duration::from_secs(5), || if std::os::unix::net::UnixStream::connect_addr(&addr).is_ok() { OK } else { NO });
+    drop(listener);
+    match r {
+        Ok(OK) => Outcome::pass(),
+        Ok(_) => Outcome::fail(format!("another process of the session cannot connect to @{name}")),
+        Err(e) => Outcome::fail(e),
     }
 }
 
@@ -195,20 +225,35 @@ pub fn write_through_proc_root(c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
+/// The launcher's key and keyring, found by description or reached by id
+/// (possession is not needed to describe a key, or read one its owner may
+/// read: the fresh session keyring of the launch alone does not stop that).
 pub fn keyring(c: &Ctx) -> Outcome {
+    const KEYCTL_DESCRIBE: i32 = 6;
+    const KEYCTL_READ: i32 = 11;
     let desc = CString::new(format!("agent-sandbox-verify-{}", c.spec.nonce)).unwrap_or_default();
-    let ty = CString::new("user").unwrap_or_default();
+    let mut bad = Vec::new();
     // SAFETY: request_key with valid C strings and no callout; only searches.
-    let found = unsafe { libc::syscall(libc::SYS_request_key, ty.as_ptr(), desc.as_ptr(), std::ptr::null::<libc::c_char>(), 0) };
-    let mut buf = [0u8; 128];
-    let read = c.spec.key_id.map(|id| {
-        // SAFETY: KEYCTL_READ into a stack buffer of the given length.
-        unsafe { libc::syscall(libc::SYS_keyctl, libc::KEYCTL_READ, id, buf.as_mut_ptr(), buf.len()) }
-    });
-    if found >= 0 || read.is_some_and(|n| n > 0) {
-        return Outcome::fail("read a key from the launcher's session keyring");
+    let found = unsafe { libc::syscall(libc::SYS_request_key, c"user".as_ptr(), desc.as_ptr(), std::ptr::null::<libc::c_char>(), 0) };
+    if found >= 0 {
+        bad.push("found the launcher's key by its description".to_string());
     }
-    Outcome::pass()
+    let mut buf = [0u8; 256];
+    let mut op = |what: &str, cmd: i32, id: i32| {
+        // SAFETY: KEYCTL_DESCRIBE / KEYCTL_READ into a stack buffer of the given length.
+        let n = unsafe { libc::syscall(libc::SYS_keyctl, cmd, id, buf.as_mut_ptr(), buf.len()) };
+        if n > 0 {
+            bad.push(format!("{what} by id {id}: {:?}", String::from_utf8_lossy(&buf[..(n as usize).min(buf.len())])));
+        }
+    };
+    if let Some(id) = c.spec.key_id {
+        op("described the launcher's key", KEYCTL_DESCRIBE, id);
+        op("read the launcher's key", KEYCTL_READ, id);
+    }
+    if let Some(ring) = c.spec.keyring_id {
+        op("listed the launcher's session keyring", KEYCTL_READ, ring);
+    }
+    Outcome::from_problems(bad)
 }
 
 pub fn bpf_tracing(_c: &Ctx) -> Outcome {
@@ -278,6 +323,9 @@ pub fn kernel_tunables(_c: &Ctx) -> Outcome {
     }
 }
 
+/// With a real handle where the session can get one; with a made-up one
+/// otherwise (the profile refuses name_to_handle_at): open_by_handle_at
+/// must be refused either way, before it looks at the handle.
 pub fn open_by_handle(_c: &Ctx) -> Outcome {
     // struct file_handle { u32 handle_bytes; i32 handle_type; u8 f_handle[128]; }
     let mut fh = [0u8; 8 + 128];
@@ -286,8 +334,9 @@ pub fn open_by_handle(_c: &Ctx) -> Outcome {
     let path = CString::new("/etc/hostname").unwrap_or_default();
     // SAFETY: name_to_handle_at fills the buffer we own; then open_by_handle_at with it.
     unsafe {
-        if libc::syscall(libc::SYS_name_to_handle_at, libc::AT_FDCWD, path.as_ptr(), fh.as_mut_ptr(), &mut mount_id, 0) != 0 {
-            return Outcome::pass_note("no file handles on this file system");
+        let real = libc::syscall(libc::SYS_name_to_handle_at, libc::AT_FDCWD, path.as_ptr(), fh.as_mut_ptr(), &mut mount_id, 0) == 0;
+        if !real {
+            fh[0..8].copy_from_slice(&[8, 0, 0, 0, 1, 0, 0, 0]);
         }
         let root = libc::open(c"/".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
         let fd = libc::syscall(libc::SYS_open_by_handle_at, root, fh.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
@@ -295,6 +344,9 @@ pub fn open_by_handle(_c: &Ctx) -> Outcome {
         if fd >= 0 {
             libc::close(fd as i32);
             return Outcome::fail("open_by_handle_at opened a file by handle (bypasses the mount view)");
+        }
+        if !real {
+            return Outcome::pass_note("no handle to be had (name_to_handle_at refused); open_by_handle_at refused");
         }
     }
     Outcome::pass()

@@ -2,17 +2,22 @@
 //! the probe's context and returns an `Outcome`; none panics on purpose,
 //! and whatever one creates it removes. Grouped by area:
 //! `env`, `home`, `fs`, `privs`, `tty`, `misc` (git, entry points,
-//! helpers, recursion, descriptors), `net` (the egress jail) and `attack`
-//! (the adversarial probes). `sys` holds the shared syscall helpers.
+//! helpers, recursion, descriptors), `net` (the egress jail), `attack`
+//! (the adversarial probes), `syscalls` (the seccomp profile's refusals)
+//! and `needs` (what the profile keeps for agents). `sys`
+//! holds the shared syscall helpers, `abi` the calls through each ABI.
 
+pub mod abi;
 pub mod attack;
 pub mod env;
 pub mod fs;
 pub mod home;
 pub mod misc;
+pub mod needs;
 pub mod net;
 pub mod privs;
 pub mod sys;
+pub mod syscalls;
 pub mod tty;
 
 use crate::verify::spec::Spec;
