@@ -469,6 +469,7 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", "linux/arm64", &pulled]));
     let out = podman(&["run", "--rm", &pulled, "sh", "-c", "uname -m; agent-sandbox --version"]);
     assert_eq!(stdout(&out), format!("aarch64\nagent-sandbox {}\n", version()), "{}", stderr(&out));
+    let _ = podman(&["rmi", &pulled]);
     ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", native_platform(), &pulled]));
     assert_session(&pulled, &["vscode"]);
     let _ = podman(&["rmi", &pulled]);

@@ -170,7 +170,7 @@ mod tests {
     fn choosing_needs_the_fix_binary_flag_for_containers() {
         let h = debian();
         let no_f = Handler { flags: "P".into(), name: "other".into(), ..h.clone() };
-        assert_eq!(choose(&[no_f.clone()], Arch::Aarch64), Registration::NotInContainers(no_f.clone()));
+        assert_eq!(choose(std::slice::from_ref(&no_f), Arch::Aarch64), Registration::NotInContainers(no_f.clone()));
         assert_eq!(choose(&[no_f, h.clone()], Arch::Aarch64), Registration::Ready(h.clone()));
         assert_eq!(choose(&[h], Arch::X86_64), Registration::Missing);
         assert_eq!(choose(&[], Arch::Aarch64), Registration::Missing);
