@@ -1,23 +1,60 @@
 #!/usr/bin/env bash
-# Builds the static release binaries (agent-sandbox, sandbox-install) and
-# prints their directory. One file runs in any base image.
+# Builds the static release binaries (agent-sandbox, sandbox-install) for
+# x86_64 and aarch64 (or only the architectures named as arguments) and
+# puts each architecture's pair into ${CARGO_TARGET_DIR:-target}/static/ARCH/.
+# Prints the folder of this machine's architecture (of the last one built
+# when this machine's is not among them). One file runs in any base image.
+#
+#   bash scripts/build-static.sh            # x86_64 and aarch64
+#   bash scripts/build-static.sh x86_64     # this machine's only (quicker)
+#
+# `agent-sandbox feature package|publish` and `image build|publish` find the
+# folders there (docs/publish.md). The other architecture is cross-built
+# with Debian's gcc for it (scripts/deps.sh installs it; scripts/cross-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-arch=$(uname -m)
-target="$arch-unknown-linux-musl"
-if rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-  cargo build --release --locked --target "$target" --bins -q
-  dir="${CARGO_TARGET_DIR:-target}/$target/release"
-else
-  gnu="$arch-unknown-linux-gnu"
-  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --target "$gnu" --bins -q
-  dir="${CARGO_TARGET_DIR:-target}/$gnu/release"
-fi
-for b in agent-sandbox sandbox-install; do
-  # A static binary has no shared-library dependencies to list.
-  if ldd "$dir/$b" 2>&1 | grep -q "=>"; then
-    echo "$dir/$b is dynamically linked" >&2
+. scripts/cross-env.sh
+
+arches=("$@")
+((${#arches[@]})) || arches=(x86_64 aarch64)
+native=$(uname -m)
+out_root="${CARGO_TARGET_DIR:-target}/static"
+native_out=
+
+for arch in "${arches[@]}"; do
+  case "$arch" in
+    x86_64 | aarch64) ;;
+    *)
+      echo "build-static.sh: unknown architecture '$arch'; the binaries are built for x86_64 and aarch64" >&2
+      exit 2
+      ;;
+  esac
+  target="$arch-unknown-linux-musl"
+  if rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+    cargo build --release --locked --target "$target" --bins -q
+    dir="${CARGO_TARGET_DIR:-target}/$target/release"
+  elif [[ $arch == "$native" ]]; then
+    # No musl target (it could not be downloaded): a static glibc build.
+    gnu="$arch-unknown-linux-gnu"
+    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --target "$gnu" --bins -q
+    dir="${CARGO_TARGET_DIR:-target}/$gnu/release"
+  else
+    echo "build-static.sh: the Rust target $target is not installed; run \`bash scripts/deps.sh\` (it adds it with rustup and installs the cross compiler)" >&2
     exit 1
   fi
+  out="$out_root/$arch"
+  mkdir -p "$out"
+  for b in agent-sandbox sandbox-install; do
+    # A static binary has no program interpreter (dynamic loader).
+    if readelf -lW "$dir/$b" | grep -q 'Requesting program interpreter'; then
+      echo "$dir/$b is dynamically linked" >&2
+      exit 1
+    fi
+    # Replace atomically: a running test may be copying the old file.
+    install -m 0755 "$dir/$b" "$out/.$b.new"
+    mv -f "$out/.$b.new" "$out/$b"
+  done
+  last=$out
+  [[ $arch == "$native" ]] && native_out=$out
 done
-echo "$dir"
+echo "${native_out:-$last}"

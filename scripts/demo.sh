@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-dir=$(bash scripts/build-static.sh)
+dir=$(bash scripts/build-static.sh "$(uname -m)")
 install -o root -g root -m 0755 "$dir/agent-sandbox" /usr/local/bin/agent-sandbox
 echo "installed /usr/local/bin/agent-sandbox"
 

@@ -5,13 +5,18 @@
 # cached under $AGENT_SANDBOX_TEST_CACHE (default /var/cache/agent-sandbox-tests).
 # Source it to get CONTAINERS_CONF exported:  . scripts/podman-env.sh [SUITE...]
 # Suites default to "trixie bookworm"; each becomes localhost/debian:SUITE-slim.
+# SUITE:ARCH (an OCI architecture, e.g. trixie:arm64) makes that architecture's
+# root file system (mmdebstrap --arch, run under qemu-user: scripts/binfmt.sh
+# registers it) as localhost/debian:SUITE-slim-ARCH, and a local manifest
+# list localhost/debian:SUITE-slim-multiarch holding it and this machine's
+# SUITE-slim, which a multi-platform build's FROM resolves per platform.
 set -euo pipefail
 
 cache=${AGENT_SANDBOX_TEST_CACHE:-/var/cache/agent-sandbox-tests}
 mkdir -p "$cache"
 
 need=()
-for p in podman runc mmdebstrap skopeo uidmap debian-archive-keyring; do
+for p in podman runc mmdebstrap arch-test skopeo uidmap debian-archive-keyring; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then
@@ -32,21 +37,61 @@ events_logger = "file"
 runtime = "runc"
 CONF
 
-suites=("$@")
-((${#suites[@]})) || suites=(trixie bookworm)
-for suite in "${suites[@]}"; do
-  image="localhost/debian:$suite-slim"
-  podman image exists "$image" && continue
-  tarball="$cache/debian-$suite.tar"
+case "$(uname -m)" in
+  x86_64) native_arch=amd64 ;;
+  aarch64) native_arch=arm64 ;;
+  *) native_arch=$(uname -m) ;;
+esac
+
+# Makes localhost/debian:SUITE-slim (this machine's architecture) or
+# localhost/debian:SUITE-slim-ARCH (another one) from a cached tarball.
+make_base() {
+  local suite=$1 arch=$2 image tarball
+  if [[ $arch == "$native_arch" ]]; then
+    image="localhost/debian:$suite-slim"
+    tarball="$cache/debian-$suite.tar"
+  else
+    image="localhost/debian:$suite-slim-$arch"
+    tarball="$cache/debian-$suite-$arch.tar"
+  fi
+  podman image exists "$image" && return 0
   if [[ ! -s $tarball ]]; then
-    echo "making $image with mmdebstrap (about a minute)" >&2
+    echo "making $image with mmdebstrap (about a minute; several under emulation)" >&2
     # --format=tar: mmdebstrap picks the format from the file name, and a
     # ".tmp" name would otherwise give a directory.
     rm -rf "$tarball.tmp"
-    mmdebstrap --quiet --format=tar --variant=minbase --include=ca-certificates "$suite" "$tarball.tmp" http://deb.debian.org/debian
+    mmdebstrap --quiet --arch="$arch" --format=tar --variant=minbase --include=ca-certificates "$suite" "$tarball.tmp" http://deb.debian.org/debian
     mv "$tarball.tmp" "$tarball"
   fi
-  podman import --quiet "$tarball" "$image" >/dev/null
+  podman import --quiet --arch "$arch" "$tarball" "$image" >/dev/null
   # Also answer to the name a Containerfile's FROM would use.
-  podman tag "$image" "docker.io/library/debian:$suite-slim"
+  [[ $arch == "$native_arch" ]] && podman tag "$image" "docker.io/library/debian:$suite-slim"
+  return 0
+}
+
+suites=("$@")
+((${#suites[@]})) || suites=(trixie bookworm)
+for spec in "${suites[@]}"; do
+  suite=${spec%%:*}
+  arch=$native_arch
+  [[ $spec == *:* ]] && arch=${spec#*:}
+  case "$arch" in
+    amd64) uname_arch=x86_64 ;;
+    arm64) uname_arch=aarch64 ;;
+    *)
+      echo "podman-env.sh: unknown architecture '$arch' in '$spec' (amd64 or arm64)" >&2
+      exit 2
+      ;;
+  esac
+  if [[ $arch != "$native_arch" ]]; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/binfmt.sh" "$uname_arch"
+  fi
+  make_base "$suite" "$native_arch"
+  [[ $arch == "$native_arch" ]] && continue
+  make_base "$suite" "$arch"
+  list="localhost/debian:$suite-slim-multiarch"
+  podman manifest inspect "$list" >/dev/null 2>&1 && continue
+  podman manifest create "$list" >/dev/null
+  podman manifest add "$list" "containers-storage:localhost/debian:$suite-slim" >/dev/null
+  podman manifest add "$list" "containers-storage:localhost/debian:$suite-slim-$arch" >/dev/null
 done

@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine as root: installs the
-# prerequisites, builds (including the static release binaries), and runs
-# every unit and integration test against real bwrap, pasta and namespaces.
+# prerequisites, builds (including the static release binaries for x86_64
+# and aarch64), runs every unit and integration test against real bwrap,
+# pasta and namespaces, then the library's unit tests once more for the
+# other architecture under qemu-user (scripts/cross-env.sh names the runner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+. scripts/cross-env.sh
 static_dir=$(cd "$(bash scripts/build-static.sh)" && pwd)
-echo "static binaries: $static_dir"
+echo "static binaries: $static_dir (and the other architecture's beside it)"
 export AGENT_SANDBOX_STATIC_DIR="$static_dir"
-cargo test --locked --no-fail-fast --all-targets -- --test-threads="${TEST_THREADS:-4}"
+status=0
+cargo test --locked --no-fail-fast --all-targets -- --test-threads="${TEST_THREADS:-4}" || status=$?
+
+case "$(uname -m)" in
+  x86_64) other=aarch64 ;;
+  *) other=x86_64 ;;
+esac
+echo "unit tests for $other, under qemu-user:"
+start=$SECONDS
+cargo test --locked --lib --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" || status=$?
+echo "unit tests for $other took $((SECONDS - start)) s"
+exit "$status"

@@ -3,6 +3,7 @@
 //! keeps side effects behind a few narrow seams (`sandbox::exec`, `jail`).
 
 pub mod agents;
+pub mod arch;
 pub mod config;
 pub mod doctor;
 pub mod env_vars;

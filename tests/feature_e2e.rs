@@ -43,9 +43,19 @@ fn published() -> &'static Published {
     P.get_or_init(|| {
         let env = registry_env();
         let namespace = unique("e2e");
-        let bins = format!("x86_64={}", static_dir().display());
-        let run = |args: &[&str]| ok(Command::new(bin()).current_dir(root()).args(args));
-        run(&["feature", "publish", "--bin-dir", &bins, "--registry", &env.registry, "--namespace", &namespace]);
+        // The documented command: no --bin-dir, so both architectures'
+        // binaries are bundled from the folders scripts/build-static.sh wrote.
+        let run = |args: &[&str]| ok(Command::new(bin()).current_dir(root()).env("AGENT_SANDBOX_STATIC_DIR", static_dir()).args(args));
+        run(&["feature", "publish", "--registry", &env.registry, "--namespace", &namespace]);
+        let m = manifest(&env.registry, &format!("{namespace}/agent-sandbox"), version());
+        let layer = blob(&env.registry, &format!("{namespace}/agent-sandbox"), m["layers"][0]["digest"].as_str().unwrap());
+        let mut listing = Vec::new();
+        for e in tar::Archive::new(layer.as_slice()).entries().unwrap() {
+            listing.push(String::from_utf8_lossy(&e.unwrap().path_bytes()).into_owned());
+        }
+        for arch in ["x86_64", "aarch64"] {
+            assert!(listing.contains(&format!("./bin/{arch}/sandbox-install")), "the published feature carries {arch}: {listing:?}");
+        }
         let feature = format!("{}/{namespace}/agent-sandbox", env.registry);
         let templates = format!("{namespace}/templates");
         run(&["templates", "publish", "--registry", &env.registry, "--namespace", &templates, "--feature", &feature]);

@@ -14,12 +14,20 @@
 //! The egress jail: verify runs with it on (the test containers get
 //! /dev/net/tun).
 //!
-//! Needs root; the scripts install podman, skopeo, docker-registry.
+//! Two platforms: `image publish --platform linux/amd64,linux/arm64`
+//! builds the arm64 variant under emulation (qemu-user through binfmt_misc,
+//! FROM a local manifest list of the amd64 and arm64 Debian 13 bases that
+//! scripts/podman-env.sh makes), checks it with `uname -m` and `agent-sandbox
+//! doctor` inside (sessions cannot start under emulation), and pushes an OCI
+//! index of both under the tags; both platforms pull back.
+//!
+//! Needs root; the scripts install podman, skopeo, docker-registry, qemu.
 
 mod publish_env;
 
 use publish_env::*;
 use serde_json::Value;
+use sha2::Digest as _;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
@@ -38,6 +46,15 @@ fn first_agent() -> Option<String> {
     agents().split(',').map(str::trim).find(|a| !a.is_empty()).map(str::to_owned)
 }
 
+/// This machine's platform, as --platform names it.
+fn native_platform() -> &'static str {
+    if cfg!(target_arch = "aarch64") {
+        "linux/arm64"
+    } else {
+        "linux/amd64"
+    }
+}
+
 fn podman(args: &[&str]) -> Output {
     Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(args).output().expect("run podman")
 }
@@ -51,7 +68,7 @@ fn image_cmd(args: &[&str]) -> Command {
 /// The flags every build in these tests uses (so they share the cache).
 fn build_flags(tag: &str) -> Vec<String> {
     let mut f: Vec<String> = ["--tag", tag, "--agents", &agents(), "--network", "host", "--bin-dir"].iter().map(|s| s.to_string()).collect();
-    f.push(static_dir().display().to_string());
+    f.push(format!("{}={}", std::env::consts::ARCH, static_dir().display()));
     if std::path::Path::new(HOST_CA).is_file() {
         f.extend(["--extra-ca".into(), HOST_CA.into()]);
     }
@@ -69,7 +86,7 @@ fn built() -> &'static Built {
         let tag = format!("localhost/agent-sandbox-test/image:{}", if agents().is_empty() { "none".into() } else { agents().replace(',', "-") });
         let run = || {
             let flags = build_flags(&tag);
-            let mut args: Vec<&str> = vec!["build", "--json"];
+            let mut args: Vec<&str> = vec!["build", "--json", "--platform", native_platform()];
             args.extend(flags.iter().map(String::as_str));
             let start = std::time::Instant::now();
             let out = image_cmd(&args).output().expect("run agent-sandbox image build");
@@ -86,13 +103,16 @@ fn built() -> &'static Built {
 #[test]
 fn build_is_verified_as_root_and_as_the_non_root_user() {
     let b = built();
-    let r = &b.report;
+    let top = &b.report;
+    assert_eq!((top["verified"].as_bool(), top["sessionsVerified"].as_bool(), top["egressJail"].as_bool()), (Some(true), Some(true), Some(true)));
+    assert_eq!(top["variants"].as_array().map(Vec::len), Some(1), "one platform: {top:#}");
+    let r = &top["variants"][0];
     eprintln!(
         "image {}: {} bytes, sandbox {} bytes, build {:.0} s, verify {:.0} s",
         b.tag, r["size"], r["sandboxSize"], r["buildSeconds"].as_f64().unwrap_or(0.0), r["verifySeconds"].as_f64().unwrap_or(0.0)
     );
+    assert_eq!((r["tag"].as_str(), r["platform"].as_str(), r["check"].as_str()), (Some(b.tag.as_str()), Some(native_platform()), Some("native")));
     assert_eq!(r["verified"], true);
-    assert_eq!(r["egressJail"], true);
     let users: Vec<&str> = r["verify"].as_array().unwrap().iter().map(|v| v["user"].as_str().unwrap()).collect();
     assert_eq!(users, ["root", "vscode"]);
     for v in r["verify"].as_array().unwrap() {
@@ -199,7 +219,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     let b = built();
     let env = registry_env();
     let repository = unique("image");
-    let mut args: Vec<String> = ["publish", "--json", "--registry", &env.registry, "--repository", &repository].iter().map(|s| s.to_string()).collect();
+    let mut args: Vec<String> = ["publish", "--json", "--platform", native_platform(), "--registry", &env.registry, "--repository", &repository].iter().map(|s| s.to_string()).collect();
     args.extend(build_flags(&b.tag));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
@@ -212,7 +232,8 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     assert_eq!(plan["tags"], serde_json::json!(expected_tags));
     assert_eq!(plan["dryRun"], true);
     assert_eq!(plan["labels"]["org.opencontainers.image.version"], version());
-    assert!(plan["plan"]["build"]["build"].as_array().unwrap().iter().any(|a| a == "--label"), "{plan:#}");
+    assert!(plan["plan"]["build"]["variants"][0]["build"].as_array().unwrap().iter().any(|a| a == "--label"), "{plan:#}");
+    assert_eq!(plan["plan"]["index"], false, "one platform: the image itself under the tags");
     assert!(tags(&env.registry, &repository).is_empty(), "a dry run pushes nothing");
 
     let start = std::time::Instant::now();
@@ -220,6 +241,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     eprintln!("image publish took {:.0} s; pushed {} bytes", start.elapsed().as_secs_f64(), report["pushedSize"]);
     assert_eq!(report["tags"], serde_json::json!(expected_tags));
     assert_eq!(report["build"]["verified"], true);
+    assert_eq!(report["mediaType"], "application/vnd.oci.image.manifest.v1+json");
     let digest = report["digest"].as_str().unwrap().to_owned();
 
     let mut sorted: Vec<String> = expected_tags.iter().map(|s| s.to_string()).collect();
@@ -341,6 +363,118 @@ fn the_devcontainer_cli_applies_the_image_metadata() {
     assert!(log.contains("agent-sandbox: WARNING: /dev/net/tun is missing"), "{log}");
 }
 
+/// The bases of both platforms (this machine's and arm64) under one local
+/// manifest list, which a multi-platform build's FROM resolves per platform.
+fn multiarch_base() -> &'static str {
+    static BASE: OnceLock<()> = OnceLock::new();
+    let _ = containers_conf();
+    BASE.get_or_init(|| {
+        let script = root().join("scripts/podman-env.sh");
+        ok(Command::new("bash").arg("-c").arg(format!(". '{}' trixie:arm64 >&2", script.display())));
+    });
+    "localhost/debian:trixie-slim-multiarch"
+}
+
+/// `skopeo inspect` of one platform of a multi-platform reference.
+fn skopeo_inspect_arch(reference: &str, arch: &str) -> Value {
+    let out = ok(Command::new("skopeo").args(["inspect", "--tls-verify=false", "--override-arch", arch, &format!("docker://{reference}")]));
+    serde_json::from_slice(&out.stdout).expect("skopeo inspect prints JSON")
+}
+
+#[test]
+fn two_platforms_publish_as_one_index_with_labels_on_each() {
+    assert_eq!(std::env::consts::ARCH, "x86_64", "this test builds linux/arm64 under emulation on an x86_64 machine (the CI's); on an arm64 machine the roles swap and it needs an amd64 base");
+    let env = registry_env();
+    let base = multiarch_base();
+    let repository = unique("multiarch");
+    let tag = format!("localhost/agent-sandbox-test/multiarch:{}", if agents().is_empty() { "none".into() } else { agents().replace(',', "-") });
+    let mut args: Vec<String> = ["publish", "--json", "--registry", &env.registry, "--repository", &repository].iter().map(|s| s.to_string()).collect();
+    args.extend(build_flags(&tag));
+    args.extend(["--bin-dir".into(), format!("aarch64={}", static_dir().parent().unwrap().join("aarch64").display())]);
+    args.extend(["--build-arg".into(), format!("BASE_IMAGE={base}")]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+
+    // Both platforms are the default; arm64 is emulated here, so without
+    // --allow-emulated nothing is built or pushed.
+    let refused = image_cmd(&args).output().unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("linux/arm64 can only run under emulation on this linux/amd64 machine") && stderr(&refused).contains("--allow-emulated"), "{}", stderr(&refused));
+    assert!(tags(&env.registry, &repository).is_empty());
+
+    let mut allowed = args.clone();
+    allowed.push("--allow-emulated");
+    let start = std::time::Instant::now();
+    let out = image_cmd(&allowed).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    eprintln!("MEASURE two-platform publish (arm64 built under emulation): {:.0} s", start.elapsed().as_secs_f64());
+    assert!(out.status.success(), "publish failed:\n{}\n{report:#}", stderr(&out));
+    let build = &report["build"];
+    for v in build["variants"].as_array().unwrap() {
+        eprintln!("MEASURE {} build {:.0} s, check {:.0} s, {} bytes", v["platform"], v["buildSeconds"].as_f64().unwrap_or(0.0), v["verifySeconds"].as_f64().unwrap_or(0.0), v["size"]);
+    }
+    let (amd, arm) = (&build["variants"][0], &build["variants"][1]);
+    assert_eq!((amd["platform"].as_str(), amd["check"].as_str(), amd["verified"].as_bool()), (Some("linux/amd64"), Some("native"), Some(true)), "{amd:#}");
+    for run in amd["verify"].as_array().unwrap() {
+        assert_eq!((run["failed"].as_u64(), run["escaped"].as_u64(), run["egressJail"].as_bool()), (Some(0), Some(0), Some(true)), "{run:#}");
+    }
+    assert_eq!((arm["platform"].as_str(), arm["check"].as_str(), arm["verified"].as_bool()), (Some("linux/arm64"), Some("emulated"), Some(true)), "{arm:#}");
+    assert_eq!(arm["verify"], serde_json::json!([]), "no sessions under emulation");
+    // doctor ran in the arm64 image: its binaries are aarch64 and installed,
+    // and the only blocking finding is the emulator's.
+    let emulated = &arm["emulated"];
+    assert_eq!(emulated["machine"], "aarch64");
+    assert_eq!(emulated["problems"], serde_json::json!([]));
+    let errors: Vec<&str> = emulated["findings"].as_array().unwrap().iter().filter_map(Value::as_str).filter(|f| f.starts_with("error ")).collect();
+    assert_eq!(errors, ["error userns-emulated"]);
+    assert!(emulated["findings"].as_array().unwrap().iter().any(|f| f == "ok install-ok"), "{emulated:#}");
+    assert_eq!((build["verified"].as_bool(), build["sessionsVerified"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(arm["labels"], amd["labels"], "the same labels on each platform's image");
+
+    // The tags name one OCI index listing both platforms' manifests.
+    let (major, minor) = (major().to_owned(), version().rsplit_once('.').unwrap().0.to_owned());
+    let expected_tags = [major.as_str(), minor.as_str(), "latest", version()];
+    assert_eq!(report["tags"], serde_json::json!(expected_tags));
+    assert_eq!(report["mediaType"], "application/vnd.oci.image.index.v1+json");
+    let reference = format!("{}/{repository}", env.registry);
+    let raw = ok(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &format!("docker://{reference}:{}", version())])).stdout;
+    let digest = format!("sha256:{:x}", sha2::Sha256::digest(&raw));
+    assert_eq!(report["digest"], digest.as_str(), "the tag names the pushed index");
+    let index: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(index["mediaType"], "application/vnd.oci.image.index.v1+json");
+    let platforms: Vec<(&str, &str)> = index["manifests"].as_array().unwrap().iter().map(|m| (m["platform"]["os"].as_str().unwrap(), m["platform"]["architecture"].as_str().unwrap())).collect();
+    assert_eq!(platforms, [("linux", "amd64"), ("linux", "arm64")]);
+    for (i, p) in report["platforms"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(index["manifests"][i]["digest"], p["digest"], "{p:#}");
+    }
+    assert_eq!(index["annotations"]["org.opencontainers.image.version"], version());
+    assert_eq!(index["annotations"]["org.opencontainers.image.source"], env!("CARGO_PKG_REPOSITORY"));
+    for tag in expected_tags {
+        let raw_tag = ok(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &format!("docker://{reference}:{tag}")])).stdout;
+        assert_eq!(raw_tag, raw, "{tag} names the same index");
+    }
+    for arch in ["amd64", "arm64"] {
+        let info = skopeo_inspect_arch(&format!("{reference}:latest"), arch);
+        assert_eq!(info["Architecture"], arch);
+        let labels = &info["Labels"];
+        assert_eq!(labels["org.opencontainers.image.version"], version(), "{arch}");
+        assert_eq!(labels["org.opencontainers.image.created"], EPOCH_RFC3339, "{arch}");
+        assert!(labels["org.opencontainers.image.revision"].as_str().is_some_and(|r| r.len() >= 7), "{arch}: {labels:#}");
+        let meta: Value = serde_json::from_str(labels["devcontainer.metadata"].as_str().unwrap()).unwrap();
+        assert_eq!(meta[0]["remoteUser"], "vscode", "{arch}");
+    }
+
+    // Each platform pulls back: arm64 runs (emulated) as aarch64; this
+    // machine's runs a session.
+    let pulled = format!("{reference}:{}", version());
+    ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", "linux/arm64", &pulled]));
+    let out = podman(&["run", "--rm", &pulled, "sh", "-c", "uname -m; agent-sandbox --version"]);
+    assert_eq!(stdout(&out), format!("aarch64\nagent-sandbox {}\n", version()), "{}", stderr(&out));
+    let _ = podman(&["rmi", &pulled]);
+    ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", native_platform(), &pulled]));
+    assert_session(&pulled, &["vscode"]);
+    let _ = podman(&["rmi", &pulled]);
+}
+
 #[test]
 fn bad_flags_are_refused_before_anything_runs() {
     let run = |args: &[&str]| Command::new(bin()).current_dir(root()).arg("image").args(args).output().unwrap();
@@ -351,6 +485,8 @@ fn bad_flags_are_refused_before_anything_runs() {
     assert!(stderr(&out).contains("--build-arg AGENTS=... is set by this command; use --agents instead"), "{}", stderr(&out));
     let out = run(&["build", "--engine", "nerdctl"]);
     assert_eq!(out.status.code(), Some(2), "usage error");
+    let out = run(&["build", "--platform", "linux/riscv64"]);
+    assert!(stderr(&out).contains("unknown platform `linux/riscv64` in --platform: the image is built for linux/amd64 and linux/arm64"), "{}", stderr(&out));
     let out = run(&["publish", "--registry", "https://ghcr.io", "--repository", "o/a"]);
     assert!(stderr(&out).contains("write the host without a scheme"), "{}", stderr(&out));
     let out = run(&["build", "--definition", "/nonexistent"]);

@@ -19,9 +19,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
+/// The CLI in the repository root, without the variables that would make
+/// it find this checkout's own static binaries (target/static/ARCH).
 fn agent_sandbox() -> Command {
     let mut c = Command::new(bin());
-    c.current_dir(root()).env_remove("AGENT_SANDBOX_STATIC_DIR").env_remove("SOURCE_DATE_EPOCH").env("RUST_LOG", "warn");
+    c.current_dir(root())
+        .env_remove("AGENT_SANDBOX_STATIC_DIR")
+        .env("CARGO_TARGET_DIR", "/nonexistent/agent-sandbox-test-target")
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env("RUST_LOG", "warn");
     c
 }
 
@@ -128,14 +134,62 @@ fn install_sh_refuses_bad_options_with_the_fix() {
     assert!(out.contains("the remote user 'no-such-user-here' does not exist") && out.contains("overrideFeatureInstallOrder"), "{out}");
 }
 
+/// install.sh with `uname` answering `machine` (a stand-in ahead on PATH).
+fn install_sh_on(d: &Path, machine: &str) -> std::process::Output {
+    let fake = d.join("fake-bin");
+    fs::create_dir_all(&fake).unwrap();
+    fs::write(fake.join("uname"), format!("#!/bin/sh\necho {machine}\n")).unwrap();
+    fs::set_permissions(fake.join("uname"), fs::Permissions::from_mode(0o755)).unwrap();
+    let script = format!("mount -t tmpfs tmpfs /usr/local/share && sh '{}'", d.join("install.sh").display());
+    Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .env_clear()
+        .env("PATH", format!("{}:/usr/sbin:/usr/bin:/sbin:/bin", fake.display()))
+        .env("ARGS_OUT", d.join("args"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn install_sh_picks_the_binaries_by_uname() {
+    let d = feature_with_recording_installer();
+    // The recording installer for aarch64 writes a marker too.
+    fs::create_dir_all(d.path().join("bin/aarch64")).unwrap();
+    let arm = d.path().join("bin/aarch64/sandbox-install");
+    fs::write(&arm, "#!/bin/sh\necho aarch64 > \"$ARGS_OUT.arch\"\nprintf '%s\\n' \"$@\" > \"$ARGS_OUT\"\n").unwrap();
+    fs::set_permissions(&arm, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = install_sh_on(d.path(), "aarch64");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("running bin/aarch64/sandbox-install --agents claude,codex,pi"), "{}", stdout(&out));
+    assert_eq!(fs::read_to_string(d.path().join("args.arch")).unwrap(), "aarch64\n");
+    fs::remove_file(d.path().join("args.arch")).unwrap();
+    let out = install_sh_on(d.path(), "x86_64");
+    assert!(out.status.success() && stdout(&out).contains("running bin/x86_64/sandbox-install"), "{}", stderr(&out));
+    assert!(!d.path().join("args.arch").exists(), "x86_64 ran the x86_64 installer");
+}
+
+#[test]
+fn install_sh_refuses_an_unknown_architecture_before_any_change() {
+    let d = feature_with_recording_installer();
+    for machine in ["riscv64", "armv7l", "i686"] {
+        let out = install_sh_on(d.path(), machine);
+        assert_eq!(out.status.code(), Some(1), "{machine}");
+        assert_eq!(
+            stderr(&out),
+            format!("agent-sandbox feature: error: this machine's architecture is '{machine}' (uname -m); agent-sandbox supports x86_64 and aarch64 only: use a linux/amd64 or linux/arm64 base image\n")
+        );
+        assert!(!d.path().join("args").exists(), "no installer ran");
+    }
+}
+
 #[test]
 fn install_sh_names_the_missing_architecture() {
     let d = feature_with_recording_installer();
     fs::rename(d.path().join("bin/x86_64"), d.path().join("bin/aarch64")).unwrap();
-    let out = Command::new("sh").arg(d.path().join("install.sh")).env("ARGS_OUT", "/dev/null").output().unwrap();
+    let out = install_sh_on(d.path(), "x86_64");
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("no sandbox-install for x86_64 (it has: aarch64 )") && err.contains("--bin-dir x86_64=DIR"), "{err}");
+    assert!(err.contains("no sandbox-install for x86_64 (it has: aarch64); it was packaged without x86_64 binaries") && err.contains("bash scripts/build-static.sh"), "{err}");
 }
 
 /// Runs start-check.sh after `setup` (shell commands) in a private mount namespace.
@@ -223,7 +277,7 @@ fn packaging_is_reproducible_and_bundles_the_binaries() {
 fn packaging_refuses_missing_or_dynamic_binaries() {
     let out = agent_sandbox().args(["feature", "package", "--output", "/nonexistent/x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no bundled binaries") && stderr(&out).contains("scripts/build-static.sh"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no static binaries for the feature") && stderr(&out).contains("scripts/build-static.sh"), "{}", stderr(&out));
     let dir = tempfile::tempdir().unwrap();
     fs::copy(bin(), dir.path().join("sandbox-install")).unwrap();
     fs::copy(bin(), dir.path().join("agent-sandbox")).unwrap();
@@ -232,6 +286,55 @@ fn packaging_refuses_missing_or_dynamic_binaries() {
     assert!(stderr(&out).contains("is not a static executable"), "{}", stderr(&out));
     let out = agent_sandbox().args(["feature", "package", "--bin-dir", "arm=/x"]).output().unwrap();
     assert!(stderr(&out).contains("is not ARCH=DIR with ARCH one of x86_64, aarch64"), "{}", stderr(&out));
+}
+
+/// The bin/ entries of a packaged feature archive.
+fn bundled(report: &Value) -> Vec<String> {
+    let archive = fs::read(report["items"][0]["archive"].as_str().unwrap()).unwrap();
+    tar_listing(&archive).into_iter().map(|(p, _)| p).filter(|p| p.starts_with("./bin/")).collect()
+}
+
+/// Without --bin-dir, both architectures come from the layout
+/// scripts/build-static.sh writes: through AGENT_SANDBOX_STATIC_DIR (this
+/// machine's folder and its siblings) or CARGO_TARGET_DIR/static.
+#[test]
+fn packaging_bundles_every_architecture_by_default() {
+    let fake = fake_static_root();
+    let both = ["./bin/", "./bin/aarch64/", "./bin/aarch64/agent-sandbox", "./bin/aarch64/sandbox-install", "./bin/x86_64/", "./bin/x86_64/agent-sandbox", "./bin/x86_64/sandbox-install"];
+    let work = tempfile::tempdir().unwrap();
+    let via_static_dir = |out: &str| {
+        let mut c = agent_sandbox();
+        c.args(["feature", "package", "--json", "--output"]).arg(work.path().join(out)).env("AGENT_SANDBOX_STATIC_DIR", fake.path().join("static/x86_64"));
+        c.output().unwrap()
+    };
+    let out = via_static_dir("a");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("bundling the static binaries for x86_64, aarch64"), "{}", stderr(&out));
+    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(bundled(&a), both);
+    let staged = work.path().join("a/src/agent-sandbox/bin");
+    assert_eq!(fs::read(staged.join("aarch64/sandbox-install")).unwrap(), fs::read(fake.path().join("static/aarch64/sandbox-install")).unwrap());
+
+    let mut c = agent_sandbox();
+    c.args(["feature", "package", "--json", "--output"]).arg(work.path().join("b")).env("CARGO_TARGET_DIR", fake.path());
+    let b: Value = serde_json::from_slice(&ok(&mut c).stdout).unwrap();
+    assert_eq!(bundled(&b), both);
+    assert_eq!(a["items"][0]["digest"], b["items"][0]["digest"], "the same binaries either way");
+
+    // One architecture missing: refused, nothing written.
+    fs::remove_dir_all(fake.path().join("static/aarch64")).unwrap();
+    let out = via_static_dir("c");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("the feature ships for x86_64 and aarch64, but only x86_64 binaries were found"), "{}", stderr(&out));
+    assert!(!work.path().join("c").exists());
+    // A binary of the wrong architecture in a folder: refused by name.
+    fs::create_dir_all(fake.path().join("static/aarch64")).unwrap();
+    for name in ["sandbox-install", "agent-sandbox"] {
+        fs::copy(fake.path().join("static/x86_64").join(name), fake.path().join("static/aarch64").join(name)).unwrap();
+    }
+    let out = via_static_dir("d");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("static/aarch64/sandbox-install is not a static executable (built for x86_64, bundled as aarch64)"), "{}", stderr(&out));
 }
 
 // ---- publishing ---------------------------------------------------------------

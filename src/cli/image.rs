@@ -16,11 +16,14 @@ pub const NODE_EXTRA_CA_CERTS: &str = "NODE_EXTRA_CA_CERTS";
 pub enum ImageCommand {
     /// Build the reference image from image/ and run `agent-sandbox verify`
     /// inside it as root and as the non-root user (exit status 1 when a
-    /// check fails).
+    /// check fails). With --platform, one image per platform; a platform
+    /// this machine only emulates is checked with doctor (sessions cannot
+    /// start under emulation).
     Build(ImageBuildArgs),
-    /// Build and verify the image, then push it to an OCI registry as
-    /// REPOSITORY:{MAJOR, MAJOR.MINOR, latest, VERSION} (a pre-release only
-    /// under its own tag). Refuses to push when verify fails.
+    /// Build and verify the image for linux/amd64 and linux/arm64, then push
+    /// it to an OCI registry as REPOSITORY:{MAJOR, MAJOR.MINOR, latest,
+    /// VERSION} (a pre-release only under its own tag): an OCI index of both
+    /// platforms. Refuses to push when a check fails.
     Publish(ImagePublishArgs),
 }
 
@@ -40,10 +43,12 @@ pub struct BuildFlags {
     /// The image definition folder (Containerfile and its files).
     #[arg(long, value_name = "DIR", default_value = "image")]
     pub definition: PathBuf,
-    /// The static agent-sandbox and sandbox-install to copy in (default:
-    /// $AGENT_SANDBOX_STATIC_DIR, else this program's folder).
-    #[arg(long, value_name = "DIR")]
-    pub bin_dir: Option<PathBuf>,
+    /// The static agent-sandbox and sandbox-install to copy in, as ARCH=DIR
+    /// (repeatable; a plain DIR is this machine's). Default: the folders
+    /// `scripts/build-static.sh` writes ($AGENT_SANDBOX_STATIC_DIR and its
+    /// siblings, else target/static/ARCH), else this program's folder.
+    #[arg(long = "bin-dir", value_name = "[ARCH=]DIR")]
+    pub bin_dirs: Vec<String>,
     /// Network mode for the build and the verify containers (e.g. host).
     #[arg(long, value_name = "MODE")]
     pub network: Option<String>,
@@ -76,6 +81,11 @@ pub struct BuildFlags {
 pub struct ImageBuildArgs {
     #[command(flatten)]
     pub flags: BuildFlags,
+    /// The platforms to build, comma-separated: linux/amd64, linux/arm64
+    /// (default: this machine's). Another architecture than this machine's
+    /// builds under emulation (qemu-user registered with binfmt_misc).
+    #[arg(long, value_name = "LIST")]
+    pub platform: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -92,9 +102,18 @@ pub struct ImagePublishArgs {
     /// and push nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// The platforms to publish under the tags, comma-separated.
+    #[arg(long, value_name = "LIST", default_value = "linux/amd64,linux/arm64")]
+    pub platform: String,
+    /// Publish platforms this machine only runs under emulation (e.g.
+    /// linux/arm64 on x86_64): sessions cannot start there, so they are
+    /// checked with doctor and their installed files, not the verify
+    /// battery. Without it such a publish is refused.
+    #[arg(long)]
+    pub allow_emulated: bool,
 }
 
-fn request(f: &BuildFlags) -> anyhow::Result<(BuildRequest, exec::Sources)> {
+fn request(f: &BuildFlags, platforms: Option<&str>) -> anyhow::Result<(BuildRequest, exec::Sources)> {
     let extra_ca = f.extra_ca.clone().or_else(|| std::env::var_os(NODE_EXTRA_CA_CERTS).map(PathBuf::from).filter(|p| p.is_file()));
     let req = BuildRequest {
         engine: f.engine.as_deref().map(Engine::from_name).transpose()?,
@@ -105,14 +124,15 @@ fn request(f: &BuildFlags) -> anyhow::Result<(BuildRequest, exec::Sources)> {
         build_args: f.build_args.iter().map(|a| plan::parse_build_arg(a)).collect::<Result<_, _>>()?,
         extra_ca,
         egress_jail: !f.verify_without_jail,
+        platforms: platforms.map(plan::parse_platforms).transpose()?.unwrap_or_default(),
     };
-    let sources = exec::Sources { definition: f.definition.clone(), bin_dir: f.bin_dir.clone(), revision: f.revision.clone() };
+    let sources = exec::Sources { definition: f.definition.clone(), bin_dirs: f.bin_dirs.clone(), revision: f.revision.clone() };
     Ok((req, sources))
 }
 
 pub fn image_cmd(cmd: ImageCommand) -> anyhow::Result<u8> {
     match cmd {
-        ImageCommand::Build(a) => build(&a.flags),
+        ImageCommand::Build(a) => build(&a.flags, a.platform.as_deref()),
         ImageCommand::Publish(a) => publish(&a),
     }
 }
@@ -121,8 +141,8 @@ fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-fn build(f: &BuildFlags) -> anyhow::Result<u8> {
-    let (req, sources) = request(f)?;
+fn build(f: &BuildFlags, platforms: Option<&str>) -> anyhow::Result<u8> {
+    let (req, sources) = request(f, platforms)?;
     let work = exec::WorkDir::new()?;
     let inputs = exec::gather(&req, &sources, work.path())?;
     let p = plan::build_plan(&req, &inputs)?;
@@ -130,10 +150,15 @@ fn build(f: &BuildFlags) -> anyhow::Result<u8> {
     if f.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        let share = report.sandbox_size.map(|s| format!(", of which the sandbox {}", mb(s))).unwrap_or_default();
-        println!("built {} ({}; {}{share}) in {:.0} s", report.tag, report.image_id, mb(report.size), report.build_seconds);
-        for v in &report.verify {
-            println!("verify {}", v.summary());
+        for v in &report.variants {
+            let share = v.sandbox_size.map(|s| format!(", of which the sandbox {}", mb(s))).unwrap_or_default();
+            println!("built {} for {} ({}; {}{share}) in {:.0} s", v.tag, v.platform, v.image_id, mb(v.size), v.build_seconds);
+            for line in v.summaries() {
+                println!("verify {line}");
+            }
+        }
+        if !report.sessions_verified && report.verified {
+            println!("note: emulated platforms were checked with doctor only; sessions were not run on them (docs/image.md)");
         }
     }
     match report.failure() {
@@ -143,7 +168,7 @@ fn build(f: &BuildFlags) -> anyhow::Result<u8> {
 }
 
 fn publish(a: &ImagePublishArgs) -> anyhow::Result<u8> {
-    let (req, sources) = request(&a.flags)?;
+    let (req, sources) = request(&a.flags, Some(&a.platform))?;
     let registry = Registry::parse(&a.registry)?;
     let target = Target::new(registry.clone(), &a.repository)?;
     let work = exec::WorkDir::new()?;
@@ -152,7 +177,7 @@ fn publish(a: &ImagePublishArgs) -> anyhow::Result<u8> {
     let found = auth::resolve(&registry, &env)?;
     tracing::info!(registry = %registry, source = %found.source, "registry credentials");
     let client = RegistryClient::new(&registry, found.credential)?;
-    let report = image::exec::publish(&req, &inputs, &target, &client, a.dry_run)?;
+    let report = image::exec::publish(&req, &inputs, &target, &client, a.dry_run, a.allow_emulated)?;
     if a.flags.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(0);
@@ -162,13 +187,24 @@ fn publish(a: &ImagePublishArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if let Some(p) = &report.plan {
-        println!("would build {} with {}: {}", p.build.tag, p.build.engine.name(), p.build.build.join(" "));
-        let users: Vec<&str> = p.build.verify.iter().map(|v| v.user.as_str()).collect();
-        println!("would verify as {} (egress jail {})", users.join(" and "), if p.build.egress_jail { "on" } else { "off" });
-        println!("would push {}:{{{}}}", report.reference, report.tags.join(","));
+        for v in &p.build.variants {
+            println!("would build {} for {} with {}: {}", v.tag, v.platform, p.build.engine.name(), v.build.join(" "));
+            if v.check == image::Check::Emulated {
+                println!("would check {} under emulation with uname -m and doctor (sessions cannot start there)", v.platform);
+            } else {
+                let users: Vec<&str> = v.verify.iter().map(|r| r.user.as_str()).collect();
+                println!("would verify {} as {} (egress jail {})", v.platform, users.join(" and "), if p.build.egress_jail { "on" } else { "off" });
+            }
+        }
+        let what = if p.index { "an index of the platforms" } else { "the image" };
+        println!("would push {what} as {}:{{{}}}", report.reference, report.tags.join(","));
     } else {
         let digest = report.digest.as_ref().map(ToString::to_string).unwrap_or_default();
         println!("pushed {}:{{{}}} ({digest}, {})", report.reference, report.tags.join(","), mb(report.pushed_size.unwrap_or(0)));
+        for pl in &report.platforms {
+            let how = if pl.check == image::Check::Emulated { "checked under emulation, sessions not run" } else { "verified" };
+            println!("  {} {} ({}, {how})", pl.platform, pl.digest, mb(pl.size));
+        }
     }
     println!("labels:");
     for (k, v) in &report.labels {

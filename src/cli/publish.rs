@@ -3,15 +3,13 @@
 //! the library packages and plans, and only `publish` opens a registry
 //! client (its own current-thread runtime; nothing here runs in `run`).
 
+use agent_sandbox::arch::bins;
 use agent_sandbox::oci::{auth, Registry, RegistryClient};
 use agent_sandbox::publish::{self, feature, template, Kind, Package, Target};
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
-/// `AGENT_SANDBOX_STATIC_DIR`: the folder `scripts/build-static.sh` prints,
-/// the default `--bin-dir` for this machine's architecture.
-pub const STATIC_DIR_VAR: &str = "AGENT_SANDBOX_STATIC_DIR";
 /// `SOURCE_DATE_EPOCH`: the archives' file time (reproducible builds).
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 
@@ -41,8 +39,9 @@ pub struct FeatureSource {
     #[arg(long, value_name = "DIR", default_value = "feature/src")]
     pub source: PathBuf,
     /// Static binaries to bundle as bin/ARCH/ (sandbox-install, agent-sandbox);
-    /// repeatable, ARCH is x86_64 or aarch64. Default: this machine's
-    /// architecture from $AGENT_SANDBOX_STATIC_DIR.
+    /// repeatable, ARCH is x86_64 or aarch64. Default: every architecture,
+    /// from the folders `scripts/build-static.sh` writes
+    /// ($AGENT_SANDBOX_STATIC_DIR and its siblings, else target/static/ARCH).
     #[arg(long = "bin-dir", value_name = "ARCH=DIR")]
     pub bin_dirs: Vec<String>,
 }
@@ -153,10 +152,11 @@ fn check_source(dir: &Path, kind: &str) -> anyhow::Result<()> {
 
 fn feature_package(src: &FeatureSource) -> anyhow::Result<Package> {
     check_source(&src.source, "feature")?;
-    let explicit = src.bin_dirs.iter().map(|s| feature::BinDir::parse(s)).collect::<Result<Vec<_>, _>>()?;
-    let static_dir = std::env::var_os(STATIC_DIR_VAR).map(PathBuf::from);
-    let dirs = feature::default_bin_dirs(explicit, static_dir.as_deref())?;
+    let explicit = src.bin_dirs.iter().map(|s| feature::parse_bin_dir(s)).collect::<Result<Vec<_>, _>>()?;
+    let dirs = feature::default_bin_dirs(explicit, &bins::Search::from_env(), bins::has_binaries)?;
     let binaries = feature::read_binaries(&dirs)?;
+    let arches: Vec<&str> = dirs.iter().map(|d| d.arch.name()).collect();
+    eprintln!("agent-sandbox feature: bundling the static binaries for {}", arches.join(", "));
     let items = publish::prepare_features(&src.source, &binaries)?;
     Ok(publish::package::package(Kind::Feature, &items, mtime())?)
 }

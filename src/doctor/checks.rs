@@ -15,6 +15,7 @@ pub const TUN_FIX: &str = "start the container with /dev/net/tun: add \"--device
 pub const PASTA_FIX: &str = "install passt (apt-get install passt; dnf install passt; apk add passt), or run sandbox-install";
 pub const PASTA_ATTACH_FIX: &str = "use a newer passt: Debian 13 (trixie) and Ubuntu 24.04 base images ship one that attaches inside containers";
 pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, keep the runtime's default seccomp profile";
+pub const EMULATED_FIX: &str = "use the image or base image built for this machine's own architecture: agent-sandbox ships for linux/amd64 and linux/arm64 (e.g. `--platform linux/arm64` on Apple Silicon and other arm64 hosts, `--platform linux/amd64` on x86_64 ones)";
 pub const PROC_FIX: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";
 
 /// How `claude` (or codex, pi) resolves on PATH.
@@ -41,6 +42,9 @@ pub struct HostFacts {
     pub jail_on: bool,
     pub bwrap: Result<PathBuf, String>,
     pub userns: Userns,
+    /// The user-mode emulator this process runs under (another
+    /// architecture's image), if any: `crate::arch::emulation::emulator`.
+    pub emulator: Option<PathBuf>,
     pub tun: Tun,
     pub pasta: Result<PathBuf, String>,
     pub pasta_version: Option<String>,
@@ -80,6 +84,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
         jail_on,
         bwrap,
         userns,
+        emulator: crate::arch::emulation::emulator(),
         tun,
         pasta,
         pasta_version,
@@ -152,10 +157,29 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         Err(e) if e.contains("refusing") => f("bwrap", "bwrap-untrusted", Severity::Error, e.clone(), None),
         Err(_) => f("bwrap", "bwrap-missing", Severity::Error, format!("bubblewrap (bwrap) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(crate::sysbin::BWRAP_FIX)),
     });
-    out.push(match &h.userns {
-        Userns::Works => f("userns", "userns-ok", Severity::Ok, "user namespaces can be created".into(), None),
-        Userns::Fails { why } => f("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(USERNS_FIX)),
+    let arch = crate::arch::Arch::native();
+    out.push(match (&h.userns, &h.emulator) {
+        (Userns::Works, _) => f("userns", "userns-ok", Severity::Ok, "user namespaces can be created".into(), None),
+        // qemu-user refuses clone() with namespace flags and runs a helper
+        // thread, so the kernel refuses unshare(CLONE_NEWUSER): no sysctl helps.
+        (Userns::Fails { why }, Some(emu)) => f(
+            "userns",
+            "userns-emulated",
+            Severity::Error,
+            format!("user namespaces are not available: {why}; this agent-sandbox ({arch}) runs under the emulator {}, and user-mode emulators such as qemu-user cannot create namespaces or load seccomp filters, so sessions cannot start", emu.display()),
+            Some(EMULATED_FIX),
+        ),
+        (Userns::Fails { why }, None) => f("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(USERNS_FIX)),
     });
+    if let (Userns::Works, Some(emu)) = (&h.userns, &h.emulator) {
+        out.push(f(
+            "emulation",
+            "emulated",
+            Severity::Warning,
+            format!("this agent-sandbox ({arch}) runs under the emulator {}: sessions are proven on each architecture's own machines, not under emulation", emu.display()),
+            Some(EMULATED_FIX),
+        ));
+    }
     out.push(match &h.tun {
         Tun::Usable => f("tun", "tun-ok", Severity::Ok, "/dev/net/tun is usable".into(), None),
         Tun::Missing => f("tun", "tun-missing", jail, "/dev/net/tun is missing, so the egress jail cannot start".into(), Some(TUN_FIX)),

@@ -7,6 +7,7 @@ fn healthy() -> HostFacts {
         jail_on: true,
         bwrap: Ok("/usr/bin/bwrap".into()),
         userns: Userns::Works,
+        emulator: None,
         tun: Tun::Usable,
         pasta: Ok("/usr/bin/passt".into()),
         pasta_version: Some("pasta 0^20250512".into()),
@@ -123,4 +124,32 @@ fn abstract_scoping_says_what_sessions_get() {
     let f = abstract_scoping(&h);
     assert_eq!((f.id, f.severity), ("abstract-scope-unavailable", Severity::Warning));
     assert!(f.message.contains("X11") && f.fix.as_deref().unwrap().contains("6.12"), "{f:?}");
+}
+
+#[test]
+fn under_emulation_the_userns_finding_names_the_emulator_and_the_platform_fix() {
+    let mut h = healthy();
+    h.userns = Userns::Fails { why: "creating a user+network namespace failed: EINVAL: Invalid argument".into() };
+    h.emulator = Some("/usr/bin/qemu-aarch64-static".into());
+    h.attach = None;
+    let got = prerequisites(&h);
+    let userns = got.iter().find(|f| f.check == "userns").unwrap();
+    assert_eq!((userns.id, userns.severity), ("userns-emulated", Severity::Error));
+    assert!(userns.message.contains("runs under the emulator /usr/bin/qemu-aarch64-static") && userns.message.contains("cannot create namespaces or load seccomp filters"), "{}", userns.message);
+    assert_eq!(userns.fix.as_deref(), Some(EMULATED_FIX));
+    assert!(!got.iter().any(|f| f.id == "emulated"), "one finding says it");
+
+    // Without an emulator the same failure keeps the sysctl advice.
+    h.emulator = None;
+    let got = prerequisites(&h);
+    assert_eq!(got.iter().find(|f| f.check == "userns").unwrap().fix.as_deref(), Some(USERNS_FIX));
+
+    // An emulator that allows namespaces is still named.
+    h.userns = Userns::Works;
+    h.emulator = Some("/run/rosetta/rosetta".into());
+    let got = prerequisites(&h);
+    assert!(got.iter().any(|f| f.id == "userns-ok"));
+    let e = got.iter().find(|f| f.id == "emulated").unwrap();
+    assert_eq!(e.severity, Severity::Warning);
+    assert!(e.message.contains("/run/rosetta/rosetta"), "{}", e.message);
 }

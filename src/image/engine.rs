@@ -69,6 +69,9 @@ pub fn choose(requested: Option<Engine>, found: &BTreeMap<Engine, PathBuf>, dirs
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildSpec<'a> {
     pub tag: &'a str,
+    /// `linux/amd64` or `linux/arm64` (another architecture than this
+    /// machine's builds under emulation).
+    pub platform: &'a str,
     pub context: &'a Path,
     pub network: Option<&'a str>,
     pub no_cache: bool,
@@ -81,13 +84,14 @@ fn s(p: &Path) -> String {
 }
 
 /// `podman build` / `docker build` / `buildah build --layers` (buildah does
-/// not cache layers unless asked), with every build argument and label.
+/// not cache layers unless asked) for one platform, with every build
+/// argument and label.
 pub fn build_argv(tools: &Tools, b: &BuildSpec) -> Vec<String> {
     let mut a = vec![s(&tools.builder), "build".to_owned()];
     if tools.engine == Engine::Buildah {
         a.push("--layers".into());
     }
-    a.extend(["--file".into(), s(&b.context.join("Containerfile")), "--tag".into(), b.tag.to_owned()]);
+    a.extend(["--file".into(), s(&b.context.join("Containerfile")), "--tag".into(), b.tag.to_owned(), "--platform".into(), b.platform.to_owned()]);
     if let Some(n) = b.network {
         a.extend(["--network".into(), n.to_owned()]);
     }

@@ -46,15 +46,15 @@ fn missing_engines_name_the_fix() {
 fn build_argv_whole() {
     let args = vec![("AGENTS".to_owned(), "pi".to_owned())];
     let labels = vec![("a".to_owned(), "1 2".to_owned())];
-    let spec = BuildSpec { tag: "localhost/x:1", context: Path::new("/w/context"), network: Some("host"), no_cache: true, build_args: &args, labels: &labels };
+    let spec = BuildSpec { tag: "localhost/x:1", platform: "linux/arm64", context: Path::new("/w/context"), network: Some("host"), no_cache: true, build_args: &args, labels: &labels };
     assert_eq!(
         build_argv(&tools(Engine::Podman), &spec),
-        v(&["/usr/bin/podman", "build", "--file", "/w/context/Containerfile", "--tag", "localhost/x:1", "--network", "host", "--no-cache", "--build-arg", "AGENTS=pi", "--label", "a=1 2", "/w/context"])
+        v(&["/usr/bin/podman", "build", "--file", "/w/context/Containerfile", "--tag", "localhost/x:1", "--platform", "linux/arm64", "--network", "host", "--no-cache", "--build-arg", "AGENTS=pi", "--label", "a=1 2", "/w/context"])
     );
     let spec = BuildSpec { network: None, no_cache: false, ..spec };
     assert_eq!(
         build_argv(&tools(Engine::Buildah), &spec),
-        v(&["/usr/bin/buildah", "build", "--layers", "--file", "/w/context/Containerfile", "--tag", "localhost/x:1", "--build-arg", "AGENTS=pi", "--label", "a=1 2", "/w/context"])
+        v(&["/usr/bin/buildah", "build", "--layers", "--file", "/w/context/Containerfile", "--tag", "localhost/x:1", "--platform", "linux/arm64", "--build-arg", "AGENTS=pi", "--label", "a=1 2", "/w/context"])
     );
     assert_eq!(build_argv(&tools(Engine::Docker), &spec)[..2], v(&["/usr/bin/docker", "build"]));
 }

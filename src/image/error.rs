@@ -37,14 +37,29 @@ pub enum ImageError {
     #[error("{} is not an image definition (no Containerfile there); run this in the agent-sandbox repository root or pass --definition DIR", path.display())]
     NoDefinition { path: PathBuf },
 
-    #[error("no static agent-sandbox binaries: pass --bin-dir DIR (the folder `bash scripts/build-static.sh` prints) or set AGENT_SANDBOX_STATIC_DIR to it")]
-    NoBinaries,
+    #[error("no static {arch} binaries for the image in {searched}; build them with `bash scripts/build-static.sh` (x86_64 and aarch64), or pass --bin-dir {arch}=DIR")]
+    NoBinaries { arch: &'static str, searched: String },
 
     #[error("{} has no `{name}`; build the static binaries with `bash scripts/build-static.sh` and pass the folder it prints as --bin-dir", dir.display())]
     MissingBinary { dir: PathBuf, name: &'static str },
 
-    #[error("{} is not a static executable for this machine ({why}); the image runs it on Debian 13 as is, so build it with `bash scripts/build-static.sh`", path.display())]
+    #[error("{} is not a static executable for its platform ({why}); the image runs it on Debian 13 as is, so build it with `bash scripts/build-static.sh`", path.display())]
     NotStatic { path: PathBuf, why: String },
+
+    #[error("`{0}` is not ARCH=DIR or DIR (this machine's binaries) with ARCH one of x86_64, aarch64: pass e.g. `--bin-dir aarch64=target/static/aarch64`")]
+    BadBinDir(String),
+
+    #[error("unknown platform `{0}` in --platform: the image is built for linux/amd64 and linux/arm64 (comma-separated)")]
+    UnknownPlatform(String),
+
+    #[error("{platform} builds under emulation on this {machine} machine, but {why}; install qemu-user-static and register it with binfmt_misc, with the F flag (`bash scripts/binfmt.sh` in the agent-sandbox repository), or leave {platform} out of --platform")]
+    NoEmulation { platform: String, machine: String, why: String },
+
+    #[error("{platforms} can only run under emulation on this {machine} machine, where sessions cannot start (qemu-user creates no namespaces and loads no seccomp filters), so the verify battery did not prove them: only doctor and the installed files were checked. Publish from a machine of each architecture, pass --allow-emulated to push them checked this far, or leave them out with --platform {machine}")]
+    EmulatedUnverified { platforms: String, machine: String },
+
+    #[error("the engine built {tag} for {found}, not {expected} as asked (--platform); update the engine, or build on a {expected} machine")]
+    WrongArchitecture { tag: String, expected: String, found: String },
 
     #[error("--extra-ca {}: {why}; give a readable PEM file (e.g. /etc/ssl/certs/ca-certificates.crt)", path.display())]
     BadExtraCa { path: PathBuf, why: String },

@@ -76,6 +76,13 @@ pub fn labels(p: &Provenance) -> Vec<(String, String)> {
     .collect()
 }
 
+/// The annotations of a multi-platform image's index: the OCI labels every
+/// variant carries (not `devcontainer.metadata`, which tools read from the
+/// image config), so registries show them for the tag itself.
+pub fn index_annotations(p: &Provenance) -> crate::oci::Annotations {
+    labels(p).into_iter().filter(|(k, _)| k != DEVCONTAINER_METADATA).fold(crate::oci::Annotations::new(), |a, (k, v)| a.with(&k, v))
+}
+
 /// `seconds` since the epoch as RFC 3339 UTC (`2026-11-29T10:00:00Z`).
 pub fn rfc3339(seconds: u64) -> String {
     let days = (seconds / 86_400) as i64;
@@ -117,6 +124,15 @@ mod tests {
             got[7].1,
             r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/share/agent-sandbox-image/start-check.sh","remoteUser":"vscode","securityOpt":["systempaths=unconfined"]}]"#
         );
+    }
+
+    #[test]
+    fn the_index_carries_the_oci_labels_as_annotations() {
+        let p = Provenance { source: "https://x/y".into(), version: "1.2.3".into(), revision: "abc".into(), created: "2026-01-01T00:00:00Z".into() };
+        let a = index_annotations(&p);
+        let keys: Vec<&str> = a.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, [TITLE, DESCRIPTION, LICENSES, SOURCE, VERSION, REVISION, CREATED]);
+        assert_eq!(a.get(REVISION), Some("abc"));
     }
 
     /// The value of `LABEL key=...` in the Containerfile (single or double

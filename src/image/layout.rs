@@ -3,11 +3,12 @@
 //! exact bytes, the config (small, read into memory, digest checked) and
 //! the layers (left in their files and streamed when pushed; the registry
 //! checks their digests). A nested index (docker's multi-platform export)
-//! is resolved to this machine's platform.
+//! is resolved to the asked platform, and the config must name it.
 //!
 //! Not here: exporting (`engine::export_argv`) or pushing (`plan`, `exec`).
 
 use super::error::ImageError;
+use crate::arch::Arch;
 use crate::oci::manifest::{Annotations, Blob, Descriptor, Manifest, OCI_MANIFEST};
 use crate::oci::push::FileBlob;
 use crate::oci::Digest;
@@ -33,15 +34,6 @@ impl LocalImage {
     /// Compressed size of the layers plus the config: what a pull downloads.
     pub fn size(&self) -> u64 {
         self.layers.iter().map(|l| l.size).sum::<u64>() + self.config.data.len() as u64
-    }
-}
-
-/// The OCI platform architecture of a Rust `std::env::consts::ARCH`.
-pub fn oci_arch(arch: &str) -> &str {
-    match arch {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        other => other,
     }
 }
 
@@ -85,16 +77,16 @@ impl Layout<'_> {
 
     /// The image manifest among an index's entries: the only one, or the
     /// one for `arch` on linux (nested indexes followed, attestations skipped).
-    fn pick(&self, index: &Value, arch: &str, depth: u8) -> Result<Descriptor, ImageError> {
+    fn pick(&self, index: &Value, arch: Arch, depth: u8) -> Result<Descriptor, ImageError> {
         let entries = index["manifests"].as_array().ok_or_else(|| self.bad("the index lists no manifests"))?;
         let platform_ok = |e: &Value| {
             let p = &e["platform"];
-            p.is_null() || (p["os"] == "linux" && p["architecture"] == oci_arch(arch))
+            p.is_null() || (p["os"] == "linux" && p["architecture"] == arch.oci())
         };
         let candidates: Vec<&Value> = entries.iter().filter(|e| platform_ok(e)).collect();
         let chosen = match candidates.as_slice() {
             [one] => *one,
-            [] => return Err(self.bad(format!("no manifest for linux/{}", oci_arch(arch)))),
+            [] => return Err(self.bad(format!("no manifest for {}", arch.platform()))),
             many => {
                 let with_platform: Vec<&&Value> = many.iter().filter(|e| !e["platform"].is_null()).collect();
                 match with_platform.as_slice() {
@@ -116,8 +108,8 @@ impl Layout<'_> {
     }
 }
 
-/// Reads the layout at `dir` for a machine of `arch` (`std::env::consts::ARCH`).
-pub fn read(dir: &Path, arch: &str) -> Result<LocalImage, ImageError> {
+/// Reads the image for `arch` from the layout at `dir`.
+pub fn read(dir: &Path, arch: Arch) -> Result<LocalImage, ImageError> {
     let l = Layout { dir };
     let index_path = dir.join("index.json");
     let index = std::fs::read(&index_path).map_err(|source| ImageError::Read { path: index_path, source })?;
@@ -130,6 +122,10 @@ pub fn read(dir: &Path, arch: &str) -> Result<LocalImage, ImageError> {
     let m = l.json(&manifest_bytes, "the image manifest")?;
     let config_desc = l.descriptor(&m["config"])?;
     let config = Blob { media_type: config_desc.media_type.clone(), digest: config_desc.digest.clone(), data: l.read_checked(&config_desc.digest)? };
+    let built_for = l.json(&config.data, "the image config")?["architecture"].as_str().unwrap_or("no architecture").to_owned();
+    if built_for != arch.oci() {
+        return Err(l.bad(format!("the image is for {built_for}, not {}", arch.oci())));
+    }
     let mut layers = Vec::new();
     let mut layer_descs = Vec::new();
     for v in m["layers"].as_array().ok_or_else(|| l.bad("the manifest lists no layers"))? {

@@ -8,20 +8,28 @@
 //! - [`labels`]: the OCI labels and `devcontainer.metadata` (pure);
 //! - [`plan`]: build context, argv, verify runs, tag set, push plan (pure);
 //! - [`verify`]: the verify container's command and its report (pure);
+//! - [`emulated`]: the check of a platform this machine only emulates (pure);
 //! - [`layout`]: the exported OCI layout → manifest, config, layer files;
-//! - [`exec`]: gathers inputs and runs a plan (the only effects).
+//! - [`gather`]: observes the inputs (engines, definition, binaries, emulation);
+//! - [`report`]: what build and publish report, and their failure (pure);
+//! - [`exec`]: runs a plan (the only effects).
 //!
-//! Pushing reuses `crate::oci` (blobs, then the manifest by digest, then
-//! the tags; layers streamed from their files).
+//! One image per platform (linux/amd64, linux/arm64); several are pushed
+//! as an OCI index under one tag set. Pushing reuses `crate::oci` (blobs,
+//! then the manifests and the index by digest, then the tags; layers
+//! streamed from their files).
 
+pub mod emulated;
 pub mod engine;
 pub mod error;
 pub mod exec;
+pub mod gather;
 pub mod labels;
 pub mod layout;
 pub mod plan;
+pub mod report;
 pub mod verify;
 
 pub use engine::Engine;
 pub use error::ImageError;
-pub use plan::{BuildPlan, BuildRequest, PublishPlan, Target};
+pub use plan::{BuildPlan, BuildRequest, Check, PublishPlan, Target, Variant};

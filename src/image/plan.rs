@@ -1,10 +1,20 @@
-//! The reference image's build, verify and push, decided as values: the
-//! build context's files, the engine command lines, the labels, the verify
-//! container (started as root like a devcontainer; the battery exec'd as
-//! root and as the non-root user, jail on unless asked otherwise), the tag
-//! set and the push plan. Pure functions of the request and gathered
-//! inputs; `exec` runs what they return. Tested as whole values
-//! (plan_tests.rs).
+//! The reference image's build, verify and push, decided as values: per
+//! platform (linux/amd64, linux/arm64) a variant with its build context's
+//! files, the engine command lines and how it is checked; the labels; the
+//! tag set and the push plan (one image, or an OCI index of the variants
+//! under one tag set). Pure functions of the request and gathered inputs;
+//! `exec` runs what they return. Tested as whole values (plan_tests.rs).
+//!
+//! How a variant is checked depends on this machine ([`Check`]):
+//! - its own architecture (`Native`): a container started as root like a
+//!   devcontainer, the verify battery exec'd as root and as the non-root
+//!   user, jail on unless asked otherwise;
+//! - another architecture (`Emulated`, qemu-user through binfmt_misc):
+//!   sessions cannot start there (no namespaces or seccomp filters under
+//!   qemu-user, see `crate::arch::emulation`), so the container runs
+//!   `uname -m` and `agent-sandbox doctor`: the binaries run, are this
+//!   architecture's and are installed; the sandbox itself is not exercised.
+//!   `image publish` pushes such a variant only with `--allow-emulated`.
 
 use super::engine::{self, Engine, Export, Tools};
 use super::error::ImageError;
@@ -12,7 +22,9 @@ use super::labels::{self, Provenance, REMOTE_USER};
 use super::layout::LocalImage;
 use super::verify::{self, VerifyRun};
 use crate::agents::Agent;
-use crate::oci::manifest::Artifact;
+use crate::arch::bins::BinDir;
+use crate::arch::Arch;
+use crate::oci::manifest::{Annotations, Artifact, Document, Index, IndexEntry, Platform};
 use crate::oci::push::{FileBlob, PushItem, PushPlan};
 use crate::oci::reference::check_repository;
 use crate::oci::semver::{tag_set, TagSet, Version};
@@ -41,6 +53,8 @@ pub struct BuildRequest {
     pub extra_ca: Option<PathBuf>,
     /// Verify with the egress jail on (the default).
     pub egress_jail: bool,
+    /// The platforms to build, in order (none: this machine's).
+    pub platforms: Vec<Arch>,
 }
 
 /// `--agents claude,codex,pi` (any order, duplicates dropped, empty: none).
@@ -67,16 +81,42 @@ pub fn parse_build_arg(s: &str) -> Result<(String, String), ImageError> {
     Ok((k.to_owned(), v.to_owned()))
 }
 
+/// `--platform linux/amd64,linux/arm64` (comma-separated, duplicates dropped).
+pub fn parse_platforms(list: &str) -> Result<Vec<Arch>, ImageError> {
+    let mut out = Vec::new();
+    for p in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let arch = Arch::from_platform(p).ok_or_else(|| ImageError::UnknownPlatform(p.to_owned()))?;
+        if !out.contains(&arch) {
+            out.push(arch);
+        }
+    }
+    if out.is_empty() {
+        return Err(ImageError::UnknownPlatform(list.to_owned()));
+    }
+    Ok(out)
+}
+
 /// The local image name when no `--tag` is given.
 pub fn default_tag(version: &str) -> String {
     format!("localhost/agent-sandbox:{version}")
 }
 
 fn check_tag(tag: &str) -> Result<(), ImageError> {
-    if tag.is_empty() || tag.starts_with('-') || tag.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if tag.is_empty() || tag.starts_with('-') || tag.contains('@') || tag.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(ImageError::BadTag(tag.to_owned()));
     }
     Ok(())
+}
+
+/// The local name of one platform's image when several are built:
+/// `NAME:TAG-ARCH` (`NAME:latest-ARCH` for a name without a tag).
+pub fn variant_tag(tag: &str, arch: Arch) -> String {
+    let last = tag.rsplit('/').next().unwrap_or(tag);
+    if last.contains(':') {
+        format!("{tag}-{}", arch.oci())
+    } else {
+        format!("{tag}:latest-{}", arch.oci())
+    }
 }
 
 /// What `exec::gather` observed.
@@ -87,12 +127,15 @@ pub struct Inputs {
     /// The image definition folder and its regular files (relative paths).
     pub definition: PathBuf,
     pub definition_files: Vec<PathBuf>,
-    /// The folder with the static binaries.
-    pub bin_dir: PathBuf,
-    /// A private working folder (context, export).
+    /// Each platform's static binaries.
+    pub bin_dirs: Vec<BinDir>,
+    /// A private working folder (contexts, exports).
     pub work: PathBuf,
-    /// A name no other container has, for the verify container.
+    /// A name no other container has, for the verify containers (each
+    /// variant's gets its architecture appended).
     pub container: String,
+    /// This machine's architecture: other platforms build under emulation.
+    pub native: Arch,
 }
 
 /// One file of the build context.
@@ -103,29 +146,62 @@ pub struct ContextFile {
     pub source: PathBuf,
 }
 
-/// The whole build and verify, decided.
+/// How a variant is proven (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Check {
+    /// This machine's architecture: the verify battery in real sessions.
+    Native,
+    /// Another architecture under emulation: `uname -m` and doctor only.
+    Emulated,
+}
+
+/// The whole build and check, decided: one variant per platform.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BuildPlan {
     pub engine: Engine,
     pub runner: Engine,
+    /// The requested image name (one platform: the image's own).
     pub tag: String,
     pub agents: Vec<&'static str>,
+    #[serde(serialize_with = "pairs_as_map")]
+    pub labels: Vec<(String, String)>,
+    pub egress_jail: bool,
+    pub variants: Vec<Variant>,
+}
+
+impl BuildPlan {
+    /// The variants this machine only runs under emulation.
+    pub fn emulated(&self) -> Vec<&Variant> {
+        self.variants.iter().filter(|v| v.check == Check::Emulated).collect()
+    }
+}
+
+/// One platform's image: how it is built and checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Variant {
+    pub arch: Arch,
+    /// `linux/amd64` or `linux/arm64`.
+    pub platform: String,
+    pub check: Check,
+    /// Its local name.
+    pub tag: String,
     pub context: PathBuf,
     pub context_files: Vec<ContextFile>,
     pub build: Vec<String>,
-    #[serde(serialize_with = "pairs_as_map")]
-    pub labels: Vec<(String, String)>,
     pub inspect: Vec<String>,
-    /// Starts the verify container (root, as a devcontainer starts).
+    /// Starts the check container (root, as a devcontainer starts).
     pub start: Vec<String>,
     /// Measures what the sandbox adds to the image (bubblewrap, passt, the binaries).
     pub measure: Vec<String>,
-    /// The battery as root, then as the non-root user, in that container.
+    /// Native: the battery as root, then as the non-root user, in that container.
     pub verify: Vec<VerifyRun>,
-    /// Removes the verify container (always, even after a failure).
+    /// Emulated: `uname -m` and `agent-sandbox doctor --json` as root.
+    pub emulated: Option<Vec<String>>,
+    /// Removes the check container (always, even after a failure).
     pub remove: Vec<String>,
-    pub egress_jail: bool,
 }
 
 /// Serialises `(key, value)` pairs as a JSON object, in their order.
@@ -146,56 +222,78 @@ pub const MEASURE_SCRIPT: &str = "dpkg-query -W -f '${Package} ${Installed-Size}
 pub fn build_plan(req: &BuildRequest, inp: &Inputs) -> Result<BuildPlan, ImageError> {
     let tag = req.tag.clone().unwrap_or_else(|| default_tag(&inp.provenance.version));
     check_tag(&tag)?;
-    let context = inp.work.join("context");
+    let platforms = if req.platforms.is_empty() { vec![inp.native] } else { req.platforms.clone() };
+    let agent_names: Vec<&'static str> = req.agents.iter().map(|a| a.name()).collect();
+    let mut build_args = vec![("AGENTS".to_owned(), agent_names.join(","))];
+    build_args.extend(req.build_args.iter().cloned());
+    let labels = labels::labels(&inp.provenance);
+    let variants = platforms
+        .iter()
+        .map(|arch| {
+            let tag = if platforms.len() == 1 { tag.clone() } else { variant_tag(&tag, *arch) };
+            variant(req, inp, *arch, tag, &build_args, &labels)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(BuildPlan { engine: inp.tools.engine, runner: inp.tools.runner, tag, agents: agent_names, labels, egress_jail: req.egress_jail, variants })
+}
+
+/// The build context of `arch`: the definition's files (minus what is
+/// generated), that architecture's binaries in `bin/`, the extra CA.
+fn context_files(req: &BuildRequest, inp: &Inputs, bin_dir: &Path) -> Vec<ContextFile> {
     let generated: Vec<PathBuf> = BINARIES.iter().map(|b| Path::new("bin").join(b)).chain(req.extra_ca.iter().map(|_| PathBuf::from(EXTRA_CA))).collect();
-    let mut context_files: Vec<ContextFile> = inp
+    let mut files: Vec<ContextFile> = inp
         .definition_files
         .iter()
         .filter(|f| !generated.contains(f))
         .map(|f| ContextFile { dest: f.clone(), source: inp.definition.join(f) })
         .collect();
-    context_files.extend(BINARIES.iter().map(|b| ContextFile { dest: Path::new("bin").join(b), source: inp.bin_dir.join(b) }));
+    files.extend(BINARIES.iter().map(|b| ContextFile { dest: Path::new("bin").join(b), source: bin_dir.join(b) }));
     if let Some(ca) = &req.extra_ca {
-        context_files.push(ContextFile { dest: PathBuf::from(EXTRA_CA), source: ca.clone() });
+        files.push(ContextFile { dest: PathBuf::from(EXTRA_CA), source: ca.clone() });
     }
+    files
+}
 
-    let agent_names: Vec<&'static str> = req.agents.iter().map(|a| a.name()).collect();
-    let mut build_args = vec![("AGENTS".to_owned(), agent_names.join(","))];
-    build_args.extend(req.build_args.iter().cloned());
-    let labels = labels::labels(&inp.provenance);
+fn variant(req: &BuildRequest, inp: &Inputs, arch: Arch, tag: String, build_args: &[(String, String)], labels: &[(String, String)]) -> Result<Variant, ImageError> {
+    let bin_dir = inp.bin_dirs.iter().find(|b| b.arch == arch).ok_or(ImageError::NoBinaries { arch: arch.name(), searched: "the gathered folders".into() })?;
+    let context = inp.work.join(format!("context-{}", arch.oci()));
+    let platform = arch.platform();
     let network = req.network.as_deref();
     let build = engine::build_argv(
         &inp.tools,
-        &engine::BuildSpec { tag: &tag, context: &context, network, no_cache: req.no_cache, build_args: &build_args, labels: &labels },
+        &engine::BuildSpec { tag: &tag, platform: &platform, context: &context, network, no_cache: req.no_cache, build_args, labels },
     );
-
+    let container = format!("{}-{}", inp.container, arch.oci());
+    let check = if arch == inp.native { Check::Native } else { Check::Emulated };
     let agent = req.agents.first().copied().unwrap_or(Agent::Claude).name();
     let env: Vec<(String, String)> = if req.egress_jail { Vec::new() } else { vec![(JAIL_OFF.0.to_owned(), JAIL_OFF.1.to_owned())] };
-    let verify = ["root", REMOTE_USER]
-        .iter()
-        .map(|user| VerifyRun {
-            user: user.to_string(),
-            agent: agent.to_owned(),
-            egress_jail: req.egress_jail,
-            argv: engine::exec_argv(&inp.tools, &inp.container, user, &env, &verify::command(agent)),
-        })
-        .collect();
-    let measure = engine::exec_argv(&inp.tools, &inp.container, "root", &[], &["sh".into(), "-c".into(), MEASURE_SCRIPT.into()]);
-    Ok(BuildPlan {
-        engine: inp.tools.engine,
-        runner: inp.tools.runner,
-        inspect: engine::inspect_argv(&inp.tools, &tag),
-        start: engine::start_argv(&inp.tools, &tag, &inp.container, network),
-        remove: engine::remove_argv(&inp.tools, &inp.container),
-        tag,
-        agents: agent_names,
+    let verify = match check {
+        Check::Emulated => Vec::new(),
+        Check::Native => ["root", REMOTE_USER]
+            .iter()
+            .map(|user| VerifyRun {
+                user: user.to_string(),
+                agent: agent.to_owned(),
+                egress_jail: req.egress_jail,
+                argv: engine::exec_argv(&inp.tools, &container, user, &env, &verify::command(agent)),
+            })
+            .collect(),
+    };
+    let emulated = (check == Check::Emulated).then(|| engine::exec_argv(&inp.tools, &container, "root", &[], &super::emulated::command()));
+    Ok(Variant {
+        arch,
+        platform,
+        check,
+        context_files: context_files(req, inp, &bin_dir.dir),
         context,
-        context_files,
         build,
-        labels,
+        inspect: engine::inspect_argv(&inp.tools, &tag),
+        start: engine::start_argv(&inp.tools, &tag, &container, network),
+        measure: engine::exec_argv(&inp.tools, &container, "root", &[], &["sh".into(), "-c".into(), MEASURE_SCRIPT.into()]),
         verify,
-        measure,
-        egress_jail: req.egress_jail,
+        emulated,
+        remove: engine::remove_argv(&inp.tools, &container),
+        tag,
     })
 }
 
@@ -219,6 +317,15 @@ impl Target {
     }
 }
 
+/// One variant's export.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportStep {
+    pub arch: Arch,
+    pub argv: Vec<String>,
+    pub to: Export,
+}
+
 /// A publish, decided before anything is built.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -228,26 +335,74 @@ pub struct PublishPlan {
     /// Tags to push (in order; the exact version last), or already published.
     pub tags: TagSet,
     pub build: BuildPlan,
-    pub export: Vec<String>,
-    pub export_to: Export,
+    /// Each variant exported as an OCI layout, in the variants' order.
+    pub exports: Vec<ExportStep>,
+    /// Several platforms: the tags name an index of the variants.
+    pub index: bool,
+}
+
+/// Refuses a publish with variants proven under emulation only, unless
+/// `allow_emulated` (see the module comment).
+pub fn check_publishable(build: &BuildPlan, native: Arch, allow_emulated: bool) -> Result<(), ImageError> {
+    let emulated: Vec<&str> = build.emulated().iter().map(|v| v.platform.as_str()).collect();
+    if emulated.is_empty() || allow_emulated {
+        return Ok(());
+    }
+    Err(ImageError::EmulatedUnverified { platforms: emulated.join(", "), machine: native.platform() })
 }
 
 pub fn publish_plan(build: BuildPlan, inp: &Inputs, target: &Target, version: &Version, existing: &[String]) -> PublishPlan {
-    let (export, export_to) = engine::export_argv(&inp.tools, &build.tag, &inp.work.join("export"));
-    PublishPlan { reference: target.reference(), version: version.to_string(), tags: tag_set(version, existing), build, export, export_to }
+    let exports = build
+        .variants
+        .iter()
+        .map(|v| {
+            let (argv, to) = engine::export_argv(&inp.tools, &v.tag, &inp.work.join(format!("export-{}", v.arch.oci())));
+            ExportStep { arch: v.arch, argv, to }
+        })
+        .collect();
+    let index = build.variants.len() > 1;
+    PublishPlan { reference: target.reference(), version: version.to_string(), tags: tag_set(version, existing), build, exports, index }
 }
 
-/// The push of an exported image: its layers stream from their files,
-/// the config and the manifest (exact bytes) go as they are, then the tags.
-pub fn push_plan(image: &LocalImage, target: &Target, tags: &[String]) -> (PushPlan, Vec<Vec<FileBlob>>) {
+/// One exported image as a push item (untagged: `tags` empty), its layers
+/// streaming from their files, the config and the manifest (the engine's
+/// exact bytes) as they are.
+fn image_item(image: &LocalImage, target: &Target, tags: &[String]) -> PushItem {
     let artifact = Artifact {
-        manifest: image.manifest.clone(),
+        manifest: Document::Image(image.manifest.clone()),
         manifest_bytes: image.manifest_bytes.clone(),
         digest: image.digest.clone(),
         blobs: vec![image.config.clone()],
     };
-    let item = PushItem { repository: target.repository.clone(), artifact, tags: tags.to_vec() };
-    (PushPlan { items: vec![item] }, vec![image.layers.clone()])
+    PushItem { repository: target.repository.clone(), artifact, tags: tags.to_vec() }
+}
+
+/// The index of several platforms' images, with the image annotations.
+pub fn index(images: &[(Arch, LocalImage)], annotations: Annotations) -> Index {
+    let manifests = images
+        .iter()
+        .map(|(arch, image)| IndexEntry {
+            media_type: image.manifest.media_type.clone(),
+            digest: image.digest.clone(),
+            size: image.manifest_bytes.len() as u64,
+            platform: Platform { architecture: arch.oci().to_owned(), os: "linux".to_owned(), variant: None },
+        })
+        .collect();
+    Index::new(manifests, annotations)
+}
+
+/// The push: one image goes under the tags itself; several go by digest,
+/// then their index (annotated from `provenance`) under the tags.
+/// `files[i]` are item i's layers.
+pub fn push_plan(images: &[(Arch, LocalImage)], provenance: &Provenance, target: &Target, tags: &[String]) -> (PushPlan, Vec<Vec<FileBlob>>) {
+    let files: Vec<Vec<FileBlob>> = images.iter().map(|(_, i)| i.layers.clone()).collect();
+    if let [(_, image)] = images {
+        return (PushPlan { items: vec![image_item(image, target, tags)] }, files);
+    }
+    let mut items: Vec<PushItem> = images.iter().map(|(_, i)| image_item(i, target, &[])).collect();
+    let index = Artifact::from_index(index(images, labels::index_annotations(provenance)));
+    items.push(PushItem { repository: target.repository.clone(), artifact: index, tags: tags.to_vec() });
+    (PushPlan { items }, files)
 }
 
 #[cfg(test)]

@@ -1,16 +1,21 @@
-//! OCI image manifests as values, and their exact bytes.
+//! OCI image manifests and image indexes as values, and their exact bytes.
 //!
 //! A manifest is serialised compactly with its fields in the order the OCI
 //! spec lists them (`schemaVersion`, `mediaType`, `artifactType`, `config`,
 //! `layers`, `annotations`) and annotations in insertion order, so the bytes
 //! (and so the digest) are a pure function of the value. That is also the
 //! byte layout `JSON.stringify` gives the Dev Containers CLI's manifests.
+//! An index (one manifest per platform, e.g. linux/amd64 and linux/arm64
+//! under one tag) follows the same rules: `schemaVersion`, `mediaType`,
+//! `manifests` (each `mediaType`, `digest`, `size`, `platform`), `annotations`.
 
 use super::digest::Digest;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// `application/vnd.oci.image.manifest.v1+json`.
 pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+/// `application/vnd.oci.image.index.v1+json`.
+pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 /// The annotation naming a layer's file (`org.opencontainers.image.title`).
 pub const TITLE: &str = "org.opencontainers.image.title";
 
@@ -77,6 +82,68 @@ pub struct Manifest {
     pub annotations: Option<Annotations>,
 }
 
+/// The platform of one manifest in an index.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Platform {
+    pub architecture: String,
+    pub os: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+}
+
+/// One manifest an index lists.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexEntry {
+    pub media_type: String,
+    pub digest: Digest,
+    pub size: u64,
+    pub platform: Platform,
+}
+
+/// An image index (schema version 2): one image per platform.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Index {
+    pub schema_version: u32,
+    pub media_type: String,
+    pub manifests: Vec<IndexEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+}
+
+impl Index {
+    /// An OCI index of `manifests`, with `annotations` (left out when empty).
+    pub fn new(manifests: Vec<IndexEntry>, annotations: Annotations) -> Index {
+        Index { schema_version: 2, media_type: OCI_INDEX.to_owned(), manifests, annotations: (!annotations.is_empty()).then_some(annotations) }
+    }
+}
+
+/// What a manifest reference names: an image manifest or an index.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Document {
+    Image(Manifest),
+    Index(Index),
+}
+
+impl Document {
+    pub fn media_type(&self) -> &str {
+        match self {
+            Document::Image(m) => &m.media_type,
+            Document::Index(i) => &i.media_type,
+        }
+    }
+
+    /// The image manifest, when this is one.
+    pub fn image(&self) -> Option<&Manifest> {
+        match self {
+            Document::Image(m) => Some(m),
+            Document::Index(_) => None,
+        }
+    }
+}
+
 /// A blob to upload: its bytes and their digest.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Blob {
@@ -108,10 +175,11 @@ impl Blob {
 }
 
 /// A complete artifact ready to push: the blobs its manifest refers to and
-/// the manifest's exact bytes and digest.
+/// the manifest's exact bytes and digest. An index refers to manifests,
+/// pushed as artifacts of their own before it, and carries no blobs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {
-    pub manifest: Manifest,
+    pub manifest: Document,
     pub manifest_bytes: Vec<u8>,
     pub digest: Digest,
     /// The config blob first, then the layers, in manifest order.
@@ -137,13 +205,21 @@ impl Artifact {
 
     /// Seals an already built manifest (e.g. one with an `artifactType`).
     pub fn from_manifest(manifest: Manifest, blobs: Vec<Blob>) -> Self {
-        let manifest_bytes = manifest_bytes(&manifest);
-        Artifact { digest: Digest::of(&manifest_bytes), manifest, manifest_bytes, blobs }
+        let document = Document::Image(manifest);
+        let manifest_bytes = manifest_bytes(&document);
+        Artifact { digest: Digest::of(&manifest_bytes), manifest: document, manifest_bytes, blobs }
+    }
+
+    /// Seals an index.
+    pub fn from_index(index: Index) -> Self {
+        let document = Document::Index(index);
+        let manifest_bytes = manifest_bytes(&document);
+        Artifact { digest: Digest::of(&manifest_bytes), manifest: document, manifest_bytes, blobs: Vec::new() }
     }
 }
 
-/// The exact bytes of a manifest: compact JSON, fields in spec order.
-pub fn manifest_bytes(m: &Manifest) -> Vec<u8> {
+/// The exact bytes of a manifest or index: compact JSON, fields in spec order.
+pub fn manifest_bytes(m: &Document) -> Vec<u8> {
     // Serialising plain strings, numbers and maps cannot fail.
     serde_json::to_vec(m).unwrap_or_default()
 }
@@ -173,6 +249,38 @@ mod tests {
         );
         assert_eq!(a.digest, Digest::of(text.as_bytes()));
         assert_eq!(a.blobs.len(), 2);
+    }
+
+    #[test]
+    fn index_bytes_list_each_platform_in_order() {
+        let d = |b: &[u8]| Digest::of(b);
+        let entry = |arch: &str, b: &[u8], size| IndexEntry {
+            media_type: OCI_MANIFEST.into(),
+            digest: d(b),
+            size,
+            platform: Platform { architecture: arch.into(), os: "linux".into(), variant: None },
+        };
+        let index = Index::new(vec![entry("amd64", b"a", 10), entry("arm64", b"b", 11)], Annotations::new().with("org.opencontainers.image.version", "1.2.3"));
+        let a = Artifact::from_index(index);
+        let text = String::from_utf8(a.manifest_bytes.clone()).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                concat!(
+                    r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":["#,
+                    r#"{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{}","size":10,"platform":{{"architecture":"amd64","os":"linux"}}}},"#,
+                    r#"{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{}","size":11,"platform":{{"architecture":"arm64","os":"linux"}}}}],"#,
+                    r#""annotations":{{"org.opencontainers.image.version":"1.2.3"}}}}"#
+                ),
+                d(b"a"),
+                d(b"b")
+            )
+        );
+        assert_eq!(a.digest, Digest::of(text.as_bytes()));
+        assert_eq!(a.manifest.media_type(), OCI_INDEX);
+        assert!(a.blobs.is_empty() && a.manifest.image().is_none());
+        let bare = Artifact::from_index(Index::new(vec![], Annotations::new()));
+        assert_eq!(String::from_utf8(bare.manifest_bytes).unwrap(), r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#);
     }
 
     #[test]

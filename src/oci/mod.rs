@@ -5,7 +5,7 @@
 //! - [`reference`]: registry `HOST[:PORT]`, repository paths, tags (pure);
 //!   plain HTTP only for loopback registries.
 //! - [`digest`], [`manifest`]: descriptors, manifests and their exact bytes
-//!   ([`manifest::Artifact`] = blobs + sealed manifest) (pure).
+//!   ([`manifest::Artifact`] = blobs + sealed manifest or index) (pure).
 //! - [`archive`]: reproducible tar (and gzip) from an in-memory file list (pure).
 //! - [`semver`]: versions and the tag set rule (`1`, `1.2`, `1.2.3`,
 //!   `latest`, moved only by the highest version in their range) (pure).
@@ -31,5 +31,5 @@ pub mod semver;
 pub use client::{RegistryApi, RegistryClient};
 pub use digest::Digest;
 pub use error::OciError;
-pub use manifest::{Annotations, Artifact, Blob, Descriptor, Manifest};
+pub use manifest::{Annotations, Artifact, Blob, Descriptor, Document, Index, IndexEntry, Manifest, Platform};
 pub use reference::Registry;

@@ -1,7 +1,8 @@
 //! Pushing artifacts so that no half-published tag set is ever visible.
 //!
 //! A [`PushPlan`] is a value: which artifact goes to which repository under
-//! which tags. [`execute`] runs it in three phases over every item:
+//! which tags. An index's manifests come before it in the plan (pushed by
+//! digest, untagged), so the registry knows each one the index names. [`execute`] runs it in three phases over every item:
 //!  1. every blob (skipping those the registry already has);
 //!  2. every manifest, by digest (content is now complete but untagged);
 //!  3. only then the tags, item by item, in the plan's order.
@@ -80,7 +81,7 @@ pub fn execute_with_files(api: &dyn RegistryApi, plan: &PushPlan, files: &[Vec<F
         }
     }
     for item in &plan.items {
-        let media_type = &item.artifact.manifest.media_type;
+        let media_type = item.artifact.manifest.media_type();
         tracing::info!(repository = %item.repository, digest = %item.artifact.digest, "pushing manifest by digest");
         api.push_manifest(&item.repository, item.artifact.digest.as_str(), &item.artifact.manifest_bytes, media_type)?;
     }
@@ -88,7 +89,7 @@ pub fn execute_with_files(api: &dyn RegistryApi, plan: &PushPlan, files: &[Vec<F
     for (item, blobs_uploaded) in plan.items.iter().zip(uploaded) {
         for tag in &item.tags {
             tracing::info!(repository = %item.repository, %tag, "tagging");
-            api.push_manifest(&item.repository, tag, &item.artifact.manifest_bytes, &item.artifact.manifest.media_type)
+            api.push_manifest(&item.repository, tag, &item.artifact.manifest_bytes, item.artifact.manifest.media_type())
                 .map_err(|e| match e {
                     OciError::Registry { registry, action, why } => OciError::Registry {
                         registry,

@@ -108,3 +108,25 @@ fn a_refused_tag_reports_what_was_already_tagged() {
     assert!(err.contains("tags pushed before it: ns/a:1"), "{err}");
     assert!(!rec.calls.borrow().iter().any(|c| c == "manifest ns/a:1.0.0"));
 }
+
+#[test]
+fn an_index_is_pushed_after_the_manifests_it_names_and_only_it_is_tagged() {
+    use crate::oci::manifest::{Index, IndexEntry, Platform};
+    let amd = item("img", b"AMD", &[]);
+    let arm = item("img", b"ARM", &[]);
+    let entry = |i: &PushItem, arch: &str| IndexEntry {
+        media_type: i.artifact.manifest.media_type().to_owned(),
+        digest: i.artifact.digest.clone(),
+        size: i.artifact.manifest_bytes.len() as u64,
+        platform: Platform { architecture: arch.into(), os: "linux".into(), variant: None },
+    };
+    let index = Artifact::from_index(Index::new(vec![entry(&amd, "amd64"), entry(&arm, "arm64")], Annotations::new()));
+    let at = |d: &Digest| format!("manifest img@{}", &d.as_str()[7..11]);
+    let expected_manifests = vec![at(&amd.artifact.digest), at(&arm.artifact.digest), at(&index.digest), "manifest img:1".into(), "manifest img:1.0.0".into()];
+    let plan = PushPlan { items: vec![amd, arm, PushItem { repository: "img".into(), artifact: index, tags: vec!["1".into(), "1.0.0".into()] }] };
+    let rec = Recorder::default();
+    execute(&rec, &plan).unwrap();
+    let manifests: Vec<String> = rec.calls.borrow().iter().filter(|c| c.starts_with("manifest")).cloned().collect();
+    assert_eq!(manifests, expected_manifests);
+    assert!(rec.calls.borrow().iter().position(|c| c.starts_with("manifest")) > rec.calls.borrow().iter().rposition(|c| c.starts_with("blob")), "every blob before any manifest");
+}

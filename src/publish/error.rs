@@ -25,10 +25,13 @@ pub enum PublishError {
     #[error("{} is a symbolic link or special file; a published {kind} may only contain regular files and folders — replace it with a copy", path.display())]
     NotRegular { path: PathBuf, kind: &'static str },
 
-    #[error("no bundled binaries for the feature: pass `--bin-dir ARCH=DIR` (e.g. `--bin-dir x86_64=$(bash scripts/build-static.sh)`) or set AGENT_SANDBOX_STATIC_DIR to the folder `scripts/build-static.sh` prints")]
-    NoBinaries,
+    #[error("no static binaries for the feature in {searched}; build them with `bash scripts/build-static.sh` (x86_64 and aarch64), or pass `--bin-dir ARCH=DIR` for each architecture")]
+    NoBinaries { searched: String },
 
-    #[error("`{spec}` is not ARCH=DIR with ARCH one of {}: pass e.g. `--bin-dir x86_64=target/x86_64-unknown-linux-musl/release`", crate::publish::feature::ARCHES.join(", "))]
+    #[error("the feature ships for {}, but only {found} binaries were found in {searched}; build the missing {missing} ones with `bash scripts/build-static.sh` (after `bash scripts/deps.sh`), or pass `--bin-dir ARCH=DIR` for each architecture to ship on purpose", crate::arch::Arch::all_names())]
+    MissingArch { found: String, missing: String, searched: String },
+
+    #[error("`{spec}` is not ARCH=DIR with ARCH one of x86_64, aarch64: pass e.g. `--bin-dir aarch64=target/static/aarch64`")]
     BadBinDir { spec: String },
 
     #[error("{} has no `{name}` for {arch}; build the static binaries with `bash scripts/build-static.sh` (it prints their folder)", dir.display())]

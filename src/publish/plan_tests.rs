@@ -44,7 +44,7 @@ fn feature_manifest_is_byte_for_byte_the_cli_layout() {
     );
     assert_eq!(String::from_utf8(a.manifest_bytes.clone()).unwrap(), expected);
     let on_ghcr = crate::publish::package::item_artifact(Kind::Feature, p, &Registry::parse("ghcr.io").unwrap());
-    assert_eq!(on_ghcr.manifest.annotations.unwrap().get("com.github.package.type"), Some("devcontainer_feature"));
+    assert_eq!(on_ghcr.manifest.image().unwrap().annotations.as_ref().unwrap().get("com.github.package.type"), Some("devcontainer_feature"));
 }
 
 #[test]

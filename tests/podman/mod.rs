@@ -15,6 +15,9 @@ use std::sync::OnceLock;
 /// The base images `scripts/podman-env.sh` makes.
 pub const TRIXIE: &str = "localhost/debian:trixie-slim";
 pub const BOOKWORM: &str = "localhost/debian:bookworm-slim";
+/// Debian 13 for arm64 (`scripts/podman-env.sh trixie:arm64`; runs under
+/// qemu-user on an x86_64 machine).
+pub const TRIXIE_ARM64: &str = "localhost/debian:trixie-slim-arm64";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -34,6 +37,41 @@ pub fn containers_conf() -> &'static str {
         assert!(out.status.success(), "scripts/podman-env.sh failed (it installs podman, runc, mmdebstrap and makes the base images); run it by hand to see why");
         String::from_utf8(out.stdout).unwrap()
     })
+}
+
+/// The arm64 Debian 13 base: `scripts/podman-env.sh trixie:arm64` registers
+/// qemu-user with binfmt_misc and makes the image (mmdebstrap --arch arm64,
+/// cached like the others). Once per test binary, after `containers_conf`.
+pub fn arm64_base() -> &'static str {
+    static DONE: OnceLock<()> = OnceLock::new();
+    let _ = containers_conf();
+    DONE.get_or_init(|| {
+        let out = Command::new("bash")
+            .args(["-c", ". scripts/podman-env.sh trixie:arm64 >&2"])
+            .current_dir(repo())
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run bash scripts/podman-env.sh trixie:arm64");
+        assert!(out.status.success(), "scripts/podman-env.sh trixie:arm64 failed (it installs qemu-user-static, registers it with binfmt_misc and makes the arm64 base image); run it by hand to see why");
+    });
+    TRIXIE_ARM64
+}
+
+/// The static binaries of `arch` (a `uname -m` name): in the layout
+/// `scripts/build-static.sh` writes, the folder beside this machine's.
+pub fn static_dir_for(arch: &str) -> PathBuf {
+    let native = static_dir();
+    let dir = native.parent().map(|p| p.join(arch)).unwrap_or_default();
+    assert!(
+        native.file_name().is_some_and(|n| n == std::env::consts::ARCH),
+        "AGENT_SANDBOX_STATIC_DIR={} is not the folder `bash scripts/build-static.sh` prints (…/static/{}), so the {arch} binaries cannot be found beside it",
+        native.display(),
+        std::env::consts::ARCH
+    );
+    for b in ["agent-sandbox", "sandbox-install"] {
+        assert!(dir.join(b).is_file(), "{} is missing; run `bash scripts/build-static.sh` (it builds x86_64 and aarch64)", dir.join(b).display());
+    }
+    dir
 }
 
 /// The static binaries under test (`bash scripts/build-static.sh` prints
@@ -112,15 +150,19 @@ impl Container {
     /// `podman run -d` with host networking (apt, npm), /proc unmasked
     /// (sessions mount their own /proc) and the static binaries in /opt/ast.
     pub fn start(image: &str, extra: &[&str]) -> Container {
-        Container::start_on("host", image, extra)
+        Container::start_with("host", image, &static_dir(), extra)
     }
 
     /// The same on `network` (podman's `--network` value, e.g.
     /// `ns:/run/netns/NAME` to share a test's network namespace).
     pub fn start_on(network: &str, image: &str, extra: &[&str]) -> Container {
+        Container::start_with(network, image, &static_dir(), extra)
+    }
+
+    /// On `network`, with the binaries from `bins` in /opt/ast.
+    pub fn start_with(network: &str, image: &str, bins: &Path, extra: &[&str]) -> Container {
         let name = format!("ast-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
-        let dir = static_dir();
-        let vol = format!("{}:/opt/ast:ro", dir.display());
+        let vol = format!("{}:/opt/ast:ro", bins.display());
         let ca = host_ca_mount();
         let mut args = vec!["run", "-d", "--name", &name, "--network", network, "-v", &vol];
         args.extend(ca.iter().map(String::as_str));

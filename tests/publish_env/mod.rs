@@ -147,6 +147,20 @@ pub fn fake_bin_dir() -> tempfile::TempDir {
     d
 }
 
+/// The layout `scripts/build-static.sh` writes, with fake binaries:
+/// `static/x86_64/` and `static/aarch64/` under the returned folder.
+pub fn fake_static_root() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (arch, machine) in [("x86_64", 62u16), ("aarch64", 183)] {
+        let dir = d.path().join("static").join(arch);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["sandbox-install", "agent-sandbox"] {
+            std::fs::write(dir.join(name), fake_static_elf(machine, &format!("{arch}/{name}"))).unwrap();
+        }
+    }
+    d
+}
+
 /// The static binaries for real feature installs: $AGENT_SANDBOX_STATIC_DIR,
 /// else built with scripts/build-static.sh.
 pub fn static_dir() -> &'static Path {

@@ -20,15 +20,21 @@ die() {
 
 [ "$(id -u)" = 0 ] || die "install.sh must run as root (the devcontainer CLI runs features as root)"
 
-case "$(uname -m)" in
+# The feature carries bin/x86_64 and bin/aarch64 (linux/amd64 and
+# linux/arm64 images); anything else is refused here, before any change.
+machine=$(uname -m)
+case "$machine" in
   x86_64 | amd64) arch=x86_64 ;;
   aarch64 | arm64) arch=aarch64 ;;
-  *) arch=$(uname -m) ;;
+  *) die "this machine's architecture is '$machine' (uname -m); agent-sandbox supports x86_64 and aarch64 only: use a linux/amd64 or linux/arm64 base image" ;;
 esac
 installer="$feature_dir/bin/$arch/sandbox-install"
 if [ ! -x "$installer" ]; then
-  carried=$(ls "$feature_dir/bin" 2>/dev/null | tr '\n' ' ')
-  die "this feature carries no sandbox-install for $arch (it has: ${carried:-none}); use a base image for one of those, or package the feature with \`agent-sandbox feature package --bin-dir $arch=DIR\`"
+  carried=
+  for d in "$feature_dir"/bin/*/; do
+    [ -d "$d" ] && carried="$carried${carried:+, }$(basename "$d")"
+  done
+  die "this feature carries no sandbox-install for $arch (it has: ${carried:-none}); it was packaged without $arch binaries: package it with every architecture (\`bash scripts/build-static.sh\` builds both, then \`agent-sandbox feature package\`), or use a base image for one it has"
 fi
 
 # A boolean option: "true" or "false" (anything else is a mistake in devcontainer.json).
@@ -67,9 +73,14 @@ fi
 say "running bin/$arch/sandbox-install $*"
 "$installer" "$@"
 
+# The container-start scripts; a second run leaves identical copies as they
+# are (not even their times change), like sandbox-install does.
 check_dir=/usr/local/share/agent-sandbox-feature
 mkdir -p "$check_dir"
-cp "$feature_dir/start-check.sh" "$check_dir/start-check.sh"
-cp "$feature_dir/entrypoint.sh" "$check_dir/entrypoint.sh"
+for f in start-check.sh entrypoint.sh; do
+  if ! cmp -s "$feature_dir/$f" "$check_dir/$f" 2>/dev/null; then
+    cp "$feature_dir/$f" "$check_dir/$f"
+  fi
+done
 chmod 0755 "$check_dir" "$check_dir/start-check.sh" "$check_dir/entrypoint.sh"
 say "done; sessions start with: claude | codex | pi | agent-sandbox run -- CMD (check with: agent-sandbox verify)"
