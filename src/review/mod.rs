@@ -1,183 +1,142 @@
-//! What a session leaves behind. At session start the launcher records a
-//! baseline of the workspace's places that run code later (git hooks and
-//! config keys, venv scripts and `.pth` files, editor tasks, Makefiles, the
-//! devcontainer definition...), stored under the user's state directory —
-//! outside the workspace and hidden from sessions (their home is a tmpfs).
-//! `agent-sandbox review` compares the workspace with it.
+//! What a session leaves behind. Review answers one question: what changed,
+//! since the state the user last acknowledged, that will run code outside
+//! the sandbox or that a diff will not show?
+//!
+//! - `walk` lists the workspace (and the tool dirs shared with sessions)
+//!   without following symlinks or blocking (`fsread`);
+//! - `classify` gives each path its kind (`kinds`: one table, most
+//!   dangerous first) by place and content;
+//! - a `Snapshot` keeps every path's fingerprint (of its contents for the
+//!   places that run code, of its metadata for the rest);
+//! - `report` compares two snapshots; `store` keeps them outside the
+//!   workspace, out of sessions' reach; `session` is what the launcher
+//!   does around a session.
 
-pub mod collect;
-pub mod items;
+pub mod classify;
+mod describe;
+pub mod fsread;
+pub mod gitcfg;
+pub mod kinds;
+pub mod report;
+pub mod session;
+pub mod store;
+pub mod walk;
 
-use items::Item;
+use classify::{Classified, Reader, Tag};
+use kinds::Kind;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use walk::{Listing, Ty};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Baseline {
-    pub session: String,
-    pub workspace: PathBuf,
-    /// Seconds since the epoch.
-    pub started: u64,
-    pub items: Vec<Item>,
+pub use classify::Scope;
+pub use report::{Change, Finding, Report};
+pub use store::{ReviewError, Store};
+
+/// 128 bits of SHA-256, in hex: fingerprints are compared, not trusted as
+/// content addresses.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Change {
-    Added,
-    Changed,
-    Removed,
-    /// Listed without a baseline (`--all`).
-    Present,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    pub change: Change,
-    #[serde(flatten)]
-    pub item: Item,
-    pub when: &'static str,
-}
-
-impl Finding {
-    /// Whether it needs the user's look (a removal cannot run anything).
-    pub fn needs_look(&self) -> bool {
-        self.change != Change::Removed
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReviewError {
-    #[error("cannot write the session baseline {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
-    #[error("no baseline for session {0} of this workspace; list them with `ls {1}`, or use --all")]
-    NoSession(String, String),
-}
-
-/// Where baselines live: `$XDG_STATE_HOME/agent-sandbox/baselines`, else
-/// `~/.local/state/agent-sandbox/baselines` (not bound into sessions).
-pub fn store_dir(home: &Path, xdg_state: Option<&Path>) -> PathBuf {
-    let base = match xdg_state {
-        Some(p) if p.is_absolute() => p.to_path_buf(),
-        _ => home.join(".local/state"),
-    };
-    base.join("agent-sandbox/baselines")
+pub fn now_nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
 }
 
 pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// The baselines of one workspace live together, so finding and pruning
-/// them never reads another workspace's.
-fn workspace_dir(dir: &Path, workspace: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    dir.join(&items::sha256_hex(workspace.as_os_str().as_bytes())[..16])
+/// One path's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rec {
+    pub ty: Ty,
+    pub fp: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Kind>,
 }
 
-/// Records the baseline of `workspace` for `session`.
-pub fn record(dir: &Path, session: &str, workspace: &Path) -> Result<Baseline, ReviewError> {
-    let b = Baseline { session: session.into(), workspace: workspace.into(), started: now_secs(), items: collect::collect(workspace) };
-    let dir = &workspace_dir(dir, workspace);
-    let path = dir.join(format!("{session}.json"));
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let bytes = serde_json::to_vec(&b).map_err(std::io::Error::other)?;
-        std::fs::write(&path, bytes)
-    };
-    write().map_err(|source| ReviewError::Write { path, source })?;
-    prune(dir, KEEP_BASELINES);
-    Ok(b)
+/// The state of a workspace (and the shared tool dirs) at one moment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub workspace: PathBuf,
+    pub shared: Vec<PathBuf>,
+    /// Seconds since the epoch.
+    pub taken: u64,
+    /// False when the walk was cut short (then review says so).
+    pub complete: bool,
+    pub entries: BTreeMap<String, Rec>,
 }
 
-/// Baselines kept per workspace; older ones are deleted at session start.
-pub const KEEP_BASELINES: usize = 20;
+/// A snapshot with what the report needs about the present.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub snapshot: Snapshot,
+    /// What each item would run.
+    pub runs: BTreeMap<String, String>,
+    pub warnings: Vec<String>,
+}
 
-fn prune(dir: &Path, keep: usize) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .filter_map(|e| {
-            let e = e.ok()?;
-            Some((e.metadata().ok()?.modified().ok()?, e.path()))
-        })
-        .collect();
-    if files.len() <= keep {
-        return;
+/// Walks, classifies and fingerprints the workspace and `shared` dirs.
+pub fn take(workspace: &Path, shared: &[PathBuf]) -> Current {
+    let mut listing = Listing::default();
+    walk::walk_into(&mut listing, workspace, "", walk::LIMITS);
+    for dir in shared {
+        walk::walk_into(&mut listing, dir, &classify::shared_prefix(dir), walk::LIMITS);
     }
-    files.sort();
-    for (_, p) in &files[..files.len() - keep] {
-        let _ = std::fs::remove_file(p);
-    }
+    let reader = classify::RealReader::open(workspace, shared);
+    let scope = Scope { workspace, shared };
+    let classified = classify::classify(&listing, &reader, &scope);
+    build(&listing, classified, &reader, &scope)
 }
 
-/// The baseline of `session`, or the newest one for `workspace`.
-pub fn load(dir: &Path, workspace: &Path, session: Option<&str>) -> Result<Option<Baseline>, ReviewError> {
-    let read = |p: &Path| -> Option<Baseline> { serde_json::from_slice(&std::fs::read(p).ok()?).ok() };
-    let dir = &workspace_dir(dir, workspace);
-    if let Some(id) = session {
-        let found = read(&dir.join(format!("{id}.json"))).filter(|b| b.workspace == workspace);
-        return found.map(Some).ok_or_else(|| ReviewError::NoSession(id.into(), dir.display().to_string()));
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else { return Ok(None) };
-    Ok(rd
-        .filter_map(|e| read(&e.ok()?.path()))
-        .filter(|b| b.workspace == workspace)
-        .max_by(|a, b| a.started.cmp(&b.started).then_with(|| a.session.cmp(&b.session))))
-}
-
-/// What changed since the baseline (or, without one, everything present),
-/// most dangerous first.
-pub fn diff(baseline: Option<&Baseline>, now: &[Item]) -> Vec<Finding> {
-    let finding = |change, item: &Item| Finding { change, when: item.kind.when(), item: item.clone() };
-    let mut out: Vec<Finding> = match baseline {
-        None => now.iter().map(|i| finding(Change::Present, i)).collect(),
-        Some(b) => {
-            let mut v = Vec::new();
-            for i in now {
-                match b.items.iter().find(|o| o.id == i.id) {
-                    None => v.push(finding(Change::Added, i)),
-                    Some(o) if o.digest != i.digest || o.mode != i.mode => v.push(finding(Change::Changed, i)),
-                    Some(_) => {}
+/// The snapshot of a classified listing. Items are fingerprinted by
+/// contents and mode (a rewrite with the same bytes is no change), the
+/// rest by metadata; git's data and shared dirs' non-code are left out.
+pub fn build(listing: &Listing, mut c: Classified, reader: &dyn Reader, scope: &Scope) -> Current {
+    let mut entries = BTreeMap::new();
+    let mut runs = BTreeMap::new();
+    let mut warnings = listing.problems.clone();
+    for (key, e) in &listing.entries {
+        // A directory counts only when it could not be entered; its
+        // contents are entries of their own.
+        let kind = match c.tags.get(key) {
+            Some(Tag::Ignore) => continue,
+            Some(Tag::Kind(Kind::Unreadable)) => Some(Kind::Unreadable),
+            _ if e.ty == Ty::Dir => continue,
+            Some(Tag::Kind(k)) => Some(*k),
+            None if key.starts_with('/') => continue,
+            None => None,
+        };
+        let mut fp = e.fp.clone();
+        if let Some(k) = kind {
+            if e.ty == Ty::File && !k.bulk() {
+                let content = c.contents.entry(key.clone()).or_insert_with(|| reader.read(key).map(std::rc::Rc::from));
+                match content {
+                    Ok(bytes) => fp = digest(&[format!("c {:o} ", e.mode).as_bytes(), bytes].concat()),
+                    Err(err) => warnings.push(format!("{key}: {err}")),
                 }
             }
-            for o in &b.items {
-                if !now.iter().any(|i| i.id == o.id) {
-                    v.push(finding(Change::Removed, o));
-                }
+            let line = match k {
+                Kind::SpecialFile => describe::special(e, c.expected.get(key).copied()),
+                k => describe::runs(key, e, k, c.contents.get(key)),
+            };
+            if k == Kind::SpecialFile || k == Kind::Unreadable {
+                warnings.push(format!("{key}: {line}"));
             }
-            v
+            runs.insert(key.clone(), line);
         }
+        entries.insert(key.clone(), Rec { ty: e.ty, fp, kind });
+    }
+    let snapshot = Snapshot {
+        workspace: scope.workspace.to_path_buf(),
+        shared: scope.shared.to_vec(),
+        taken: now_secs(),
+        complete: listing.problems.is_empty(),
+        entries,
     };
-    out.sort_by(|a, b| {
-        b.item.kind.danger().cmp(&a.item.kind.danger()).then_with(|| a.item.id.cmp(&b.item.id))
-    });
-    out
-}
-
-/// The one-line hint printed after a session, if it left anything behind.
-pub fn hint(findings: &[Finding]) -> Option<String> {
-    let look: Vec<&Finding> = findings.iter().filter(|f| f.needs_look()).collect();
-    let first = look.first()?;
-    Some(format!(
-        "agent-sandbox: this session changed {} place(s) that run code outside the sandbox (first: {}, {}); see `agent-sandbox review`",
-        look.len(),
-        first.item.path,
-        first.when
-    ))
-}
-
-/// The human report.
-pub fn render(findings: &[Finding]) -> String {
-    if findings.is_empty() {
-        return "nothing changed in the places that run code outside the sandbox\n".into();
-    }
-    let mut s = String::new();
-    for f in findings {
-        let change = format!("{:?}", f.change).to_lowercase();
-        s.push_str(&format!("{change:<8} {:<40} {}\n         runs: {}\n", f.item.path, f.when, f.item.runs));
-    }
-    s
+    Current { snapshot, runs, warnings }
 }
 
 #[cfg(test)]
