@@ -64,7 +64,7 @@ pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
 fn print_json(workspace: &Path, base: Option<&store::Record>, r: &report::Report) -> anyhow::Result<()> {
     let v = serde_json::json!({
         "workspace": workspace,
-        "baseline": base.map(|b| serde_json::json!({"how": b.how, "session": b.session, "taken": b.snapshot.taken})),
+        "baseline": base.map(|b| serde_json::json!({"how": b.how, "session": b.session, "taken": b.snapshot.taken_ns / 1_000_000_000})),
         "complete": r.complete,
         "findings": r.findings,
         "other_changes": r.other_changes,

@@ -40,12 +40,9 @@ pub fn digest(bytes: &[u8]) -> String {
     Sha256::digest(bytes)[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub fn now_nanos() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
-}
-
-pub fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+/// Nanoseconds since the epoch: sessions a moment apart must still order.
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
 /// One path's state.
@@ -62,8 +59,8 @@ pub struct Rec {
 pub struct Snapshot {
     pub workspace: PathBuf,
     pub shared: Vec<PathBuf>,
-    /// Seconds since the epoch.
-    pub taken: u64,
+    /// Nanoseconds since the epoch.
+    pub taken_ns: u64,
     /// False when the walk was cut short (then review says so).
     pub complete: bool,
     pub entries: BTreeMap<String, Rec>,
@@ -132,7 +129,7 @@ pub fn build(listing: &Listing, mut c: Classified, reader: &dyn Reader, scope: &
     let snapshot = Snapshot {
         workspace: scope.workspace.to_path_buf(),
         shared: scope.shared.to_vec(),
-        taken: now_secs(),
+        taken_ns: now_ns(),
         complete: listing.problems.is_empty(),
         entries,
     };

@@ -44,7 +44,7 @@ pub struct Watch {
 impl Watch {
     /// Step 1; returns the lines to print (warnings only).
     pub fn start(state_dir: Result<&Path, &ReviewError>, workspace: &Path, shared: Vec<PathBuf>, session: &str) -> (Watch, Vec<String>) {
-        let started = super::now_secs();
+        let started = super::now_ns();
         let mut lines = Vec::new();
         let store = match state_dir {
             Ok(dir) => Some(Store::new(dir, workspace)),

@@ -51,8 +51,9 @@ pub enum How {
 pub struct Record {
     pub how: How,
     pub session: Option<String>,
-    /// When that session started (0 for an acknowledgement).
-    pub started: u64,
+    /// When that session started, in nanoseconds since the epoch (0 for an
+    /// acknowledgement).
+    pub started_ns: u64,
     pub snapshot: Snapshot,
 }
 
@@ -122,8 +123,8 @@ impl Store {
     /// Records the state before the first session, unless a baseline
     /// exists (another launcher may have been first): false then.
     pub fn record_first(&self, mut snapshot: Snapshot, session: &str, started: u64) -> Result<bool, ReviewError> {
-        snapshot.taken = started;
-        let rec = Record { how: How::FirstSession, session: Some(session.into()), started, snapshot };
+        snapshot.taken_ns = started;
+        let rec = Record { how: How::FirstSession, session: Some(session.into()), started_ns: started, snapshot };
         let tmp = self.write_tmp(&rec)?;
         let res = std::fs::hard_link(&tmp, self.acknowledged_path());
         let _ = std::fs::remove_file(&tmp);
@@ -136,7 +137,7 @@ impl Store {
 
     /// `review --ack`: later reviews compare with this state.
     pub fn acknowledge(&self, snapshot: Snapshot) -> Result<(), ReviewError> {
-        let rec = Record { how: How::Acknowledged, session: None, started: 0, snapshot };
+        let rec = Record { how: How::Acknowledged, session: None, started_ns: 0, snapshot };
         let tmp = self.write_tmp(&rec)?;
         std::fs::rename(&tmp, self.acknowledged_path()).map_err(|source| ReviewError::Write { path: self.acknowledged_path(), source })
     }
@@ -144,8 +145,8 @@ impl Store {
     /// The state at the end of `session`, for `--since-session`.
     pub fn save_session(&self, session: &str, started: u64, snapshot: Snapshot) -> Result<(), ReviewError> {
         let dir = self.dir.join("sessions");
-        let path = dir.join(format!("{:012}_{started:012}_{session}.json.gz", snapshot.taken));
-        let rec = Record { how: How::SessionEnd, session: Some(session.into()), started, snapshot };
+        let path = dir.join(format!("{:020}_{started:020}_{session}.json.gz", snapshot.taken_ns));
+        let rec = Record { how: How::SessionEnd, session: Some(session.into()), started_ns: started, snapshot };
         let tmp = self.write_tmp(&rec)?;
         mkdir(&dir).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|source| ReviewError::Write { path, source })?;
         self.prune(KEEP_SESSIONS);
@@ -188,9 +189,9 @@ impl Store {
             return Err(ReviewError::NoSession { id: id.into(), known: if known.is_empty() { "none".into() } else { known.join(", ") } });
         };
         let prior = all.iter().filter(|s| s.0 <= started && s.2 != id).max_by_key(|s| s.0);
-        let ack = self.baseline()?.filter(|a| a.snapshot.taken <= started);
+        let ack = self.baseline()?.filter(|a| a.snapshot.taken_ns <= started);
         match (prior, ack) {
-            (Some(p), Some(a)) if a.snapshot.taken >= p.0 => Ok(a),
+            (Some(p), Some(a)) if a.snapshot.taken_ns >= p.0 => Ok(a),
             (Some(p), _) => read(&p.3),
             (None, Some(a)) => Ok(a),
             (None, None) => Err(ReviewError::NothingBefore(id.into())),
@@ -210,7 +211,7 @@ impl Store {
     }
 
     fn write_tmp(&self, rec: &Record) -> Result<PathBuf, ReviewError> {
-        let tmp = self.dir.join(format!(".tmp-{}-{}", std::process::id(), super::now_nanos()));
+        let tmp = self.dir.join(format!(".tmp-{}-{}", std::process::id(), super::now_ns()));
         let write = || -> std::io::Result<()> {
             mkdir(&self.dir)?;
             let mut gz = GzEncoder::new(std::fs::File::create(&tmp)?, Compression::fast());

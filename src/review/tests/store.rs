@@ -15,13 +15,13 @@ fn the_first_baseline_is_recorded_once_and_ack_replaces_it() {
     plant(&ws, "Makefile", "all:\n\tevil\n", 0o644);
     assert!(!store.record_first(take(&ws).snapshot, "s2", 200).unwrap(), "a later session must not move the baseline");
     let b = store.baseline().unwrap().unwrap();
-    assert_eq!((b.how, b.session.as_deref(), b.snapshot.taken), (How::FirstSession, Some("s1"), 100));
+    assert_eq!((b.how, b.session.as_deref(), b.snapshot.taken_ns), (How::FirstSession, Some("s1"), 100));
     store.acknowledge(take(&ws).snapshot).unwrap();
     let b = store.baseline().unwrap().unwrap();
     assert_eq!(b.how, How::Acknowledged);
     assert_eq!(b.snapshot, {
         let mut s = take(&ws).snapshot;
-        s.taken = b.snapshot.taken;
+        s.taken_ns = b.snapshot.taken_ns;
         s
     });
 }
@@ -35,7 +35,7 @@ fn since_session_compares_with_the_state_before_it() {
     store.record_first(take(&ws).snapshot, "1-a", 100).unwrap();
     let mut end = |id: &str, started: u64, ended: u64| {
         let mut s = take(&ws).snapshot;
-        s.taken = ended;
+        s.taken_ns = ended;
         store.save_session(id, started, s).unwrap();
     };
     end("1-a", 100, 150);
@@ -43,7 +43,7 @@ fn since_session_compares_with_the_state_before_it() {
     end("3-c", 300, 350);
     assert_eq!(store.before_session("1-a").unwrap().how, How::FirstSession);
     let before = store.before_session("3-c").unwrap();
-    assert_eq!((before.session.as_deref(), before.snapshot.taken), (Some("2-b"), 250));
+    assert_eq!((before.session.as_deref(), before.snapshot.taken_ns), (Some("2-b"), 250));
     assert!(matches!(store.before_session("9-z"), Err(ReviewError::NoSession { .. })));
     assert!(matches!(store.before_session("../x"), Err(ReviewError::BadSessionId(_))));
     for i in 0..12u64 {
