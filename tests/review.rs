@@ -400,8 +400,11 @@ fn implicitly_run_files_anywhere_are_reported() {
 #[test]
 fn hostile_files_stall_neither_the_launcher_nor_review() {
     let limit = Duration::from_secs(30);
-    let fifo = |p: &Path| nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&Ws)>)> = vec![
+    fn fifo(p: &Path) {
+        nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    }
+    type Plant = Box<dyn Fn(&Ws)>;
+    let cases: Vec<(&str, Plant)> = vec![
         ("package.json", Box::new(|w: &Ws| fifo(&w.ws.join("package.json")))),
         (".git/config", Box::new(|w: &Ws| {
             w.git("", &["init", "-q", "."]);

@@ -33,7 +33,7 @@ fn since_session_compares_with_the_state_before_it() {
     plant(&ws, "Makefile", "v1\n", 0o644);
     let store = Store::new(&dir.path().join("state"), &ws);
     store.record_first(take(&ws).snapshot, "1-a", 100).unwrap();
-    let mut end = |id: &str, started: u64, ended: u64| {
+    let end = |id: &str, started: u64, ended: u64| {
         let mut s = take(&ws).snapshot;
         s.taken_ns = ended;
         store.save_session(id, started, s).unwrap();
@@ -55,11 +55,11 @@ fn since_session_compares_with_the_state_before_it() {
 #[test]
 fn the_state_dir_is_never_where_sessions_write() {
     let home = Path::new("/home/u");
-    let ws = PathBuf::from("/home/u/p");
-    assert_eq!(state_dir(home, None, &[ws.clone()]).unwrap(), PathBuf::from("/home/u/.local/state/agent-sandbox/baselines"));
-    assert_eq!(state_dir(home, Some(Path::new("/s")), &[ws.clone()]).unwrap(), PathBuf::from("/s/agent-sandbox/baselines"));
+    let ws = [PathBuf::from("/home/u/p")];
+    assert_eq!(state_dir(home, None, &ws).unwrap(), PathBuf::from("/home/u/.local/state/agent-sandbox/baselines"));
+    assert_eq!(state_dir(home, Some(Path::new("/s")), &ws).unwrap(), PathBuf::from("/s/agent-sandbox/baselines"));
     // XDG_STATE_HOME inside the workspace or a shared dir: the default.
-    assert_eq!(state_dir(home, Some(Path::new("/home/u/p/.state")), &[ws.clone()]).unwrap(), PathBuf::from("/home/u/.local/state/agent-sandbox/baselines"));
+    assert_eq!(state_dir(home, Some(Path::new("/home/u/p/.state")), &ws).unwrap(), PathBuf::from("/home/u/.local/state/agent-sandbox/baselines"));
     assert!(matches!(state_dir(home, None, &[PathBuf::from("/home/u/.local")]), Err(ReviewError::Reachable { .. })));
 }
 
