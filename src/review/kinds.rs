@@ -124,6 +124,10 @@ impl Kind {
         )
     }
 
+    pub fn from_name(name: &str) -> Option<Kind> {
+        TABLE.iter().find(|i| i.name == name).map(|i| i.kind)
+    }
+
     pub fn all() -> impl Iterator<Item = Kind> {
         TABLE.iter().map(|i| i.kind)
     }

@@ -2,6 +2,7 @@
 //! the one-line hint after a session.
 
 use super::kinds::Kind;
+use super::walk::key_cmp;
 use super::{Current, Rec, Snapshot};
 use serde::Serialize;
 
@@ -81,7 +82,12 @@ pub fn compare(base: Option<&Snapshot>, now: &Current) -> Report {
         sort(&mut r.findings);
         return r;
     };
-    for (path, change, old, new) in changes(&base.entries, &now.snapshot.entries) {
+    for (path, old, new) in changes(&base.entries, &now.snapshot.entries) {
+        let change = match (old, new) {
+            (None, _) => Change::Added,
+            (_, None) => Change::Removed,
+            _ => Change::Changed,
+        };
         match new.and_then(|n| n.kind).or(old.and_then(|o| o.kind)) {
             Some(kind) => r.findings.push(finding(change, kind, path)),
             None => r.other_changes.push(Other { change, path: path.to_string() }),
@@ -91,19 +97,58 @@ pub fn compare(base: Option<&Snapshot>, now: &Current) -> Report {
     r
 }
 
-type Diff<'a> = (&'a str, Change, Option<&'a Rec>, Option<&'a Rec>);
-
-fn changes<'a>(old: &'a std::collections::BTreeMap<String, Rec>, new: &'a std::collections::BTreeMap<String, Rec>) -> Vec<Diff<'a>> {
-    let mut out = Vec::new();
-    for (p, n) in new {
-        match old.get(p) {
-            None => out.push((p.as_str(), Change::Added, None, Some(n))),
-            Some(o) if o.fp != n.fp || o.ty != n.ty || o.kind != n.kind => out.push((p.as_str(), Change::Changed, Some(o), Some(n))),
-            Some(_) => {}
+/// The paths whose records differ: (path, before, after), one pass over
+/// both lists (both in tree order).
+pub fn changes<'a>(old: &'a [(String, Rec)], new: &'a [(String, Rec)]) -> Vec<(&'a str, Option<&'a Rec>, Option<&'a Rec>)> {
+    use std::cmp::Ordering::*;
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < old.len() || j < new.len() {
+        let ord = match (old.get(i), new.get(j)) {
+            (Some(o), Some(n)) => key_cmp(&o.0, &n.0),
+            (Some(_), None) => Less,
+            _ => Greater,
+        };
+        match ord {
+            Less => {
+                out.push((old[i].0.as_str(), Some(&old[i].1), None));
+                i += 1;
+            }
+            Greater => {
+                out.push((new[j].0.as_str(), None, Some(&new[j].1)));
+                j += 1;
+            }
+            Equal => {
+                if old[i].1 != new[j].1 {
+                    out.push((new[j].0.as_str(), Some(&old[i].1), Some(&new[j].1)));
+                }
+                i += 1;
+                j += 1;
+            }
         }
     }
-    for (p, o) in old.iter().filter(|(p, _)| !new.contains_key(*p)) {
-        out.push((p.as_str(), Change::Removed, Some(o), None));
+    out
+}
+
+/// `base` with `delta` (path, record or None for removed) applied.
+pub fn apply(base: &[(String, Rec)], delta: &[(String, Option<Rec>)]) -> Vec<(String, Rec)> {
+    use std::cmp::Ordering::*;
+    let (mut i, mut j, mut out) = (0, 0, Vec::with_capacity(base.len()));
+    while i < base.len() || j < delta.len() {
+        let ord = match (base.get(i), delta.get(j)) {
+            (Some(b), Some(d)) => key_cmp(&b.0, &d.0),
+            (Some(_), None) => Less,
+            _ => Greater,
+        };
+        if ord == Less {
+            out.push(base[i].clone());
+            i += 1;
+            continue;
+        }
+        if let Some(rec) = delta[j].1 {
+            out.push((delta[j].0.clone(), rec));
+        }
+        i += usize::from(ord == Equal);
+        j += 1;
     }
     out
 }

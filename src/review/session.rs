@@ -72,12 +72,14 @@ impl Watch {
         let Some(store) = &self.store else { return Vec::new() };
         let now = super::take(&self.workspace, &self.shared);
         let mut lines = Vec::new();
-        match store.baseline() {
-            Ok(Some(base)) => lines.extend(hint(&compare(Some(&base.snapshot), &now), &base.describe())),
-            Ok(None) => {}
-            Err(e) => lines.push(format!("agent-sandbox: {e}")),
+        let base = store.baseline().unwrap_or_else(|e| {
+            lines.push(format!("agent-sandbox: {e}"));
+            None
+        });
+        if let Some(base) = &base {
+            lines.extend(hint(&compare(Some(&base.snapshot), &now), &base.describe()));
         }
-        if let Err(e) = store.save_session(&self.session, self.started, now.snapshot) {
+        if let Err(e) = store.save_session(&self.session, self.started, now.snapshot, base.as_ref()) {
             lines.push(format!("agent-sandbox: {e}"));
         }
         lines

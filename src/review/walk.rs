@@ -9,7 +9,6 @@ use super::fsread;
 use nix::dir::Dir;
 use nix::sys::stat::{FileStat, SFlag};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -40,6 +39,8 @@ impl Ty {
         }
     }
 
+    pub const ALL: [Ty; 7] = [Ty::File, Ty::Dir, Ty::Symlink, Ty::Fifo, Ty::Socket, Ty::CharDev, Ty::BlockDev];
+
     /// Neither a regular file nor a directory: never read, never entered.
     pub fn special(self) -> bool {
         !matches!(self, Ty::File | Ty::Dir)
@@ -58,22 +59,35 @@ impl Ty {
     }
 }
 
+/// The metadata a fingerprint is made of: any write, chmod, rename over or
+/// replacement changes the change time (ctime), which no session can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Meta {
+    /// `st_mode`, type bits included.
+    pub mode: u32,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub ty: Ty,
-    /// Permission bits.
-    pub mode: u32,
-    pub size: u64,
-    /// Of the metadata (and a symlink's target).
-    pub fp: String,
+    pub meta: Meta,
     pub target: Option<String>,
     /// Why a directory could not be entered.
     pub unreadable: Option<String>,
 }
 
 impl Entry {
+    /// Permission bits.
+    pub fn mode(&self) -> u32 {
+        self.meta.mode & 0o7777
+    }
+
     pub fn executable(&self) -> bool {
-        self.mode & 0o111 != 0
+        self.mode() & 0o111 != 0
     }
 }
 
@@ -87,13 +101,60 @@ pub struct Limits {
 
 pub const LIMITS: Limits = Limits { max_entries: 1_000_000, max_depth: 128 };
 
+/// Keys in tree order: a directory, then everything under it (`/` sorts
+/// before any other byte), so a subtree is one contiguous run.
+pub fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let m = |c: u8| if c == b'/' { 0 } else { c };
+    a.bytes().map(m).cmp(b.bytes().map(m))
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct Listing {
-    /// Keyed by path: relative to the workspace, or absolute for the shared
-    /// tool dirs (`key` escapes names that are not UTF-8).
-    pub entries: BTreeMap<String, Entry>,
+    /// In tree order (`key_cmp`), keyed by path: relative to the workspace,
+    /// or absolute for the shared tool dirs (`key_part` escapes names that
+    /// are not UTF-8).
+    pub entries: Vec<(String, Entry)>,
     /// What cut the walk short.
     pub problems: Vec<String>,
+}
+
+impl Listing {
+    /// From entries in any order (tests).
+    pub fn from_unsorted(mut entries: Vec<(String, Entry)>) -> Listing {
+        entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
+        Listing { entries, problems: Vec::new() }
+    }
+
+    pub fn index(&self, key: &str) -> Option<usize> {
+        self.entries.binary_search_by(|(k, _)| key_cmp(k, key)).ok()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.index(key).map(|i| &self.entries[i].1)
+    }
+
+    /// The indices of everything under the directory `dir` ("" for the
+    /// workspace root).
+    pub fn under(&self, dir: &str) -> std::ops::Range<usize> {
+        if dir.is_empty() {
+            // Absolute keys (shared dirs) sort first; the workspace follows.
+            let start = self.entries.partition_point(|(k, _)| k.starts_with('/'));
+            return start..self.entries.len();
+        }
+        let prefix = format!("{dir}/");
+        let start = self.entries.partition_point(|(k, _)| key_cmp(k, &prefix).is_lt());
+        let len = self.entries[start..].iter().take_while(|(k, _)| k.starts_with(&prefix)).count();
+        start..start + len
+    }
+
+    /// Puts entries from several walks in tree order (a no-op when the
+    /// walks came in order).
+    pub fn finish(&mut self) {
+        if !self.entries.windows(2).all(|w| key_cmp(&w[0].0, &w[1].0).is_lt()) {
+            self.entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
+            self.entries.dedup_by(|a, b| a.0 == b.0);
+        }
+    }
 }
 
 /// A file name as part of a key: UTF-8 kept, other bytes as `\xNN` and a
@@ -142,13 +203,14 @@ pub fn join(prefix: &str, name: &str) -> String {
     }
 }
 
-fn fingerprint(st: &FileStat, target: Option<&str>) -> String {
-    let text = format!(
-        "{:o} {} {} {}.{} {}.{} {}",
-        st.st_mode, st.st_size, st.st_ino, st.st_mtime, st.st_mtime_nsec, st.st_ctime, st.st_ctime_nsec,
-        target.unwrap_or("")
-    );
-    super::digest(text.as_bytes())
+fn meta(st: &FileStat) -> Meta {
+    Meta {
+        mode: st.st_mode,
+        ino: st.st_ino,
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        mtime_ns: st.st_mtime.saturating_mul(1_000_000_000).saturating_add(st.st_mtime_nsec),
+        ctime_ns: st.st_ctime.saturating_mul(1_000_000_000).saturating_add(st.st_ctime_nsec),
+    }
 }
 
 struct Walker<'a> {
@@ -180,16 +242,24 @@ enum Prune {
     OnlyInfo,
 }
 
-fn names(fd: OwnedFd) -> nix::Result<(Vec<Vec<u8>>, RawFd, Dir)> {
+/// A directory's names as key parts, in tree order, with the raw bytes
+/// where they differ (names that are not UTF-8 or hold a backslash).
+fn names(fd: OwnedFd) -> nix::Result<(Vec<(Option<Vec<u8>>, String)>, RawFd, Dir)> {
     let raw = fd.as_raw_fd();
     let mut dir = Dir::from_fd(fd.into_raw_fd())?;
-    let mut v: Vec<Vec<u8>> = dir
+    let mut v: Vec<(Option<Vec<u8>>, String)> = dir
         .iter()
         .filter_map(Result::ok)
-        .map(|e| e.file_name().to_bytes().to_vec())
-        .filter(|n| n != b"." && n != b"..")
+        .filter_map(|e| {
+            let n = e.file_name().to_bytes();
+            if n == b"." || n == b".." {
+                return None;
+            }
+            let k = key_part(n);
+            Some(((k.as_bytes() != n).then(|| n.to_vec()), k))
+        })
         .collect();
-    v.sort();
+    v.sort_by(|a, b| a.1.cmp(&b.1));
     Ok((v, raw, dir))
 }
 
@@ -201,8 +271,9 @@ impl Walker<'_> {
         };
         let gitlike = prefix == ".git"
             || prefix.ends_with("/.git")
-            || [b"HEAD".as_slice(), b"objects", b"refs"].iter().all(|n| names.iter().any(|x| x == n));
-        for name in names {
+            || ["HEAD", "objects", "refs"].iter().all(|n| names.iter().any(|x| x.1 == *n));
+        for (raw_name, part) in names {
+            let name = raw_name.as_deref().unwrap_or(part.as_bytes());
             if matches!(prune, Prune::OnlyInfo) && name != b"info" {
                 continue;
             }
@@ -213,47 +284,43 @@ impl Walker<'_> {
                 }
                 return;
             }
-            let next = match (gitlike, name.as_slice()) {
+            let next = match (gitlike, name) {
                 (true, b"objects") => Some(Prune::OnlyInfo),
                 (true, b"lfs") => None,
                 _ => Some(Prune::None),
             };
-            self.entry(raw, &name, prefix, depth, next);
+            let key = join(prefix, &part);
+            self.entry(raw, name, key, depth, next);
         }
     }
 
-    fn entry(&mut self, dir: RawFd, name: &[u8], prefix: &str, depth: usize, prune: Option<Prune>) {
+    fn entry(&mut self, dir: RawFd, name: &[u8], key: String, depth: usize, prune: Option<Prune>) {
         let os = OsStr::from_bytes(name);
         let Ok(st) = fsread::stat_at(dir, os) else { return };
         let ty = Ty::of(st.st_mode);
         let target = (ty == Ty::Symlink)
             .then(|| nix::fcntl::readlinkat(Some(dir), os).ok().map(|t| key_part(t.as_bytes())))
             .flatten();
-        let key = join(prefix, &key_part(name));
-        let entry = Entry {
-            ty,
-            mode: st.st_mode & 0o7777,
-            size: u64::try_from(st.st_size).unwrap_or(0),
-            fp: fingerprint(&st, target.as_deref()),
-            target,
-            unreadable: None,
-        };
-        self.out.entries.insert(key.clone(), entry);
+        let entry = Entry { ty, meta: meta(&st), target, unreadable: None };
+        self.out.entries.push((key, entry));
         let Some(prune) = prune.filter(|_| ty == Ty::Dir) else { return };
+        let at = self.out.entries.len() - 1;
         if depth + 1 >= self.limits.max_depth {
-            return self.unreadable(&key, &format!("deeper than {} levels", self.limits.max_depth));
+            self.out.entries[at].1.unreadable = Some(format!("deeper than {} levels", self.limits.max_depth));
+            return;
         }
+        let key = self.out.entries[at].0.clone();
         match fsread::open_dir_at(dir, os) {
             Ok(fd) => self.dir(fd, &key, depth + 1, prune),
-            Err(e) => self.unreadable(&key, &e.desc().to_lowercase()),
+            Err(e) => self.out.entries[at].1.unreadable = Some(e.desc().to_lowercase()),
         }
     }
 
+    /// A directory that could not be listed after it was opened.
     fn unreadable(&mut self, key: &str, why: &str) {
-        if let Some(e) = self.out.entries.get_mut(key) {
-            e.unreadable = Some(why.to_string());
-        } else {
-            self.out.problems.push(format!("{key}: cannot be read ({why}); nothing in it was reviewed"));
+        match self.out.entries.iter_mut().rev().find(|(k, _)| k == key) {
+            Some((_, e)) => e.unreadable = Some(why.to_string()),
+            None => self.out.problems.push(format!("{key}: cannot be read ({why}); nothing in it was reviewed")),
         }
     }
 }

@@ -41,10 +41,9 @@ impl Ctx<'_> {
         let mut dirs = self.git_dirs.clone();
         dirs.sort_by_key(|g| g.key.matches('/').count() + usize::from(!g.key.is_empty()));
         for g in &dirs {
-            let start = if g.key.is_empty() { String::new() } else { format!("{}/", g.key) };
-            let keys: Vec<String> = self.listing.entries.range(start.clone()..).map(|(k, _)| k).take_while(|k| k.starts_with(&start)).filter(|k| !k.starts_with('/')).cloned().collect();
-            for k in keys {
-                self.out.tags.insert(k.clone(), inside(&k[start.len()..]));
+            let skip = if g.key.is_empty() { 0 } else { g.key.len() + 1 };
+            for i in self.listing.under(&g.key) {
+                self.out.tags[i] = Some(inside(&self.listing.entries[i].0[skip..]));
             }
         }
         for g in dirs {
@@ -72,9 +71,20 @@ impl Ctx<'_> {
         if self.has_git_layout("") {
             self.add_git_dir(String::new(), None);
         }
-        let dirs: Vec<String> = self.listing.entries.iter().filter(|(k, e)| e.ty == Ty::Dir && !k.starts_with('/')).map(|(k, _)| k.clone()).collect();
+        // Candidates: `.git` directories and directories holding a `HEAD`.
+        let ws = self.listing.under("");
+        let mut dirs: Vec<String> = self.listing.entries[ws]
+            .iter()
+            .filter_map(|(k, e)| match (name(k), e.ty) {
+                (".git", Ty::Dir) => Some(k.clone()),
+                ("HEAD", Ty::File) if !parent(k).is_empty() => Some(parent(k).to_string()),
+                _ => None,
+            })
+            .collect();
+        dirs.sort_by(|a, b| super::super::walk::key_cmp(a, b));
+        dirs.dedup();
         for key in dirs {
-            if name(&key) == ".git" {
+            if name(&key) == ".git" && self.is(&key, Ty::Dir) {
                 let wt = parent(&key).to_string();
                 self.add_git_dir(key, Some(wt));
             } else if self.has_git_layout(&key) {
@@ -99,7 +109,8 @@ impl Ctx<'_> {
     /// was found.
     fn follow_pointers(&mut self) -> bool {
         let mut found = false;
-        let dot_git: Vec<String> = self.listing.entries.iter().filter(|(k, e)| name(k) == ".git" && e.ty == Ty::File && !k.starts_with('/')).map(|(k, _)| k.clone()).collect();
+        let ws = self.listing.under("");
+        let dot_git: Vec<String> = self.listing.entries[ws].iter().filter(|(k, e)| name(k) == ".git" && e.ty == Ty::File).map(|(k, _)| k.clone()).collect();
         for key in dot_git {
             let Some(text) = self.text(&key) else { continue };
             let Some(to) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else { continue };
@@ -176,11 +187,9 @@ impl Ctx<'_> {
 
     /// `dir` and everything under it.
     pub(super) fn tag_tree(&mut self, dir: &str, kind: Kind) {
-        let start = format!("{dir}/");
-        let keys: Vec<String> =
-            std::iter::once(dir.to_string()).chain(self.listing.entries.range(start.clone()..).map(|(k, _)| k.clone()).take_while(|k| k.starts_with(&start))).collect();
-        for k in keys.iter().filter(|k| self.listing.entries.contains_key(k.as_str())) {
-            self.tag(k, kind);
+        let keys: Vec<String> = std::iter::once(dir.to_string()).chain(self.listing.under(dir).map(|i| self.listing.entries[i].0.clone())).collect();
+        for k in keys {
+            self.tag(&k, kind);
         }
     }
 }

@@ -66,22 +66,14 @@ pub enum Tag {
     Ignore,
 }
 
-/// The outcome: each tagged path's kind, and what was read on the way.
+/// The outcome: each entry's tag (by index in the listing), and what was
+/// read on the way.
 #[derive(Debug, Default)]
 pub struct Classified {
-    pub tags: BTreeMap<String, Tag>,
+    pub tags: Vec<Option<Tag>>,
     /// For special files: the kind their place expected.
     pub expected: BTreeMap<String, Kind>,
     pub contents: HashMap<String, Result<Rc<[u8]>, ReadError>>,
-}
-
-impl Classified {
-    pub fn kind(&self, key: &str) -> Option<Kind> {
-        match self.tags.get(key) {
-            Some(Tag::Kind(k)) => Some(*k),
-            _ => None,
-        }
-    }
 }
 
 /// The workspace (absolute, for paths written out in full) and the shared
@@ -97,7 +89,7 @@ pub fn classify(listing: &Listing, reader: &dyn Reader, scope: &Scope) -> Classi
         listing,
         reader,
         ws: walk::key_part(scope.workspace.as_os_str().as_bytes()).trim_end_matches('/').to_string(),
-        out: Classified::default(),
+        out: Classified { tags: vec![None; listing.entries.len()], ..Classified::default() },
         git_dirs: Vec::new(),
     };
     cx.places();
@@ -106,6 +98,14 @@ pub fn classify(listing: &Listing, reader: &dyn Reader, scope: &Scope) -> Classi
     cx.specials();
     cx.shared(scope.shared);
     cx.out
+}
+
+/// The kind `listing` and `c` give `key`.
+pub fn kind_of(listing: &Listing, c: &Classified, key: &str) -> Option<Kind> {
+    match c.tags[listing.index(key)?] {
+        Some(Tag::Kind(k)) => Some(k),
+        _ => None,
+    }
 }
 
 /// A git dir and the work tree its hooks run in (None for a bare one).
@@ -150,21 +150,26 @@ pub(super) fn resolve(base: &str, rel: &str) -> Option<String> {
 
 impl Ctx<'_> {
     fn entry(&self, key: &str) -> Option<&Entry> {
-        self.listing.entries.get(key)
+        self.listing.get(key)
     }
 
     fn is(&self, key: &str, ty: Ty) -> bool {
         self.entry(key).is_some_and(|e| e.ty == ty)
     }
 
+    fn tag_at(&self, i: usize) -> Option<Tag> {
+        self.out.tags[i]
+    }
+
     /// Sets `key`'s kind unless it already has a more dangerous one (or is
     /// git's data); true when it changed.
     fn tag(&mut self, key: &str, kind: Kind) -> bool {
-        match self.out.tags.get(key) {
+        let Some(i) = self.listing.index(key) else { return false };
+        match self.out.tags[i] {
             Some(Tag::Ignore) => false,
-            Some(Tag::Kind(k)) if *k <= kind => false,
+            Some(Tag::Kind(k)) if k <= kind => false,
             _ => {
-                self.out.tags.insert(key.to_string(), Tag::Kind(kind));
+                self.out.tags[i] = Some(Tag::Kind(kind));
                 true
             }
         }
@@ -203,12 +208,10 @@ impl Ctx<'_> {
 
     fn places(&mut self) {
         let facts = places::facts(self.listing);
-        for (key, e) in &self.listing.entries {
-            if key.starts_with('/') {
-                continue;
-            }
+        for i in self.listing.under("") {
+            let (key, e) = &self.listing.entries[i];
             if let Some(k) = places::place(key, e.ty, &facts) {
-                self.out.tags.insert(key.clone(), Tag::Kind(k));
+                self.out.tags[i] = Some(Tag::Kind(k));
             }
         }
     }
@@ -219,24 +222,22 @@ impl Ctx<'_> {
     /// `node_modules/.bin` links. A directory review could not enter is
     /// next: nothing in it was reviewed.
     fn specials(&mut self) {
-        for (key, e) in &self.listing.entries {
-            if key.starts_with('/') {
-                continue;
-            }
+        for i in self.listing.under("") {
+            let (key, e) = &self.listing.entries[i];
             if e.unreadable.is_some() {
-                self.out.tags.insert(key.clone(), Tag::Kind(Kind::Unreadable));
+                self.out.tags[i] = Some(Tag::Kind(Kind::Unreadable));
                 continue;
             }
             if !e.ty.special() {
                 continue;
             }
-            let expected = match self.out.tags.get(key) {
-                Some(Tag::Kind(k)) => (!k.bulk() || places::DIR_PLACES.contains(&name(key))) && !normal_link(key, e, *k),
+            let expected = match self.tag_at(i) {
+                Some(Tag::Kind(k)) => (!k.bulk() || places::DIR_PLACES.contains(&name(key))) && !normal_link(key, e, k),
                 Some(Tag::Ignore) => false,
                 None => places::DIR_PLACES.contains(&name(key)),
             };
             if expected {
-                if let Some(Tag::Kind(k)) = self.out.tags.insert(key.clone(), Tag::Kind(Kind::SpecialFile)) {
+                if let Some(Tag::Kind(k)) = self.out.tags[i].replace(Tag::Kind(Kind::SpecialFile)) {
                     self.out.expected.insert(key.clone(), k);
                 }
             }
@@ -249,11 +250,8 @@ impl Ctx<'_> {
         for root in roots {
             let prefix = shared_prefix(root);
             let allow = format!("{prefix}/direnv/allow/");
-            let start = format!("{prefix}/");
-            for (key, e) in self.listing.entries.range(start.clone()..) {
-                if !key.starts_with(&start) {
-                    break;
-                }
+            for i in self.listing.under(&prefix) {
+                let (key, e) = &self.listing.entries[i];
                 let tag = if key.starts_with(&allow) && e.ty != Ty::Dir {
                     Tag::Kind(Kind::DirenvApproval)
                 } else if e.unreadable.is_some() {
@@ -263,7 +261,7 @@ impl Ctx<'_> {
                 } else {
                     Tag::Ignore
                 };
-                self.out.tags.insert(key.clone(), tag);
+                self.out.tags[i] = Some(tag);
             }
         }
     }

@@ -23,7 +23,7 @@ fn split(key: &str) -> (&str, &str) {
 
 pub fn facts(listing: &Listing) -> Facts {
     let mut f = Facts::default();
-    for key in listing.entries.keys().filter(|k| !k.starts_with('/')) {
+    for (key, _) in &listing.entries[listing.under("")] {
         let (parent, name) = split(key);
         let (grand, pname) = split(parent);
         if name == "Cargo.toml" {
@@ -256,11 +256,10 @@ fn packages_or_cache(comps: &[&str], facts: &Facts) -> Option<Kind> {
         });
     }
     for (i, c) in comps.iter().enumerate() {
-        let below = comps[..i].join("/");
         if *c == ".yarn" && matches!(comps.get(i + 1), Some(&"cache" | &"unplugged")) {
             return Some(Kind::DependencyTree);
         }
-        if CACHE_DIRS.contains(c) || c.ends_with(".egg-info") || (*c == "target" && facts.cargo_dirs.contains(&below)) {
+        if CACHE_DIRS.contains(c) || c.ends_with(".egg-info") || (*c == "target" && facts.cargo_dirs.contains(&comps[..i].join("/"))) {
             return Some(Kind::BuildCache);
         }
     }

@@ -44,14 +44,12 @@ fn is_makefile(n: &str) -> bool {
 impl Ctx<'_> {
     pub(super) fn references(&mut self) {
         let mut queue: Vec<(String, Kind, usize)> = self
-            .out
-            .tags
-            .iter()
-            .filter_map(|(k, t)| match t {
-                Tag::Kind(kind) if kind.follows_references() && !k.starts_with('/') => Some((k.clone(), *kind, 0)),
+            .listing
+            .under("")
+            .filter_map(|i| match (self.out.tags[i], &self.listing.entries[i]) {
+                (Some(Tag::Kind(kind)), (k, e)) if kind.follows_references() && e.ty == Ty::File => Some((k.clone(), kind, 0)),
                 _ => None,
             })
-            .filter(|(k, _, _)| self.is(k, Ty::File))
             .collect();
         while let Some((key, kind, depth)) = queue.pop() {
             for (target, tree) in self.named_by(&key, kind) {

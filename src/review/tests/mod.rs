@@ -29,7 +29,7 @@ pub fn link(root: &Path, rel: &str, target: &str) {
 
 /// The kind review gives `path` now (None: ordinary or absent).
 pub fn kind_of(now: &Current, path: &str) -> Option<Kind> {
-    now.snapshot.entries.get(path).and_then(|r| r.kind)
+    now.snapshot.get(path).and_then(|r| r.kind)
 }
 
 pub fn take(ws: &Path) -> Current {

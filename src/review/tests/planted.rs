@@ -164,3 +164,20 @@ fn hostile_files_are_neither_followed_nor_read() {
     assert!(now.warnings.iter().any(|w| w.starts_with("Makefile: not read: 8589934592 bytes")), "{:?}", now.warnings);
     assert!(now.warnings.iter().any(|w| w.starts_with(".git/config: a FIFO")), "{:?}", now.warnings);
 }
+
+/// Names that are not UTF-8 (or hold a backslash) keep distinct keys and
+/// stay readable: two such directories cannot hide behind one key.
+#[test]
+fn names_that_are_not_utf8_stay_distinct() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    for (raw, recipe) in [(&b"a\xff"[..], "one"), (b"a\xfe", "two"), (b"a\\xff", "three")] {
+        let d = ws.join(std::ffi::OsStr::from_bytes(raw));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("Makefile"), format!("x:\n\t{recipe}\n")).unwrap();
+    }
+    let now = take(ws);
+    let runs: Vec<(&str, &str)> = ["a\\xff/Makefile", "a\\xfe/Makefile", "a\\\\xff/Makefile"].iter().map(|k| (*k, now.runs[*k].as_str())).collect();
+    assert_eq!(runs, [("a\\xff/Makefile", "one"), ("a\\xfe/Makefile", "two"), ("a\\\\xff/Makefile", "three")]);
+}

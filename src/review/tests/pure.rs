@@ -4,7 +4,7 @@
 use super::super::classify::{self, Reader, Scope};
 use super::super::fsread::ReadError;
 use super::super::kinds::Kind;
-use super::super::walk::{Entry, Listing, Ty};
+use super::super::walk::{Entry, Listing, Meta, Ty};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -17,15 +17,15 @@ impl Reader for Table {
 }
 
 fn entry(ty: Ty, mode: u32) -> Entry {
-    Entry { ty, mode, size: 0, fp: "fp".into(), target: None, unreadable: None }
+    Entry { ty, meta: Meta { mode, ..Meta::default() }, target: None, unreadable: None }
 }
 
 fn listing(files: &[(&str, Ty)]) -> Listing {
-    let mut l = Listing::default();
-    for (k, ty) in files {
-        l.entries.insert(k.to_string(), entry(*ty, if *ty == Ty::Dir { 0o755 } else { 0o644 }));
-    }
-    l
+    Listing::from_unsorted(files.iter().map(|(k, ty)| (k.to_string(), entry(*ty, if *ty == Ty::Dir { 0o755 } else { 0o644 }))).collect())
+}
+
+fn kind(l: &Listing, c: &classify::Classified, key: &str) -> Option<Kind> {
+    classify::kind_of(l, c, key)
 }
 
 #[test]
@@ -46,10 +46,10 @@ fn devcontainer_scripts_and_compose_files_are_devcontainer() {
     ]));
     let ws = Path::new("/w");
     let c = classify::classify(&l, &reader, &Scope { workspace: ws, shared: &[] });
-    assert_eq!(c.kind("tools/host-init"), Some(Kind::Devcontainer));
-    assert_eq!(c.kind("ops/compose.yml"), Some(Kind::Devcontainer));
-    assert_eq!(c.kind("ops/.env"), Some(Kind::Devcontainer), "an env file the compose file names");
-    assert_eq!(c.kind("README.md"), None);
+    assert_eq!(kind(&l, &c, "tools/host-init"), Some(Kind::Devcontainer));
+    assert_eq!(kind(&l, &c, "ops/compose.yml"), Some(Kind::Devcontainer));
+    assert_eq!(kind(&l, &c, "ops/.env"), Some(Kind::Devcontainer), "an env file the compose file names");
+    assert_eq!(kind(&l, &c, "README.md"), None);
 }
 
 #[test]
@@ -66,11 +66,11 @@ fn venvs_are_known_by_layout_not_by_pyvenv_cfg() {
         ("bin/deploy", Ty::File),
     ]);
     let c = classify::classify(&l, &Table(BTreeMap::new()), &Scope { workspace: Path::new("/w"), shared: &[] });
-    assert_eq!(c.kind("env/bin/black"), Some(Kind::VenvBin));
-    assert_eq!(c.kind("p/.venv/bin/activate"), Some(Kind::VenvBin));
-    assert_eq!(c.kind("p/.venv/lib/python3.12/site-packages/a.pth"), Some(Kind::PythonStartup));
-    assert_eq!(c.kind("p/.venv/lib/python3.12/site-packages/pkg/__init__.py"), Some(Kind::DependencyTree));
-    assert_eq!(c.kind("bin/deploy"), None, "a bin/ without an interpreter is no venv");
+    assert_eq!(kind(&l, &c, "env/bin/black"), Some(Kind::VenvBin));
+    assert_eq!(kind(&l, &c, "p/.venv/bin/activate"), Some(Kind::VenvBin));
+    assert_eq!(kind(&l, &c, "p/.venv/lib/python3.12/site-packages/a.pth"), Some(Kind::PythonStartup));
+    assert_eq!(kind(&l, &c, "p/.venv/lib/python3.12/site-packages/pkg/__init__.py"), Some(Kind::DependencyTree));
+    assert_eq!(kind(&l, &c, "bin/deploy"), None, "a bin/ without an interpreter is no venv");
 }
 
 #[test]

@@ -36,7 +36,7 @@ fn since_session_compares_with_the_state_before_it() {
     let end = |id: &str, started: u64, ended: u64| {
         let mut s = take(&ws).snapshot;
         s.taken_ns = ended;
-        store.save_session(id, started, s).unwrap();
+        store.save_session(id, started, s, store.baseline().unwrap().as_ref()).unwrap();
     };
     end("1-a", 100, 150);
     end("2-b", 200, 250);
@@ -45,6 +45,10 @@ fn since_session_compares_with_the_state_before_it() {
     let before = store.before_session("3-c").unwrap();
     assert_eq!((before.session.as_deref(), before.snapshot.taken_ns), (Some("2-b"), 250));
     assert!(matches!(store.before_session("9-z"), Err(ReviewError::NoSession { .. })));
+    // Sessions are kept as differences from the baseline: once it is
+    // replaced, the state before them is gone, and review says so.
+    store.acknowledge(take(&ws).snapshot).unwrap();
+    assert!(matches!(store.before_session("3-c"), Err(ReviewError::NothingBefore(_))));
     assert!(matches!(store.before_session("../x"), Err(ReviewError::BadSessionId(_))));
     for i in 0..12u64 {
         end(&format!("{i}-p"), 400 + i, 401 + i);
