@@ -242,12 +242,15 @@ enum Prune {
     OnlyInfo,
 }
 
-/// A directory's names as key parts, in tree order, with the raw bytes
-/// where they differ (names that are not UTF-8 or hold a backslash).
-fn names(fd: OwnedFd) -> nix::Result<(Vec<(Option<Vec<u8>>, String)>, RawFd, Dir)> {
+/// A name as a key part, with its raw bytes where they differ (names that
+/// are not UTF-8 or hold a backslash).
+type Name = (Option<Vec<u8>>, String);
+
+/// A directory's names in tree order (the open `Dir` keeps `RawFd` valid).
+fn names(fd: OwnedFd) -> nix::Result<(Vec<Name>, RawFd, Dir)> {
     let raw = fd.as_raw_fd();
     let mut dir = Dir::from_fd(fd.into_raw_fd())?;
-    let mut v: Vec<(Option<Vec<u8>>, String)> = dir
+    let mut v: Vec<Name> = dir
         .iter()
         .filter_map(Result::ok)
         .filter_map(|e| {
