@@ -113,8 +113,10 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
     let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
-    // A baseline the session could rewrite would prove nothing.
-    let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).collect();
+    // A baseline the session could rewrite would prove nothing. The tool
+    // dirs count whether shared or not, as `review` (which has no plan) sees it.
+    let tool_dirs = review::session::TOOL_DIRS.iter().map(|d| ctx.home.join(d));
+    let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).chain(tool_dirs).collect();
     let state_dir = review::store::state_dir(&ctx.home, xdg_state, &writable);
     let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
     Ok(Session { plan, jail: jail_plan, state_dir, review_shared, session_id: ctx.session_id })
