@@ -9,12 +9,20 @@ use super::walk::{Entry, Ty};
 /// escape sequences) shown escaped.
 pub fn summary(text: &str) -> String {
     let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let safe: String = one.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect();
+    let safe = shown(&one);
     if safe.chars().count() > 120 {
         format!("{}…", safe.chars().take(119).collect::<String>())
     } else {
         safe
     }
+}
+
+/// Text from the workspace (names, contents) as it may reach a terminal:
+/// control characters (escape sequences) and the invisible or reordering
+/// format characters (bidirectional overrides, zero-width) escaped.
+pub fn shown(text: &str) -> String {
+    let hidden = |c: char| c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
+    text.chars().flat_map(|c| if hidden(c) { c.escape_unicode().collect::<Vec<_>>() } else { vec![c] }).collect()
 }
 
 /// What a symlink or special file where `expected` belongs does.

@@ -121,7 +121,7 @@ pub fn take(workspace: &Path, shared: &[PathBuf]) -> Current {
 pub fn build(listing: Listing, mut c: Classified, reader: &dyn Reader, scope: &Scope) -> Current {
     let mut entries = Vec::with_capacity(listing.entries.len());
     let mut runs = BTreeMap::new();
-    let mut warnings = listing.problems.clone();
+    let mut warnings: Vec<String> = listing.problems.iter().map(|p| describe::shown(p)).collect();
     let complete = listing.problems.is_empty();
     for (i, (key, e)) in listing.entries.into_iter().enumerate() {
         let kind = match c.tags[i] {
@@ -138,7 +138,7 @@ pub fn build(listing: Listing, mut c: Classified, reader: &dyn Reader, scope: &S
                 let content = c.contents.entry(key.clone()).or_insert_with(|| reader.read(&key).map(std::rc::Rc::from));
                 match content {
                     Ok(bytes) => fp = Fp::Content(digest16(&[format!("{:o} ", e.mode()).as_bytes(), bytes].concat())),
-                    Err(err) => warnings.push(format!("{key}: {err}")),
+                    Err(err) => warnings.push(format!("{}: {err}", describe::shown(&key))),
                 }
             }
             let line = match k {
@@ -147,7 +147,7 @@ pub fn build(listing: Listing, mut c: Classified, reader: &dyn Reader, scope: &S
                 k => describe::runs(&key, &e, k, c.contents.get(&key)),
             };
             if k == Kind::SpecialFile || k == Kind::Unreadable {
-                warnings.push(format!("{key}: {line}"));
+                warnings.push(format!("{}: {line}", describe::shown(&key)));
             }
             if !line.is_empty() {
                 runs.insert(key.clone(), line);

@@ -2,6 +2,7 @@
 //! the one-line hint after a session.
 
 use super::kinds::Kind;
+use super::describe::shown;
 use super::walk::key_cmp;
 use super::{Current, Rec, Snapshot};
 use serde::Serialize;
@@ -188,7 +189,7 @@ pub fn render(r: &Report) -> String {
 
 fn render_group(s: &mut String, group: &[&Finding]) {
     for f in group.iter().take(SHOWN_PER_KIND) {
-        s.push_str(&format!("{:<8} {:<18} {}\n", f.change.word(), f.kind.name(), f.path));
+        s.push_str(&format!("{:<8} {:<18} {}\n", f.change.word(), f.kind.name(), shown(&f.path)));
         if !f.runs.is_empty() && f.change != Change::Removed {
             s.push_str(&format!("{:27} {}\n", "", f.runs));
         }
@@ -205,7 +206,7 @@ fn render_bulk(s: &mut String, group: &[&Finding]) {
     for change in [Change::Added, Change::Changed, Change::Removed, Change::Present] {
         let of: Vec<&&Finding> = group.iter().filter(|f| f.change == change).collect();
         let Some(first) = of.first() else { continue };
-        let examples: Vec<&str> = of.iter().take(SHOWN_BULK).map(|f| f.path.as_str()).collect();
+        let examples: Vec<String> = of.iter().take(SHOWN_BULK).map(|f| shown(&f.path)).collect();
         let more = if of.len() > SHOWN_BULK { ", …" } else { "" };
         s.push_str(&format!("{:<8} {:<18} {} file(s): {}{more}\n", change.word(), first.kind.name(), of.len(), examples.join(", ")));
         s.push_str(&format!("{:27} runs {}\n", "", first.when));
@@ -221,7 +222,7 @@ fn render_other(s: &mut String, other: &[Other]) {
         other.len()
     ));
     for o in other.iter().take(SHOWN_OTHER) {
-        s.push_str(&format!("  {:<8} {}\n", o.change.word(), o.path));
+        s.push_str(&format!("  {:<8} {}\n", o.change.word(), shown(&o.path)));
     }
     if other.len() > SHOWN_OTHER {
         s.push_str(&format!("  … and {} more (--json lists all)\n", other.len() - SHOWN_OTHER));
@@ -239,7 +240,7 @@ pub fn hint(r: &Report, since: &str) -> Option<String> {
         "agent-sandbox: {} place(s) that run code outside the sandbox changed since {since} (first: {} {}, {}); see `agent-sandbox review`, then `agent-sandbox review --ack`",
         look.len(),
         first.kind.name(),
-        first.path,
+        shown(&first.path),
         first.when
     ))
 }

@@ -15,6 +15,11 @@ use super::super::walk::Ty;
 use super::{name, parent, script_like, Ctx, Tag};
 
 const DEPTH: usize = 3;
+/// Words after which the next word is a file that runs.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "fish", ".", "source", "exec", "node", "deno", "bun", "python", "python3", "perl", "ruby", "php",
+    "lua", "make", "-f", "--file", "--rcfile", "--init-file",
+];
 const MAX_TOKENS: usize = 20_000;
 const LIFECYCLE: &[&str] =
     &["initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand", "postStartCommand", "postAttachCommand"];
@@ -73,6 +78,7 @@ impl Ctx<'_> {
             .replace("$(dirname -- \"$0\")", ".")
             .replace("$(dirname $0)", ".")
             .replace("${0%/*}", ".");
+        let text = flatten_substitutions(&text);
         let named = self.what_it_names(key, kind, &text);
         let dir = parent(key).to_string();
         let mut bases = vec![dir.clone(), String::new()];
@@ -149,18 +155,68 @@ impl Ctx<'_> {
             }
         }
         let mut out = Vec::new();
-        for t in toks {
-            for b in &bases {
-                let Some(k) = self.key_of(b, t) else { continue };
-                let Some(e) = self.entry(&k) else { continue };
-                let runnable = e.ty != Ty::File || e.executable() || script_like(name(&k));
-                if e.ty != Ty::Dir && (runnable || !runnable_only) && !out.contains(&k) {
-                    out.push(k);
+        for (i, tok) in toks.iter().enumerate() {
+            // What an interpreter is given runs, whatever it looks like.
+            let interpreted = i > 0 && INTERPRETERS.contains(&name(toks[i - 1]));
+            for t in spellings(tok) {
+                for b in &bases {
+                    let Some(k) = self.key_of(b, t) else { continue };
+                    let Some(e) = self.entry(&k) else { continue };
+                    let runnable = interpreted || e.ty != Ty::File || e.executable() || script_like(name(&k));
+                    if e.ty != Ty::Dir && (runnable || !runnable_only) && !out.contains(&k) {
+                        out.push(k);
+                    }
                 }
             }
         }
         out
     }
+}
+
+/// `$(...)` as one word, `$SUB`: review cannot run it, and what follows
+/// (`$(git rev-parse --show-toplevel)/x`) is then one word `$SUB/x` after
+/// the word before (`sh`). What was inside is kept, on lines of its own.
+fn flatten_substitutions(text: &str) -> String {
+    let (mut out, mut inner) = (String::with_capacity(text.len()), String::new());
+    let (mut depth, mut chars) = (0usize, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match c {
+            '$' if chars.peek() == Some(&'(') => {
+                chars.next();
+                if depth == 0 {
+                    out.push_str("$SUB");
+                }
+                depth += 1;
+            }
+            '(' if depth > 0 => {
+                depth += 1;
+                inner.push(c);
+            }
+            ')' if depth > 0 => {
+                depth -= 1;
+                inner.push(if depth == 0 { '\n' } else { c });
+            }
+            c if depth > 0 => inner.push(c),
+            c => out.push(c),
+        }
+    }
+    out.push('\n');
+    out + &inner
+}
+
+/// The ways a word may name a workspace path: as written, and with a
+/// leading variable (`$ROOT/x`, `${DIR}/x`) or command substitution
+/// (`$(git rev-parse --show-toplevel)/x`, split into `/x`) taken for a
+/// directory review cannot evaluate: the rest is tried from each base.
+fn spellings(t: &str) -> Vec<&str> {
+    let mut v = vec![t];
+    if let Some(rest) = t.strip_prefix('$').and_then(|r| r.split_once('/')).map(|(_, r)| r) {
+        v.push(rest);
+    }
+    if let Some(rest) = t.strip_prefix('/') {
+        v.push(rest);
+    }
+    v
 }
 
 /// A devcontainer.json's lifecycle commands and the files it names.

@@ -76,6 +76,10 @@ fn hooks_path_includes_and_scripts_hooks_call() {
     plant(ws, ".config/hooks/common.sh", "run() { :; }\n", 0o644);
     plant(ws, "scripts/check.js", "require('child_process')\n", 0o644);
     plant(ws, ".git/config.worktree", "[core]\n\tfsmonitor = evil\n", 0o644);
+    // Paths behind what review cannot evaluate, tried from the work tree.
+    plant(ws, ".config/hooks/post-merge", "#!/bin/sh\nsh \"$(git rev-parse --show-toplevel)/tools/merge\" && $ROOT/tools/also\n", 0o755);
+    plant(ws, "tools/merge", "curl evil\n", 0o644);
+    plant(ws, "tools/also", "curl evil\n", 0o755);
     let now = take(ws);
     assert_eq!(kind_of(&now, ".gitconfig.local"), Some(Kind::GitConfig));
     let r = compare(Some(&base), &now);
@@ -86,8 +90,11 @@ fn hooks_path_includes_and_scripts_hooks_call() {
             (Change::Added, Kind::GitConfig, ".git/config.worktree"),
             (Change::Changed, Kind::GitConfig, ".gitconfig.local"),
             (Change::Added, Kind::GitHook, ".config/hooks/common.sh"),
+            (Change::Added, Kind::GitHook, ".config/hooks/post-merge"),
             (Change::Added, Kind::GitHook, ".config/hooks/pre-push"),
             (Change::Added, Kind::GitHook, "scripts/check.js"),
+            (Change::Added, Kind::GitHook, "tools/also"),
+            (Change::Added, Kind::GitHook, "tools/merge"),
         ]
     );
 }

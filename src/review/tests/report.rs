@@ -57,4 +57,9 @@ fn control_characters_in_what_runs_are_escaped() {
     plant(dir.path(), "Makefile", "all:\n\ttrue \x1b[8m\x1b]0;x\x07\n", 0o644);
     let now = take(dir.path());
     assert_eq!(now.runs["Makefile"], "true \\u{1b}[8m\\u{1b}]0;x\\u{7}");
+    // ... and so are names: a file named to conceal the rest of the line.
+    plant(dir.path(), "x\x1b[8m\u{202e}/Makefile", "all:\n", 0o644);
+    let r = compare(Some(&now.snapshot), &take(dir.path()));
+    let text = render(&r) + &hint(&r, "x").unwrap();
+    assert!(!text.contains('\x1b') && !text.contains('\u{202e}') && text.contains("x\\u{1b}[8m\\u{202e}/Makefile"), "{text:?}");
 }
