@@ -8,9 +8,9 @@
 //!   dangerous first) by place and content;
 //! - a `Snapshot` keeps every path's fingerprint (of its contents for the
 //!   places that run code, of its metadata for the rest);
-//! - `report` compares two snapshots; `store` keeps them outside the
-//!   workspace, out of sessions' reach; `session` is what the launcher
-//!   does around a session.
+//! - `report` compares two snapshots; `store` keeps them (in `codec`'s
+//!   compact form) outside the workspace, out of sessions' reach;
+//!   `session` is what the launcher does around a session.
 
 pub mod classify;
 mod codec;

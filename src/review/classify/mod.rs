@@ -62,7 +62,8 @@ pub fn shared_prefix(p: &Path) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tag {
     Kind(Kind),
-    /// Git's own data (objects, refs, logs, the index): what git shows.
+    /// Left out of snapshots: git's own data (objects, refs, logs, the
+    /// index: what git itself shows) and a shared tool dir's non-code.
     Ignore,
 }
 
