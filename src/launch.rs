@@ -46,8 +46,11 @@ pub enum LaunchError {
 pub struct Session {
     pub plan: Plan,
     pub jail: Option<jail::JailPlan>,
-    /// Where this user's review baselines are kept.
-    pub state_dir: std::path::PathBuf,
+    /// Where this user's review baselines are kept (an error when every
+    /// candidate lies where sessions can write).
+    pub state_dir: Result<std::path::PathBuf, review::ReviewError>,
+    /// The user's tool dirs this session may write (review watches them).
+    pub review_shared: Vec<std::path::PathBuf>,
     /// The session's id (also `AGENT_SANDBOX_SESSION` inside).
     pub session_id: String,
     /// For a root launcher: what its scan must keep (`rootscan`). The scan
@@ -144,12 +147,21 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
     let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone() });
     let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
-    let mut state_dir = review::store_dir(&ctx.home, xdg_state);
-    // A baseline the session could rewrite would prove nothing.
-    if state_dir.starts_with(&plan.workspace) {
-        state_dir = review::store_dir(&ctx.home, None);
+    // A baseline the session could rewrite would prove nothing. The tool
+    // dirs count whether shared or not, as `review` (which has no plan) sees it.
+    let tool_dirs = review::session::TOOL_DIRS.iter().map(|d| ctx.home.join(d));
+    let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).chain(tool_dirs).collect();
+    let state_dir = review::store::state_dir(&ctx.home, xdg_state, &writable);
+    let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
+    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, session_id: ctx.session_id, root_scan })
+}
+
+fn writable_dest(m: &crate::sandbox::mounts::Mount) -> Option<std::path::PathBuf> {
+    use crate::sandbox::mounts::Mount;
+    match m {
+        Mount::Bind { dest, .. } | Mount::DevBind { dest, .. } | Mount::BindFd { dest, writable: true, .. } => Some(dest.clone()),
+        _ => None,
     }
-    Ok(Session { plan, jail: jail_plan, state_dir, session_id: ctx.session_id, root_scan })
 }
 
 /// What a session is given outside its home, which a scan must never mask:
@@ -166,9 +178,10 @@ fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
 }
 
 /// Starts the session and waits for it; returns its exit status (128+N
-/// after signal N). First records the review baseline of the workspace;
-/// afterwards prints a one-line hint when the session changed places that
-/// run code outside the sandbox.
+/// after signal N). Review's part around it (`review::session`): a
+/// baseline before the workspace's first session, and afterwards a
+/// one-line hint when places that run code outside the sandbox changed
+/// since the last acknowledged review.
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
     // A root launcher's scan runs meanwhile (see `RootScan`).
     let scan = match &session.root_scan {
@@ -176,13 +189,13 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         None => None,
     };
     exec::prepare(&session.plan);
-    let baseline = match review::record(&session.state_dir, &session.session_id, &session.plan.workspace) {
-        Ok(b) => Some(b),
-        Err(e) => {
-            tracing::warn!("{e}; `agent-sandbox review` will list everything instead of this session's changes");
-            None
-        }
-    };
+    let (watch, lines) = review::session::Watch::start(
+        session.state_dir.as_deref(),
+        &session.plan.workspace,
+        session.review_shared.clone(),
+        &session.session_id,
+    );
+    lines.iter().for_each(|l| eprintln!("{l}"));
     let mut exec_final = || match with_scan(&session.plan, scan.as_ref()) {
         Ok(plan) => exec::exec(&plan),
         Err(e) => e,
@@ -195,12 +208,26 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         s.reap();
     }
     let code = code?;
-    if let Some(b) = baseline {
-        if let Some(line) = review::hint(&review::diff(Some(&b), &review::collect::collect(&session.plan.workspace))) {
-            eprintln!("{line}");
-        }
-    }
+    reset_terminal();
+    watch.finish().iter().for_each(|l| eprintln!("{l}"));
     Ok(code)
+}
+
+/// What a session printed last may hide what the launcher prints next: a
+/// concealed (`ESC[8m`) or same-colour attribute, a hidden cursor, an
+/// unfinished escape or string sequence that would swallow the text, the
+/// line-drawing character set. CAN ends any sequence in progress, ST any
+/// string, then attributes, cursor and character set are restored. Only on
+/// a terminal.
+pub const TERMINAL_RESET: &str = "\x18\x1b\\\x1b[0m\x1b[?25h\x0f\x1b(B";
+
+fn reset_terminal() {
+    use std::io::{IsTerminal, Write};
+    let mut err = std::io::stderr();
+    if err.is_terminal() {
+        let _ = err.write_all(TERMINAL_RESET.as_bytes());
+        let _ = err.flush();
+    }
 }
 
 /// Inside a session already: run the command directly (no second sandbox).

@@ -49,8 +49,9 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// What sessions changed in the workspace's places that run code later
-    /// outside the sandbox (git hooks and config, venv, Makefile, editor tasks...).
+    /// What changed since you last acknowledged a review, in the places that
+    /// run code outside the sandbox (git internals, hooks, venvs, devcontainer,
+    /// Makefiles, editor tasks...) and in files a diff does not show.
     Review(ReviewArgs),
     /// Maintainers: package or publish the devcontainer feature (OCI artifact).
     #[command(subcommand)]
@@ -99,7 +100,12 @@ pub struct ScopeArgs {
 pub struct ReviewArgs {
     #[arg(long)]
     pub json: bool,
-    /// Compare with the baseline of this session (default: the newest for this workspace).
+    /// Record the present state as reviewed: later reviews (and the hint
+    /// after a session) compare with it.
+    #[arg(long)]
+    pub ack: bool,
+    /// Compare with the state before this session started (default: the
+    /// last acknowledged state).
     #[arg(long, value_name = "ID", conflicts_with = "all")]
     pub since_session: Option<String>,
     /// List everything present, without comparing with a baseline.

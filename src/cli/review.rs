@@ -1,12 +1,13 @@
-//! `agent-sandbox review`: what changed, since a session's baseline, in the
-//! workspace's places that run code later outside the sandbox. Exit status
-//! 1 when something needs a look, 0 otherwise.
+//! `agent-sandbox review`: what changed, since the state the user last
+//! acknowledged, in the places that run code outside the sandbox (and
+//! what a diff will not show). Exit status 1 when something needs a look,
+//! 0 otherwise (and after `--ack`).
 
 use super::args::ReviewArgs;
-use agent_sandbox::review;
+use agent_sandbox::review::{self, report, session::TOOL_DIRS, store, Store};
 use agent_sandbox::sandbox::context::{self, env_snapshot};
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
     let env = env_snapshot();
@@ -17,24 +18,58 @@ pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
         (None, None) => context::cwd()?,
     };
     let account = context::account()?;
-    let dir = review::store_dir(&account.home, env.get(OsStr::new("XDG_STATE_HOME")).map(Path::new));
-    let baseline = if a.all { None } else { review::load(&dir, &workspace, a.since_session.as_deref())? };
-    if baseline.is_none() && !a.all {
-        eprintln!("agent-sandbox: no session baseline for {}; listing everything present", workspace.display());
+    // Everything a session may write, so the baselines are kept elsewhere.
+    let writable: Vec<PathBuf> = [workspace.clone()]
+        .into_iter()
+        .chain(eff.config.allow_write.iter().cloned())
+        .chain(TOOL_DIRS.iter().map(|d| account.home.join(d)))
+        .collect();
+    let dir = store::state_dir(&account.home, env.get(OsStr::new("XDG_STATE_HOME")).map(Path::new), &writable)?;
+    let store = Store::new(&dir, &workspace);
+    let base = match (&a.since_session, a.all) {
+        (_, true) => None,
+        (Some(id), _) => Some(store.before_session(id)?),
+        (None, _) => store.baseline()?,
+    };
+    if base.is_none() && !a.all {
+        eprintln!(
+            "agent-sandbox: no review baseline for {}; listing everything present (`agent-sandbox review --ack` records this state as reviewed)",
+            workspace.display()
+        );
     }
-    let findings = review::diff(baseline.as_ref(), &review::collect::collect(&workspace));
+    let now = review::take(&workspace, &store.shared());
+    let r = report::compare(base.as_ref().map(|b| &b.snapshot), &now);
+    for w in &r.warnings {
+        eprintln!("agent-sandbox: review: {w}");
+    }
     if a.json {
-        let v = serde_json::json!({
-            "workspace": workspace,
-            "baseline": baseline.as_ref().map(|b| serde_json::json!({"session": b.session, "started": b.started})),
-            "findings": findings,
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        print_json(&workspace, base.as_ref(), &r)?;
     } else {
-        if let Some(b) = &baseline {
-            println!("since session {} of {}:", b.session, workspace.display());
+        if let Some(b) = &base {
+            println!("changes in {} since {}:", workspace.display(), b.describe());
         }
-        print!("{}", review::render(&findings));
+        print!("{}", report::render(&r));
     }
-    Ok(u8::from(findings.iter().any(review::Finding::needs_look)))
+    if a.ack {
+        store.acknowledge(now.snapshot)?;
+        eprintln!("agent-sandbox: acknowledged; later reviews compare with this state");
+        return Ok(0);
+    }
+    if !a.json && r.needs_look() {
+        println!("\nonce reviewed: `agent-sandbox review --ack`");
+    }
+    Ok(u8::from(r.needs_look()))
+}
+
+fn print_json(workspace: &Path, base: Option<&store::Record>, r: &report::Report) -> anyhow::Result<()> {
+    let v = serde_json::json!({
+        "workspace": workspace,
+        "baseline": base.map(|b| serde_json::json!({"how": b.how, "session": b.session, "taken": b.snapshot.taken_ns / 1_000_000_000})),
+        "complete": r.complete,
+        "findings": r.findings,
+        "other_changes": r.other_changes,
+        "warnings": r.warnings,
+    });
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(())
 }

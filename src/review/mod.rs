@@ -1,183 +1,162 @@
-//! What a session leaves behind. At session start the launcher records a
-//! baseline of the workspace's places that run code later (git hooks and
-//! config keys, venv scripts and `.pth` files, editor tasks, Makefiles, the
-//! devcontainer definition...), stored under the user's state directory —
-//! outside the workspace and hidden from sessions (their home is a tmpfs).
-//! `agent-sandbox review` compares the workspace with it.
+//! What a session leaves behind. Review answers one question: what changed,
+//! since the state the user last acknowledged, that will run code outside
+//! the sandbox or that a diff will not show?
+//!
+//! - `walk` lists the workspace (and the tool dirs shared with sessions)
+//!   without following symlinks or blocking (`fsread`);
+//! - `classify` gives each path its kind (`kinds`: one table, most
+//!   dangerous first) by place and content;
+//! - a `Snapshot` keeps every path's fingerprint (of its contents for the
+//!   places that run code, of its metadata for the rest);
+//! - `report` compares two snapshots; `store` keeps them (in `codec`'s
+//!   compact form) outside the workspace, out of sessions' reach;
+//!   `session` is what the launcher does around a session.
 
-pub mod collect;
-pub mod items;
+pub mod classify;
+mod codec;
+mod describe;
+pub mod fsread;
+pub mod gitcfg;
+pub mod kinds;
+pub mod report;
+pub mod session;
+pub mod store;
+pub mod walk;
 
-use items::Item;
-use serde::{Deserialize, Serialize};
+use classify::{Classified, Reader, Tag};
+use kinds::Kind;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use walk::{Listing, Meta, Ty};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Baseline {
-    pub session: String,
-    pub workspace: PathBuf,
-    /// Seconds since the epoch.
-    pub started: u64,
-    pub items: Vec<Item>,
+pub use classify::Scope;
+pub use report::{Change, Finding, Report};
+pub use store::{ReviewError, Store};
+
+/// 128 bits of SHA-256, in hex.
+pub fn digest(bytes: &[u8]) -> String {
+    digest16(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Change {
-    Added,
-    Changed,
-    Removed,
-    /// Listed without a baseline (`--all`).
-    Present,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    pub change: Change,
-    #[serde(flatten)]
-    pub item: Item,
-    pub when: &'static str,
-}
-
-impl Finding {
-    /// Whether it needs the user's look (a removal cannot run anything).
-    pub fn needs_look(&self) -> bool {
-        self.change != Change::Removed
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReviewError {
-    #[error("cannot write the session baseline {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
-    #[error("no baseline for session {0} of this workspace; list them with `ls {1}`, or use --all")]
-    NoSession(String, String),
-}
-
-/// Where baselines live: `$XDG_STATE_HOME/agent-sandbox/baselines`, else
-/// `~/.local/state/agent-sandbox/baselines` (not bound into sessions).
-pub fn store_dir(home: &Path, xdg_state: Option<&Path>) -> PathBuf {
-    let base = match xdg_state {
-        Some(p) if p.is_absolute() => p.to_path_buf(),
-        _ => home.join(".local/state"),
-    };
-    base.join("agent-sandbox/baselines")
-}
-
-pub fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-/// The baselines of one workspace live together, so finding and pruning
-/// them never reads another workspace's.
-fn workspace_dir(dir: &Path, workspace: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    dir.join(&items::sha256_hex(workspace.as_os_str().as_bytes())[..16])
-}
-
-/// Records the baseline of `workspace` for `session`.
-pub fn record(dir: &Path, session: &str, workspace: &Path) -> Result<Baseline, ReviewError> {
-    let b = Baseline { session: session.into(), workspace: workspace.into(), started: now_secs(), items: collect::collect(workspace) };
-    let dir = &workspace_dir(dir, workspace);
-    let path = dir.join(format!("{session}.json"));
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let bytes = serde_json::to_vec(&b).map_err(std::io::Error::other)?;
-        std::fs::write(&path, bytes)
-    };
-    write().map_err(|source| ReviewError::Write { path, source })?;
-    prune(dir, KEEP_BASELINES);
-    Ok(b)
-}
-
-/// Baselines kept per workspace; older ones are deleted at session start.
-pub const KEEP_BASELINES: usize = 20;
-
-fn prune(dir: &Path, keep: usize) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .filter_map(|e| {
-            let e = e.ok()?;
-            Some((e.metadata().ok()?.modified().ok()?, e.path()))
-        })
-        .collect();
-    if files.len() <= keep {
-        return;
-    }
-    files.sort();
-    for (_, p) in &files[..files.len() - keep] {
-        let _ = std::fs::remove_file(p);
-    }
-}
-
-/// The baseline of `session`, or the newest one for `workspace`.
-pub fn load(dir: &Path, workspace: &Path, session: Option<&str>) -> Result<Option<Baseline>, ReviewError> {
-    let read = |p: &Path| -> Option<Baseline> { serde_json::from_slice(&std::fs::read(p).ok()?).ok() };
-    let dir = &workspace_dir(dir, workspace);
-    if let Some(id) = session {
-        let found = read(&dir.join(format!("{id}.json"))).filter(|b| b.workspace == workspace);
-        return found.map(Some).ok_or_else(|| ReviewError::NoSession(id.into(), dir.display().to_string()));
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else { return Ok(None) };
-    Ok(rd
-        .filter_map(|e| read(&e.ok()?.path()))
-        .filter(|b| b.workspace == workspace)
-        .max_by(|a, b| a.started.cmp(&b.started).then_with(|| a.session.cmp(&b.session))))
-}
-
-/// What changed since the baseline (or, without one, everything present),
-/// most dangerous first.
-pub fn diff(baseline: Option<&Baseline>, now: &[Item]) -> Vec<Finding> {
-    let finding = |change, item: &Item| Finding { change, when: item.kind.when(), item: item.clone() };
-    let mut out: Vec<Finding> = match baseline {
-        None => now.iter().map(|i| finding(Change::Present, i)).collect(),
-        Some(b) => {
-            let mut v = Vec::new();
-            for i in now {
-                match b.items.iter().find(|o| o.id == i.id) {
-                    None => v.push(finding(Change::Added, i)),
-                    Some(o) if o.digest != i.digest || o.mode != i.mode => v.push(finding(Change::Changed, i)),
-                    Some(_) => {}
-                }
-            }
-            for o in &b.items {
-                if !now.iter().any(|i| i.id == o.id) {
-                    v.push(finding(Change::Removed, o));
-                }
-            }
-            v
-        }
-    };
-    out.sort_by(|a, b| {
-        b.item.kind.danger().cmp(&a.item.kind.danger()).then_with(|| a.item.id.cmp(&b.item.id))
-    });
+/// 128 bits of SHA-256: fingerprints are compared, not trusted as content
+/// addresses.
+pub fn digest16(bytes: &[u8]) -> [u8; 16] {
+    let mut out = [0; 16];
+    out.copy_from_slice(&Sha256::digest(bytes)[..16]);
     out
 }
 
-/// The one-line hint printed after a session, if it left anything behind.
-pub fn hint(findings: &[Finding]) -> Option<String> {
-    let look: Vec<&Finding> = findings.iter().filter(|f| f.needs_look()).collect();
-    let first = look.first()?;
-    Some(format!(
-        "agent-sandbox: this session changed {} place(s) that run code outside the sandbox (first: {}, {}); see `agent-sandbox review`",
-        look.len(),
-        first.item.path,
-        first.when
-    ))
+/// Nanoseconds since the epoch: sessions a moment apart must still order.
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
-/// The human report.
-pub fn render(findings: &[Finding]) -> String {
-    if findings.is_empty() {
-        return "nothing changed in the places that run code outside the sandbox\n".into();
+/// What a path's state is judged by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fp {
+    /// Its metadata (the bulk of the tree: never read).
+    Meta(Meta),
+    /// Its contents and mode (the places that run code: the same bytes
+    /// written again are no change).
+    Content([u8; 16]),
+}
+
+/// One path's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rec {
+    pub ty: Ty,
+    pub fp: Fp,
+    pub kind: Option<Kind>,
+}
+
+/// The state of a workspace (and the shared tool dirs) at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub workspace: PathBuf,
+    pub shared: Vec<PathBuf>,
+    /// Nanoseconds since the epoch.
+    pub taken_ns: u64,
+    /// False when the walk was cut short (then review says so).
+    pub complete: bool,
+    /// In tree order (`walk::key_cmp`).
+    pub entries: Vec<(String, Rec)>,
+}
+
+impl Snapshot {
+    pub fn get(&self, key: &str) -> Option<&Rec> {
+        let i = self.entries.binary_search_by(|(k, _)| walk::key_cmp(k, key)).ok()?;
+        Some(&self.entries[i].1)
     }
-    let mut s = String::new();
-    for f in findings {
-        let change = format!("{:?}", f.change).to_lowercase();
-        s.push_str(&format!("{change:<8} {:<40} {}\n         runs: {}\n", f.item.path, f.when, f.item.runs));
+}
+
+/// A snapshot with what the report needs about the present.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub snapshot: Snapshot,
+    /// What each item would run.
+    pub runs: BTreeMap<String, String>,
+    pub warnings: Vec<String>,
+}
+
+/// Walks, classifies and fingerprints the workspace and `shared` dirs.
+pub fn take(workspace: &Path, shared: &[PathBuf]) -> Current {
+    let mut listing = Listing::default();
+    let mut roots: Vec<(String, &PathBuf)> = shared.iter().map(|d| (classify::shared_prefix(d), d)).collect();
+    roots.sort_by(|a, b| walk::key_cmp(&a.0, &b.0));
+    for (prefix, dir) in &roots {
+        walk::walk_into(&mut listing, dir, prefix, walk::LIMITS);
     }
-    s
+    walk::walk_into(&mut listing, workspace, "", walk::LIMITS);
+    listing.finish();
+    let reader = classify::RealReader::open(workspace, shared);
+    let scope = Scope { workspace, shared };
+    let classified = classify::classify(&listing, &reader, &scope);
+    build(listing, classified, &reader, &scope)
+}
+
+/// The snapshot of a classified listing. Git's data and shared dirs'
+/// non-code are left out; a directory counts only when it could not be
+/// entered (its contents are entries of their own).
+pub fn build(listing: Listing, mut c: Classified, reader: &dyn Reader, scope: &Scope) -> Current {
+    let mut entries = Vec::with_capacity(listing.entries.len());
+    let mut runs = BTreeMap::new();
+    let mut warnings: Vec<String> = listing.problems.iter().map(|p| describe::shown(p)).collect();
+    let complete = listing.problems.is_empty();
+    for (i, (key, e)) in listing.entries.into_iter().enumerate() {
+        let kind = match c.tags[i] {
+            Some(Tag::Ignore) => continue,
+            Some(Tag::Kind(Kind::Unreadable)) => Some(Kind::Unreadable),
+            _ if e.ty == Ty::Dir => continue,
+            Some(Tag::Kind(k)) => Some(k),
+            None if key.starts_with('/') => continue,
+            None => None,
+        };
+        let mut fp = Fp::Meta(e.meta);
+        if let Some(k) = kind {
+            if e.ty == Ty::File && !k.bulk() {
+                let content = c.contents.entry(key.clone()).or_insert_with(|| reader.read(&key).map(std::rc::Rc::from));
+                match content {
+                    Ok(bytes) => fp = Fp::Content(digest16(&[format!("{:o} ", e.mode()).as_bytes(), bytes].concat())),
+                    Err(err) => warnings.push(format!("{}: {err}", describe::shown(&key))),
+                }
+            }
+            let line = match k {
+                k if k.bulk() && e.ty == Ty::File => String::new(),
+                Kind::SpecialFile => describe::special(&e, c.expected.get(&key).copied()),
+                k => describe::runs(&key, &e, k, c.contents.get(&key)),
+            };
+            if k == Kind::SpecialFile || k == Kind::Unreadable {
+                warnings.push(format!("{}: {line}", describe::shown(&key)));
+            }
+            if !line.is_empty() {
+                runs.insert(key.clone(), line);
+            }
+        }
+        entries.push((key, Rec { ty: e.ty, fp, kind }));
+    }
+    let snapshot = Snapshot { workspace: scope.workspace.to_path_buf(), shared: scope.shared.to_vec(), taken_ns: now_ns(), complete, entries };
+    Current { snapshot, runs, warnings }
 }
 
 #[cfg(test)]

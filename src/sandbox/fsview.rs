@@ -74,8 +74,11 @@ impl FsView for RealFs {
         v
     }
 
+    /// Workspace files may be hostile: a FIFO or a link to /dev/zero is not
+    /// read (no blocking, no endless read), nor anything over the cap.
     fn read_text(&self, path: &Path) -> Option<String> {
-        std::fs::read_to_string(path).ok()
+        let bytes = crate::review::fsread::read_regular(path, crate::review::fsread::READ_CAP).ok()?;
+        String::from_utf8(bytes).ok()
     }
 
     fn is_symlink(&self, path: &Path) -> bool {

@@ -1,0 +1,202 @@
+//! How snapshots are stored: a magic line, a JSON header line, then one
+//! binary record per path in tree order, each path front-coded against the
+//! one before (trees repeat long prefixes), all gzipped. The launcher reads
+//! a baseline after every session, so this stays small and quick even for
+//! a tree of 100,000 files; JSON per entry was not.
+
+use super::kinds::{Kind, TABLE};
+use super::store::How;
+use super::walk::{Meta, Ty};
+use super::{Fp, Rec};
+use flate2::{read::GzDecoder, write::GzEncoder, Compression};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+const MAGIC: &[u8] = b"agent-sandbox review snapshot 1\n";
+const REMOVED: u8 = 255;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Header {
+    pub how: How,
+    pub session: Option<String>,
+    pub started_ns: u64,
+    pub taken_ns: u64,
+    pub complete: bool,
+    pub workspace: PathBuf,
+    pub shared: Vec<PathBuf>,
+    /// For a session's difference: the baseline it was taken against.
+    pub base_ns: Option<u64>,
+    /// The kind names, in the order the records number them (so a later
+    /// table can still read them).
+    pub kinds: Vec<String>,
+}
+
+pub fn write<'a, W: Write>(w: W, header: &Header, entries: impl Iterator<Item = (&'a str, Option<&'a Rec>)>) -> std::io::Result<()> {
+    let mut gz = GzEncoder::new(std::io::BufWriter::new(w), Compression::fast());
+    gz.write_all(MAGIC)?;
+    let mut h = header.clone();
+    h.kinds = TABLE.iter().map(|i| i.name.to_string()).collect();
+    serde_json::to_writer(&mut gz, &h)?;
+    gz.write_all(b"\n")?;
+    let (mut prev, mut buf) = ("", Vec::with_capacity(1 << 16));
+    for (key, rec) in entries {
+        encode(&mut buf, prev, key, rec);
+        prev = key;
+        if buf.len() > 1 << 15 {
+            gz.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    gz.write_all(&buf)?;
+    gz.finish()?.flush()
+}
+
+fn varint(buf: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        buf.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    buf.push(n as u8);
+}
+
+fn encode(buf: &mut Vec<u8>, prev: &str, key: &str, rec: Option<&Rec>) {
+    let shared = prev.bytes().zip(key.bytes()).take_while(|(a, b)| a == b).count();
+    varint(buf, shared);
+    varint(buf, key.len() - shared);
+    buf.extend_from_slice(&key.as_bytes()[shared..]);
+    let Some(r) = rec else {
+        buf.push(REMOVED);
+        return;
+    };
+    buf.push(Ty::ALL.iter().position(|t| *t == r.ty).unwrap_or(0) as u8);
+    buf.push(r.kind.map_or(0, |k| k as u8 + 1));
+    match r.fp {
+        Fp::Meta(m) => {
+            buf.push(0);
+            buf.extend_from_slice(&m.mode.to_le_bytes());
+            buf.extend_from_slice(&m.ino.to_le_bytes());
+            buf.extend_from_slice(&m.size.to_le_bytes());
+            buf.extend_from_slice(&m.mtime_ns.to_le_bytes());
+            buf.extend_from_slice(&m.ctime_ns.to_le_bytes());
+        }
+        Fp::Content(d) => {
+            buf.push(1);
+            buf.extend_from_slice(&d);
+        }
+    }
+}
+
+type Entries = Vec<(String, Option<Rec>)>;
+
+pub fn read<R: Read>(r: R) -> Result<(Header, Entries), String> {
+    let mut bytes = Vec::new();
+    GzDecoder::new(r).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    let rest = bytes.strip_prefix(MAGIC).ok_or("not a review snapshot (or one of another version)")?;
+    let nl = rest.iter().position(|b| *b == b'\n').ok_or("no header")?;
+    let header: Header = serde_json::from_slice(&rest[..nl]).map_err(|e| e.to_string())?;
+    let kinds: Vec<Option<Kind>> = header.kinds.iter().map(|n| Kind::from_name(n)).collect();
+    let mut c = Cursor { b: &rest[nl + 1..], at: 0 };
+    let mut out: Entries = Vec::new();
+    while c.at < c.b.len() {
+        let prev = out.last().map_or("", |(k, _)| k.as_str());
+        let shared = c.varint()?;
+        let len = c.varint()?;
+        let tail = c.take(len)?;
+        let mut key = prev.as_bytes().get(..shared).ok_or("bad prefix")?.to_vec();
+        key.extend_from_slice(tail);
+        let key = String::from_utf8(key).map_err(|e| e.to_string())?;
+        let rec = c.rec(&kinds)?;
+        out.push((key, rec));
+    }
+    Ok((header, out))
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let s = self.b.get(self.at..self.at + n).ok_or("truncated")?;
+        self.at += n;
+        Ok(s)
+    }
+
+    fn byte(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().map_err(|_| "truncated")?))
+    }
+
+    fn varint(&mut self) -> Result<usize, String> {
+        let (mut n, mut shift) = (0usize, 0);
+        loop {
+            let b = self.byte()?;
+            n |= usize::from(b & 0x7f).checked_shl(shift).ok_or("bad length")?;
+            if b & 0x80 == 0 {
+                return Ok(n);
+            }
+            shift += 7;
+        }
+    }
+
+    fn rec(&mut self, kinds: &[Option<Kind>]) -> Result<Option<Rec>, String> {
+        let ty = self.byte()?;
+        if ty == REMOVED {
+            return Ok(None);
+        }
+        let ty = *Ty::ALL.get(usize::from(ty)).ok_or("bad type")?;
+        let kind = match self.byte()? {
+            0 => None,
+            k => *kinds.get(usize::from(k) - 1).ok_or("bad kind")?,
+        };
+        let fp = match self.byte()? {
+            0 => {
+                let mode = u32::from_le_bytes(self.take(4)?.try_into().map_err(|_| "truncated")?);
+                let (ino, size) = (self.u64()?, self.u64()?);
+                let (mtime_ns, ctime_ns) = (self.u64()? as i64, self.u64()? as i64);
+                Fp::Meta(Meta { mode, ino, size, mtime_ns, ctime_ns })
+            }
+            _ => Fp::Content(self.take(16)?.try_into().map_err(|_| "truncated")?),
+        };
+        Ok(Some(Rec { ty, fp, kind }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let meta = Meta { mode: 0o100644, ino: 7, size: 3, mtime_ns: -5, ctime_ns: 1 << 60 };
+        let recs = [
+            ("a", Some(Rec { ty: Ty::File, fp: Fp::Meta(meta), kind: None })),
+            ("a/b", Some(Rec { ty: Ty::Symlink, fp: Fp::Meta(meta), kind: Some(Kind::SpecialFile) })),
+            ("a/bé/c", Some(Rec { ty: Ty::File, fp: Fp::Content([9; 16]), kind: Some(Kind::BuildCache) })),
+            ("b", None),
+        ];
+        let header = Header {
+            how: How::SessionEnd,
+            session: Some("1-2".into()),
+            started_ns: 1,
+            taken_ns: 2,
+            complete: true,
+            workspace: "/w".into(),
+            shared: vec!["/h/.cache".into()],
+            base_ns: Some(3),
+            kinds: Vec::new(),
+        };
+        let mut file = Vec::new();
+        write(&mut file, &header, recs.iter().map(|(k, r)| (*k, r.as_ref()))).unwrap();
+        let (h, got) = read(file.as_slice()).unwrap();
+        assert_eq!((h.session.as_deref(), h.base_ns, h.kinds.len()), (Some("1-2"), Some(3), TABLE.len()));
+        let want: Vec<(String, Option<Rec>)> = recs.iter().map(|(k, r)| (k.to_string(), *r)).collect();
+        assert_eq!(got, want);
+        assert!(read(&b"junk"[..]).is_err());
+    }
+}

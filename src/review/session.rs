@@ -1,0 +1,87 @@
+//! What the launcher does for review around a session.
+//!
+//! 1. At the start: one stat, unless the workspace has no baseline yet;
+//!    then the state before this first session is recorded as the
+//!    baseline, so the first session is reviewable too. A common launch
+//!    never walks the tree.
+//! 2. After the session: one walk, compared with the acknowledged baseline
+//!    (not with this session's start: several sessions in a row cannot
+//!    hide what an earlier one planted), the end state kept for
+//!    `review --since-session`, and a one-line hint.
+
+use super::report::{compare, hint};
+use super::store::{ReviewError, Store};
+use crate::sandbox::mounts::Mount;
+use std::path::{Path, PathBuf};
+
+/// Tool data dirs that sessions may share with the user.
+pub const TOOL_DIRS: &[&str] = &[".cache", ".local/share"];
+
+/// The user's own tool dirs a plan binds writable into the session (bound
+/// onto themselves; the sandbox's private copies are bound from elsewhere
+/// and do not count).
+pub fn shared_dirs(mounts: &[Mount], home: &Path) -> Vec<PathBuf> {
+    let tool: Vec<PathBuf> = TOOL_DIRS.iter().map(|d| home.join(d)).collect();
+    mounts
+        .iter()
+        .filter_map(|m| match m {
+            Mount::Bind { src, dest, .. } if src == dest && tool.contains(dest) => Some(dest.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Review's part of one session.
+#[derive(Debug)]
+pub struct Watch {
+    store: Option<Store>,
+    workspace: PathBuf,
+    shared: Vec<PathBuf>,
+    session: String,
+    started: u64,
+}
+
+impl Watch {
+    /// Step 1; returns the lines to print (warnings only).
+    pub fn start(state_dir: Result<&Path, &ReviewError>, workspace: &Path, shared: Vec<PathBuf>, session: &str) -> (Watch, Vec<String>) {
+        let started = super::now_ns();
+        let mut lines = Vec::new();
+        let store = match state_dir {
+            Ok(dir) => Some(Store::new(dir, workspace)),
+            Err(e) => {
+                lines.push(format!("agent-sandbox: {e}; `agent-sandbox review` will list everything present"));
+                None
+            }
+        };
+        if let Some(store) = store.as_ref().filter(|s| !s.has_baseline()) {
+            let now = super::take(workspace, &shared);
+            lines.extend(now.warnings.iter().map(|w| format!("agent-sandbox: review: {w}")));
+            if let Err(e) = store.record_first(now.snapshot, session, started) {
+                lines.push(format!("agent-sandbox: {e}; `agent-sandbox review` will list everything present"));
+            }
+        }
+        if let Some(store) = &store {
+            store.save_shared(&shared);
+        }
+        let watch = Watch { store, workspace: workspace.to_path_buf(), shared, session: session.to_string(), started };
+        (watch, lines)
+    }
+
+    /// Step 2; returns the lines to print.
+    pub fn finish(&self) -> Vec<String> {
+        let Some(store) = &self.store else { return Vec::new() };
+        let now = super::take(&self.workspace, &self.shared);
+        let mut lines = Vec::new();
+        let base = store.baseline().unwrap_or_else(|e| {
+            lines.push(format!("agent-sandbox: {e}"));
+            None
+        });
+        if let Some(base) = &base {
+            lines.extend(hint(&compare(Some(&base.snapshot), &now), &base.describe()));
+        }
+        if let Err(e) = store.save_session(&self.session, self.started, now.snapshot, base.as_ref()) {
+            lines.push(format!("agent-sandbox: {e}"));
+        }
+        lines
+    }
+}

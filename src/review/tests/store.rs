@@ -1,0 +1,77 @@
+//! Baselines: the first session's, the acknowledged one, sessions' ends.
+
+use super::super::store::{state_dir, How, ReviewError, Store};
+use super::{plant, take};
+use std::path::{Path, PathBuf};
+
+#[test]
+fn the_first_baseline_is_recorded_once_and_ack_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    plant(&ws, "Makefile", "all:\n", 0o644);
+    let store = Store::new(&dir.path().join("state"), &ws);
+    assert!(!store.has_baseline());
+    assert!(store.record_first(take(&ws).snapshot, "s1", 100).unwrap());
+    plant(&ws, "Makefile", "all:\n\tevil\n", 0o644);
+    assert!(!store.record_first(take(&ws).snapshot, "s2", 200).unwrap(), "a later session must not move the baseline");
+    let b = store.baseline().unwrap().unwrap();
+    assert_eq!((b.how, b.session.as_deref(), b.snapshot.taken_ns), (How::FirstSession, Some("s1"), 100));
+    store.acknowledge(take(&ws).snapshot).unwrap();
+    let b = store.baseline().unwrap().unwrap();
+    assert_eq!(b.how, How::Acknowledged);
+    assert_eq!(b.snapshot, {
+        let mut s = take(&ws).snapshot;
+        s.taken_ns = b.snapshot.taken_ns;
+        s
+    });
+}
+
+#[test]
+fn since_session_compares_with_the_state_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    plant(&ws, "Makefile", "v1\n", 0o644);
+    let store = Store::new(&dir.path().join("state"), &ws);
+    store.record_first(take(&ws).snapshot, "1-a", 100).unwrap();
+    let end = |id: &str, started: u64, ended: u64| {
+        let mut s = take(&ws).snapshot;
+        s.taken_ns = ended;
+        store.save_session(id, started, s, store.baseline().unwrap().as_ref()).unwrap();
+    };
+    end("1-a", 100, 150);
+    end("2-b", 200, 250);
+    end("3-c", 300, 350);
+    assert_eq!(store.before_session("1-a").unwrap().how, How::FirstSession);
+    let before = store.before_session("3-c").unwrap();
+    assert_eq!((before.session.as_deref(), before.snapshot.taken_ns), (Some("2-b"), 250));
+    assert!(matches!(store.before_session("9-z"), Err(ReviewError::NoSession { .. })));
+    // Sessions are kept as differences from the baseline: once it is
+    // replaced, the state before them is gone, and review says so.
+    store.acknowledge(take(&ws).snapshot).unwrap();
+    assert!(matches!(store.before_session("3-c"), Err(ReviewError::NothingBefore(_))));
+    assert!(matches!(store.before_session("../x"), Err(ReviewError::BadSessionId(_))));
+    for i in 0..12u64 {
+        end(&format!("{i}-p"), 400 + i, 401 + i);
+    }
+    assert!(matches!(store.before_session("1-a"), Err(ReviewError::NoSession { .. })), "pruned");
+}
+
+#[test]
+fn the_state_dir_is_never_where_sessions_write() {
+    let home = Path::new("/home/u");
+    let ws = [PathBuf::from("/home/u/p")];
+    assert_eq!(state_dir(home, None, &ws).unwrap(), PathBuf::from("/home/u/.local/state/agent-sandbox/baselines"));
+    assert_eq!(state_dir(home, Some(Path::new("/s")), &ws).unwrap(), PathBuf::from("/s/agent-sandbox/baselines"));
+    // XDG_STATE_HOME inside the workspace or a shared dir: the default.
+    assert_eq!(state_dir(home, Some(Path::new("/home/u/p/.state")), &ws).unwrap(), PathBuf::from("/home/u/.local/state/agent-sandbox/baselines"));
+    assert!(matches!(state_dir(home, None, &[PathBuf::from("/home/u/.local")]), Err(ReviewError::Reachable { .. })));
+}
+
+#[test]
+fn shared_dirs_are_the_users_own_bound_writable() {
+    use crate::sandbox::mounts::Mount;
+    let home = Path::new("/home/u");
+    let bind = |s: &str, d: &str| Mount::Bind { src: s.into(), dest: d.into(), optional: true };
+    let mounts = vec![bind("/home/u/.cache", "/home/u/.cache"), bind("/home/u/.local/state/agent-sandbox/share", "/home/u/.local/share"), bind("/home/u/p", "/home/u/p")];
+    assert_eq!(super::super::session::shared_dirs(&mounts, home), vec![PathBuf::from("/home/u/.cache")]);
+}
