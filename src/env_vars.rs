@@ -49,14 +49,27 @@ pub const PASSED: &[&str] = &[
     "UV_LINK_MODE",
     "UV_NO_SYNC",
     "UV_FROZEN",
-    "UV_INDEX_URL",
-    "UV_EXTRA_INDEX_URL",
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
     "PRE_COMMIT_HOME",
     "PYTHONDONTWRITEBYTECODE",
     "PYTHONUNBUFFERED",
 ];
+
+/// Package-index addresses the session's pip/uv need too; they often carry
+/// a token in the URL (`https://user:TOKEN@host/simple`), so each passes
+/// only when none of its URLs has credentials (`passEnv` can still name
+/// it, passing it whole).
+pub const PASSED_WITHOUT_CREDENTIALS: &[&str] =
+    &["UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"];
+
+/// Whether any URL in `value` (URLs separated by spaces or commas, each
+/// maybe `name=URL`) has a user or password before its host.
+pub fn has_url_credentials(value: &str) -> bool {
+    value.split(|c: char| c.is_whitespace() || c == ',').any(|item| {
+        let Some((_, rest)) = item.split_once("://") else { return false };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        authority.contains('@')
+    })
+}
 
 /// Prefixes passed into a session (locale categories).
 pub const PASSED_PREFIXES: &[&str] = &["LC_"];
@@ -133,10 +146,20 @@ pub fn never_passed(name: &str) -> bool {
         || NEVER_PASSED_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
-/// True when `name` passes by default (before `passEnv`).
+/// True when `name` passes by default (before `passEnv`), whatever its
+/// value.
 pub fn passed_by_default(name: &str) -> bool {
     !never_passed(name)
         && (PASSED.contains(&name) || PASSED_PREFIXES.iter().any(|p| name.starts_with(p)))
+}
+
+/// True when `name=value` passes by default: the names above, and the
+/// package-index ones when their URLs carry no credentials.
+pub fn passes_by_default(name: &str, value: &std::ffi::OsStr) -> bool {
+    if passed_by_default(name) {
+        return true;
+    }
+    PASSED_WITHOUT_CREDENTIALS.contains(&name) && value.to_str().is_some_and(|v| !has_url_credentials(v))
 }
 
 #[cfg(test)]
@@ -161,5 +184,23 @@ mod tests {
         }
         assert!(!passed_by_default("AWS_SECRET_ACCESS_KEY"));
         assert!(!passed_by_default("GITHUB_TOKEN"));
+    }
+
+    #[test]
+    fn package_indexes_pass_only_without_credentials() {
+        use std::ffi::OsStr;
+        for (name, value, passes) in [
+            ("PIP_INDEX_URL", "https://pypi.example.org/simple", true),
+            ("PIP_INDEX_URL", "https://user:s3cret@pypi.example.org/simple", false),
+            ("PIP_INDEX_URL", "https://__token__@pypi.example.org/simple", false),
+            ("PIP_EXTRA_INDEX_URL", "https://a.example/simple https://u:p@b.example/simple", false),
+            ("PIP_EXTRA_INDEX_URL", "https://a.example/simple https://b.example/simple?x=a@b", true),
+            ("UV_INDEX", "internal=https://u:t@idx.example/simple", false),
+            ("UV_INDEX", "internal=https://idx.example/simple,other=https://x.example/", true),
+            ("UV_EXTRA_INDEX_URL", "https://idx.example/a@b/simple", true),
+        ] {
+            assert_eq!(passes_by_default(name, OsStr::new(value)), passes, "{name}={value}");
+        }
+        assert!(!passes_by_default("AWS_SECRET_ACCESS_KEY", OsStr::new("x")));
     }
 }

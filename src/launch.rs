@@ -64,6 +64,8 @@ pub struct Session {
 pub struct RootScan {
     pub keep: Vec<std::path::PathBuf>,
     pub home: std::path::PathBuf,
+    /// Paths judged besides the scanned trees (verify's canaries).
+    pub extra: Vec<std::path::PathBuf>,
 }
 
 impl Session {
@@ -72,7 +74,7 @@ impl Session {
     pub fn final_plan(&self) -> Plan {
         let mut p = self.plan.clone();
         if let Some(scan) = &self.root_scan {
-            p.mask_root_only(&crate::sandbox::rootscan::scan(&scan.keep, &scan.home), &RealFs);
+            p.mask_root_only(&crate::sandbox::rootscan::scan(&scan.keep, &scan.home, &scan.extra), &RealFs);
         }
         p
     }
@@ -145,7 +147,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         fresh_proc: context::fresh_proc_possible(),
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
-    let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone() });
+    let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone(), extra: Vec::new() });
     let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
     // A baseline the session could rewrite would prove nothing. The tool
     // dirs count whether shared or not, as `review` (which has no plan) sees it.
@@ -185,10 +187,10 @@ fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
     // A root launcher's scan runs meanwhile (see `RootScan`).
     let scan = match &session.root_scan {
-        Some(s) => Some(crate::sandbox::rootscan::start(&s.keep, &s.home).map_err(|e| LaunchError::Exec { bwrap: "the root-only scan".into(), source: e })?),
+        Some(s) => Some(crate::sandbox::rootscan::start(&s.keep, &s.home, &s.extra).map_err(|e| LaunchError::Exec { bwrap: "the root-only scan".into(), source: e })?),
         None => None,
     };
-    exec::prepare(&session.plan);
+    exec::prepare(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?;
     let (watch, lines) = review::session::Watch::start(
         session.state_dir.as_deref(),
         &session.plan.workspace,

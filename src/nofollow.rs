@@ -197,6 +197,29 @@ pub fn read_regular(root: &Path, rel: &Path, cap: u64) -> Result<Vec<u8>, ReadEr
     Ok(buf)
 }
 
+/// Makes the directory `rel` under `root` (and its missing parents, mode
+/// `mode`) without following anything: an existing symlink or non-directory
+/// on the way is an error, not a place to create in.
+pub fn ensure_dir(root: &Path, rel: &Path, mode: u32) -> std::io::Result<()> {
+    let parts = normal_components(rel).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut dir = open_root(root)?;
+    let mut done = PathBuf::new();
+    for part in parts {
+        done.push(part);
+        match nix::sys::stat::mkdirat(Some(dir.as_raw_fd()), part, Mode::from_bits_truncate(mode)) {
+            Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+        dir = match step(&dir, part) {
+            Ok((fd, Entry::Dir)) => fd,
+            Ok((_, kind)) | Err(kind) => {
+                return Err(std::io::Error::other(format!("{} is {}, not a directory", root.join(&done).display(), kind.describe())))
+            }
+        };
+    }
+    Ok(())
+}
+
 /// An `O_PATH` directory descriptor reopened for reading.
 fn reopen_dir(fd: &OwnedFd) -> nix::Result<OwnedFd> {
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
@@ -286,6 +309,20 @@ mod tests {
         assert!(matches!(read_regular(r, Path::new("a/abs"), 10_000), Err(ReadError::NotRegular(..))));
         assert!(matches!(read_regular(r, Path::new("a/sl/f"), 10), Err(ReadError::NotRegular(..))));
         assert!(matches!(read_regular(r, Path::new("a/missing"), 10), Err(ReadError::Io(..))));
+    }
+
+    #[test]
+    fn makes_directories_without_following() {
+        let t = tree();
+        let r = t.path();
+        ensure_dir(r, Path::new("new/deep/er"), 0o700).unwrap();
+        assert_eq!(entry(r, Path::new("new/deep/er")), Entry::Dir);
+        ensure_dir(r, Path::new("new/deep/er"), 0o700).unwrap();
+        // Through a planted link: refused, nothing made at its target.
+        let name = format!("nofollow-escape-{}", std::process::id());
+        assert!(ensure_dir(r, &Path::new("a/up").join(&name), 0o700).is_err());
+        assert!(!r.parent().unwrap().join(&name).exists());
+        assert!(ensure_dir(r, Path::new("a/b/f/x"), 0o700).is_err());
     }
 
     #[test]

@@ -207,6 +207,28 @@ fn removing_the_masks_fails_the_dotfile_checks() {
 }
 
 #[test]
+fn the_users_own_tool_dirs_fail_the_credential_check() {
+    let td = setup("weak-tools");
+    mkdir(&root_account().home.join(".cache"));
+    weakened(Launcher::new(&td.ws()), "tool-dirs", &["home-credential-stores-masked"]);
+}
+
+#[test]
+fn without_the_root_masks_a_root_launchers_session_reaches_roots_canaries() {
+    let td = setup("weak-rootonly");
+    weakened(Launcher::new(&td.ws()), "root-only", &["root-only-unreachable"]);
+}
+
+#[test]
+fn without_the_protections_host_executed_files_are_writable_and_a_planted_link_launches() {
+    let td = setup("weak-protect");
+    mkdir(&td.ws().join(".git/hooks"));
+    write(&td.ws().join(".git/config"), "[core]\n");
+    mkdir(&td.ws().join(".devcontainer"));
+    weakened(Launcher::new(&td.ws()), "protections", &["host-executed-read-only", "protected-symlink-refused"]);
+}
+
+#[test]
 fn sharing_tmp_fails_the_tmp_check() {
     let td = setup("weak-tmp");
     weakened(Launcher::new(&td.ws()), "tmp", &["tmp-private"]);

@@ -76,6 +76,7 @@ pub enum Key {
     ProtectDevcontainer,
     ProtectGitHooks,
     ProtectGitConfig,
+    ShareToolDirs,
 }
 
 /// Static facts about a key; one row per key in [`SPECS`], in the order
@@ -88,7 +89,7 @@ struct Spec {
     doc: &'static str,
 }
 
-const SPECS: [Spec; 14] = [
+const SPECS: [Spec; 15] = [
     Spec {
         name: "egressJail",
         env: "AGENT_SANDBOX_EGRESS_JAIL",
@@ -187,11 +188,18 @@ const SPECS: [Spec; 14] = [
         kind: Kind::Bool,
         doc: "make the workspace's .git/config read-only in sessions",
     },
+    Spec {
+        name: "shareToolDirs",
+        env: "AGENT_SANDBOX_SHARE_TOOL_DIRS",
+        alias: "CLAUDE_SANDBOX_SHARE_TOOL_DIRS",
+        kind: Kind::Bool,
+        doc: "give sessions your own ~/.cache and ~/.local/share instead of the sandbox's private ones",
+    },
 ];
 
 impl Key {
     /// Every key, in the order documentation and `config show` list them.
-    pub const ALL: [Key; 14] = [
+    pub const ALL: [Key; 15] = [
         Key::EgressJail,
         Key::AllowIp,
         Key::LocalPorts,
@@ -206,6 +214,7 @@ impl Key {
         Key::ProtectDevcontainer,
         Key::ProtectGitHooks,
         Key::ProtectGitConfig,
+        Key::ShareToolDirs,
     ];
 
     fn spec(self) -> &'static Spec {

@@ -67,6 +67,9 @@ pub struct Config {
     pub protect_devcontainer: bool,
     pub protect_git_hooks: bool,
     pub protect_git_config: bool,
+    /// Sessions get the user's own ~/.cache and ~/.local/share (today's
+    /// way) instead of the sandbox's private, persistent ones.
+    pub share_tool_dirs: bool,
 }
 
 impl Default for Config {
@@ -86,6 +89,7 @@ impl Default for Config {
             protect_devcontainer: true,
             protect_git_hooks: true,
             protect_git_config: true,
+            share_tool_dirs: false,
         }
     }
 }

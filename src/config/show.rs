@@ -120,6 +120,7 @@ fn value_json(c: &Config, key: Key) -> Value {
         Key::ProtectDevcontainer => json!(c.protect_devcontainer),
         Key::ProtectGitHooks => json!(c.protect_git_hooks),
         Key::ProtectGitConfig => json!(c.protect_git_config),
+        Key::ShareToolDirs => json!(c.share_tool_dirs),
         Key::WorkspaceRoot => c
             .workspace_root
             .as_ref()

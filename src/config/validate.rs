@@ -83,15 +83,51 @@ fn why_not_ipv4(s: &str) -> &'static str {
     }
 }
 
-/// An absolute path for `allowWrite` / `workspaceRoot`. `/` itself is
-/// refused: it would make the whole file system writable.
+/// Places a session may never get writable (as `allowWrite` or as the
+/// workspace), with everything below them: kernel interfaces, system
+/// configuration and the programs root runs.
+pub const SYSTEM_TREES: &[&str] =
+    &["/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/// Places refused themselves (what lies below them may be allowed): the
+/// root, the runtime and state roots, the parents of the homes and root's
+/// home, the private temporary directories, the vendor tree root.
+pub const SYSTEM_DIRS: &[&str] =
+    &["/", "/run", "/var/run", "/var", "/var/lib", "/var/log", "/home", "/root", "/tmp", "/var/tmp", "/opt", "/srv", "/mnt", "/media"];
+
+/// Why `path` may not be made writable, if it is a system location.
+pub fn system_location(path: &Path) -> Option<&'static str> {
+    if let Some(t) = SYSTEM_TREES.iter().find(|t| path.starts_with(t)) {
+        return Some(match *t {
+            "/proc" | "/sys" | "/dev" => "it is a kernel interface; a writable one reaches the host kernel",
+            "/etc" => "it holds the system configuration, which root and every login read",
+            _ => "it holds system programs, which run outside the sandbox (and as root)",
+        });
+    }
+    SYSTEM_DIRS.iter().any(|d| path == Path::new(d)).then_some(match path.to_str() {
+        Some("/") => "the whole file system cannot be made writable",
+        Some("/run" | "/var/run") => "it holds every runtime socket (D-Bus, systemd, container engines); allow a single socket below it instead",
+        Some("/home") => "it holds every user's home; allow a directory below your home instead",
+        Some("/root") => "it is root's home, with its credentials; allow a directory below it instead",
+        Some("/tmp" | "/var/tmp") => "sessions get a private one; the real one holds other programs' sockets (the IDE's)",
+        _ => "it is a system directory; allow a directory below it instead",
+    })
+}
+
+/// An absolute path for `allowWrite` / `workspaceRoot`, not a system
+/// location (`system_location`).
 pub(crate) fn abs_path(s: &str) -> Result<PathBuf, Invalid> {
     let path = checked_abs(s)?;
-    if path == Path::new("/") {
-        let reason = "the whole file system cannot be made writable";
-        return Err(Invalid::Path(s.to_string(), reason, Hint::none()));
+    let path = normalized(&path);
+    if let Some(reason) = system_location(&path) {
+        return Err(Invalid::Path(s.to_string(), reason, Hint::new("name a directory of your own, e.g. /srv/data or /home/USER/shared")));
     }
     Ok(path)
+}
+
+/// `/a//b/./c/` as `/a/b/c` (no `..`: `checked_abs` refused those).
+fn normalized(p: &Path) -> PathBuf {
+    p.components().filter(|c| *c != Component::CurDir).collect()
 }
 
 /// A device path: absolute, no `..`, strictly below /dev.

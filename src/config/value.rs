@@ -55,6 +55,7 @@ pub(crate) fn assign(config: &mut Config, key: Key, value: Typed, extend: bool) 
         (Key::ProtectDevcontainer, Typed::Bool(b)) => config.protect_devcontainer = b,
         (Key::ProtectGitHooks, Typed::Bool(b)) => config.protect_git_hooks = b,
         (Key::ProtectGitConfig, Typed::Bool(b)) => config.protect_git_config = b,
+        (Key::ShareToolDirs, Typed::Bool(b)) => config.share_tool_dirs = b,
         (Key::WorkspaceRoot, Typed::Path(p)) => config.workspace_root = Some(p),
         (Key::AllowIp, Typed::Ips(v)) => merge(&mut config.allow_ip, v, extend),
         (Key::LocalPorts, Typed::Ports(v)) => merge(&mut config.local_ports, v, extend),

@@ -3,7 +3,7 @@
 //! the launcher sets itself. Nothing on the never-passed list gets through.
 
 use crate::config::Config;
-use crate::env_vars::{self, never_passed, passed_by_default};
+use crate::env_vars::{self, never_passed, passes_by_default};
 use crate::sandbox::context::Context;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -37,7 +37,7 @@ pub fn session_env(ctx: &Context, config: &Config, git_config: &Path) -> BTreeMa
     let mut env = BTreeMap::new();
     for (k, v) in &ctx.env {
         let Some(name) = k.to_str() else { continue };
-        let allowed = passed_by_default(name) || config.pass_env.iter().any(|p| p == name);
+        let allowed = passes_by_default(name, v) || config.pass_env.iter().any(|p| p == name);
         if allowed && !never_passed(name) {
             env.insert(k.clone(), v.clone());
         }

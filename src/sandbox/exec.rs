@@ -35,17 +35,21 @@ use std::os::unix::ffi::OsStrExt;
 const STAGING_FD_MIN: i32 = 512;
 
 /// Creates what the plan wants to exist before launch (the agent's state
-/// directories, so logins persist). Failures are logged, not fatal: the
-/// session still runs, only without persisted state.
-pub fn prepare(plan: &Plan) {
-    for dir in &plan.ensure_dirs {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            tracing::warn!("cannot create {}: {e}; the agent's state will not persist", dir.display());
-            continue;
+/// directories, so logins persist; the private tool dirs). A failure is
+/// logged for agent state (the session runs without it) and stops the
+/// launch for a required directory.
+pub fn prepare(plan: &Plan) -> Result<(), Error> {
+    for d in &plan.ensure_dirs {
+        let path = d.root.join(&d.rel);
+        match crate::nofollow::ensure_dir(&d.root, &d.rel, 0o700) {
+            Ok(()) => {}
+            Err(e) if d.required => {
+                return Err(Error::other(format!("cannot create {}: {e}; remove what is there and start the session again", path.display())))
+            }
+            Err(e) => tracing::warn!("cannot create {}: {e}; the agent's state will not persist", path.display()),
         }
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
+    Ok(())
 }
 
 /// Replaces this process with the session. Returns only on failure.

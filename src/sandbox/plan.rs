@@ -88,7 +88,23 @@ pub const MASKED_ETC_DIRS: &[&str] = &["/etc/sudoers.d"];
 pub const MASKED_DOTFILES: &[&str] = &[".netrc", ".Xauthority", ".ICEauthority"];
 
 /// Shared state bound back into the empty home (read-write).
-pub const SHARED_HOME_DIRS: &[&str] = &[".agents/skills", ".cache", ".local/share"];
+pub const SHARED_HOME_DIRS: &[&str] = &[".agents/skills"];
+
+/// The tool caches and data dirs. Sessions get the sandbox's own,
+/// persistent copy of each (`PRIVATE_TOOL_DIRS`, kept across sessions), so
+/// what a session writes there (a poisoned corepack, pre-commit or pip
+/// cache) never reaches the tools you run outside; `shareToolDirs` binds
+/// your own instead.
+pub const TOOL_DIRS: &[&str] = &[".cache", ".local/share"];
+/// Where the sandbox keeps its copies, relative to the home (outside both
+/// tool dirs as sessions see them).
+pub const PRIVATE_TOOL_DIRS: &[&str] = &[".local/share/agent-sandbox/session-cache", ".local/share/agent-sandbox/session-share"];
+
+/// Trust stores in the tool dirs: approvals a tool outside acts on
+/// without asking (direnv runs an approved `.envrc` on `cd`). With shared
+/// tool dirs they are read-only in sessions (an empty read-only one when
+/// missing), so a session cannot approve its own plant.
+pub const TRUST_STORES: &[&str] = &[".local/share/direnv"];
 
 /// Credential and desktop subdirectories of `~/.local/share` (and of
 /// `~/.cache`) masked again after the bind.
@@ -144,6 +160,15 @@ impl DataFile {
     }
 }
 
+/// A directory made before launch: `rel` under `root`. A `required` one
+/// is bound by descriptor, so the launch stops when it cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnsureDir {
+    pub root: PathBuf,
+    pub rel: PathBuf,
+    pub required: bool,
+}
+
 /// Everything needed to start the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -166,9 +191,10 @@ pub struct Plan {
     pub chdir: PathBuf,
     /// The command run inside, argv[0] first.
     pub command: Vec<OsString>,
-    /// Directories the executor creates before launch so agent state
-    /// persists (the user's own, under their home).
-    pub ensure_dirs: Vec<PathBuf>,
+    /// Directories the executor creates before launch (without following
+    /// anything under the home) so agent state and the private tool dirs
+    /// persist.
+    pub ensure_dirs: Vec<EnsureDir>,
     /// Scope abstract unix sockets to the session with Landlock where the
     /// kernel can (`sandbox::landlock`); always true but in weakened tests.
     pub scope_abstract_sockets: bool,
@@ -183,6 +209,8 @@ pub enum PlanError {
     MissingWorkspace(PathBuf),
     #[error("allowWrite path {0} does not exist; create it first or remove it from allowWrite")]
     MissingAllowWrite(PathBuf),
+    #[error("allowWrite path {0} is your home directory or one of its parents, where your credentials live; allow a directory inside it instead (in /etc/agent-sandbox/config.json5 or AGENT_SANDBOX_ALLOW_WRITE)")]
+    HomeAllowWrite(PathBuf),
     #[error("allowDevice {0} is not a character or block device; list device nodes under /dev only")]
     NotADevice(PathBuf),
     #[error("passEnv name {0} can never be passed into a session; remove it from passEnv")]
@@ -232,18 +260,22 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     m.home(ctx, config);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
     m.workspace(&workspace, &protected);
-    m.allow_write(config)?;
+    m.allow_write(config, &ctx.home)?;
     m.entry_guard(&path_dirs(&session_path), ctx.shim_dir.as_deref())?;
     m.data_files(ctx, &git_config_path);
 
     let chdir = if ctx.cwd.starts_with(&workspace) { ctx.cwd.clone() } else { workspace.clone() };
-    let ensure_dirs = ctx
+    let ensure = |rel: &Path, required| EnsureDir { root: ctx.home.clone(), rel: rel.into(), required };
+    let mut ensure_dirs: Vec<EnsureDir> = ctx
         .agent
         .state_paths(&ctx.home)
         .into_iter()
         .filter(|(_, k)| *k == crate::agents::StateKind::Dir)
-        .map(|(p, _)| p)
+        .filter_map(|(p, _)| p.strip_prefix(&ctx.home).ok().map(|r| ensure(r, false)))
         .collect();
+    if !config.share_tool_dirs {
+        ensure_dirs.extend(PRIVATE_TOOL_DIRS.iter().map(|d| ensure(Path::new(d), true)));
+    }
     Ok(Plan {
         bwrap: ctx.bwrap.clone(),
         flags: NAMESPACE_FLAGS.to_vec(),
@@ -469,6 +501,7 @@ impl MountBuilder<'_> {
                 self.push(Mount::Bind { src: p.clone(), dest: p, optional: false });
             }
         }
+        self.tool_dirs(home, config.share_tool_dirs);
         if !config.no_forge {
             for rel in FORGE_DIRS {
                 let p = home.join(rel);
@@ -477,11 +510,40 @@ impl MountBuilder<'_> {
                 }
             }
         }
+        for rel in MASKED_DOTFILES {
+            self.mask(home.join(rel));
+        }
+    }
+
+    /// The tool dirs: the sandbox's private copies (created before launch,
+    /// `Plan::ensure_dirs`), or with `share`, the user's own minus their
+    /// credential and desktop corners, trust stores read-only.
+    fn tool_dirs(&mut self, home: &Path, share: bool) {
+        if !share {
+            // From descriptors: an earlier session (with shared tool dirs)
+            // could have left a link where the private copy belongs.
+            for (rel, private) in TOOL_DIRS.iter().zip(PRIVATE_TOOL_DIRS) {
+                self.bind_fd_at(home, Path::new(private), &home.join(rel), true, true);
+            }
+            return;
+        }
+        for rel in TOOL_DIRS {
+            let p = home.join(rel);
+            if self.fs.kind(&p) == Some(Kind::Dir) {
+                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false });
+            }
+        }
         for rel in MASKED_SHARE {
             self.mask_existing(&home.join(rel));
         }
-        for rel in MASKED_DOTFILES {
-            self.mask(home.join(rel));
+        for rel in TRUST_STORES {
+            let p = home.join(rel);
+            match self.fs.kind(&p) {
+                Some(Kind::Dir) => self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }),
+                // Only where sessions could make it (the tool dir is there).
+                None if p.parent().is_some_and(|d| self.fs.kind(d) == Some(Kind::Dir)) => self.push(Mount::TmpfsRo { dest: p }),
+                _ => {}
+            }
         }
     }
 
@@ -551,15 +613,24 @@ impl MountBuilder<'_> {
     }
 
     fn bind_fd(&mut self, root: &Path, rel: &Path, dir: bool, writable: bool) {
+        self.bind_fd_at(root, rel, &root.join(rel), dir, writable);
+    }
+
+    /// `rel` under `root`, opened by the executor without following
+    /// anything, bound on `dest`.
+    fn bind_fd_at(&mut self, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
         let open = OpenBeneath { root: root.into(), rel: rel.into(), dir };
         self.data.push(DataFile { purpose: "protected", bytes: Vec::new(), open: Some(open) });
         let data = self.data.len() - 1;
-        self.push(Mount::BindFd { dest: root.join(rel), data, writable });
+        self.push(Mount::BindFd { dest: dest.into(), data, writable });
     }
 
     /// Step 8.
-    fn allow_write(&mut self, config: &Config) -> Result<(), PlanError> {
+    fn allow_write(&mut self, config: &Config, home: &Path) -> Result<(), PlanError> {
         for p in &config.allow_write {
+            if home.starts_with(p) {
+                return Err(PlanError::HomeAllowWrite(p.clone()));
+            }
             if !self.exists(p) {
                 return Err(PlanError::MissingAllowWrite(p.clone()));
             }

@@ -24,7 +24,12 @@ use std::path::{Path, PathBuf};
 /// Trees scanned in full.
 pub const TREES: &[&str] = &["/etc", "/var", "/srv", "/opt", "/boot", "/mnt", "/media", "/home", "/root", "/usr/local/etc"];
 /// Never scanned (replaced inside sessions, or not secrets' places).
-const SKIPPED: &[&str] = &["/var/tmp", "/var/run"];
+const SKIPPED: &[&str] = &["/var/tmp", "/var/run", CANARIES];
+
+/// Where `verify` plants the canaries of one run each: not walked (a
+/// parallel run's canaries would vanish under a session's masks); each run
+/// names its own (`Scan::extra`).
+pub const CANARIES: &str = "/var/lib/agent-sandbox/verify";
 
 /// Whether uid 0 / gid 0 without capabilities may use an entry that a user
 /// who is neither may not (read a file, list or enter a directory,
@@ -71,7 +76,7 @@ fn kind_of(m: &std::fs::Metadata) -> Kind {
 /// PATH directories, the command): those are never masked, and a directory
 /// above one is entered instead. `home` (an empty tmpfs in sessions) is
 /// not scanned.
-pub fn scan(keep: &[PathBuf], home: &Path) -> Vec<(PathBuf, Kind)> {
+pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, Kind)> {
     let start = std::time::Instant::now();
     let mut found = Vec::new();
     let mut seen = 0usize;
@@ -80,6 +85,14 @@ pub fn scan(keep: &[PathBuf], home: &Path) -> Vec<(PathBuf, Kind)> {
     let skipped = |p: &Path| SKIPPED.iter().any(|s| p == Path::new(s)) || p == home || keep.iter().any(|k| p == k);
     let holds_kept = |p: &Path| keep.iter().any(|k| k.starts_with(p));
     let mut stack: Vec<PathBuf> = TREES.iter().map(PathBuf::from).collect();
+    for p in extra {
+        if let Ok(m) = std::fs::symlink_metadata(p) {
+            let k = kind_of(&m);
+            if root_only(k, m.mode(), m.uid(), m.gid()) {
+                found.push((p.clone(), k));
+            }
+        }
+    }
     // Files directly in `/` (not its directories: those are trees above
     // or system trees).
     for e in std::fs::read_dir("/").into_iter().flatten().flatten() {
@@ -170,15 +183,15 @@ fn decode(bytes: &[u8]) -> Option<Vec<(PathBuf, Kind)>> {
     ended.then_some(out)
 }
 
-/// Starts `scan(keep, home)` in a child process.
-pub fn start(keep: &[PathBuf], home: &Path) -> std::io::Result<Pending> {
+/// Starts `scan(keep, home, extra)` in a child process.
+pub fn start(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> std::io::Result<Pending> {
     let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     // SAFETY: the launcher is single-threaded when it starts the scan; the
     // child scans, writes its findings and leaves with _exit.
     match unsafe { nix::unistd::fork() }? {
         nix::unistd::ForkResult::Child => {
             drop(r);
-            let bytes = encode(&scan(keep, home));
+            let bytes = encode(&scan(keep, home, extra));
             let ok = std::fs::File::from(w).write_all(&bytes).is_ok();
             // SAFETY: ends the child without running the parent's destructors.
             unsafe { libc::_exit(i32::from(!ok)) }

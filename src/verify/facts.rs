@@ -8,7 +8,8 @@ use super::spec::{JailSpec, ScopeSample, Spec};
 use crate::agents::Agent;
 use crate::config::{Config, EnvMap};
 use crate::sandbox::fsview::RealFs;
-use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, MASKED_ETC, MASKED_ETC_DIRS, MASKED_SHARE};
+use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, MASKED_ETC, MASKED_ETC_DIRS, MASKED_SHARE, TOOL_DIRS};
+use std::os::unix::fs::MetadataExt;
 use crate::sandbox::scope;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -95,9 +96,17 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         home_extra,
         outer_home_sample,
         masked_share_present: MASKED_SHARE.iter().filter(|r| home.join(r).exists()).map(|r| r.to_string()).collect(),
+        share_tool_dirs: l.config.share_tool_dirs,
+        outer_tool_dirs: TOOL_DIRS
+            .iter()
+            .filter_map(|r| std::fs::metadata(home.join(r)).ok().map(|m| (r.to_string(), m.dev(), m.ino())))
+            .collect(),
         etc_masked_present: MASKED_ETC.iter().chain(MASKED_ETC_DIRS).map(PathBuf::from).filter(|p| p.exists()).collect(),
         tmp_sockets: Vec::new(),
         run_user_sample: crate::verify::checks::sys::entries(Path::new("/run/user")).into_iter().take(8).map(|n| Path::new("/run/user").join(n)).collect(),
+        run_sample: run_sample(plan),
+        root_canaries: Vec::new(),
+        root_canary_error: None,
         outer_ns,
         launcher_pid: std::process::id() as i32,
         canary_pid: 0,
@@ -185,6 +194,19 @@ pub fn connected_subnets(route: &str) -> Vec<(Ipv4Addr, u8)> {
     crate::jail::connected_subnets(route).iter().map(|n| (n.network(), n.prefix())).collect()
 }
 
+/// Top-level names of the outer /run, but those the plan binds something
+/// under (resolv.conf's directory).
+fn run_sample(plan: &Plan) -> Vec<String> {
+    let kept: Vec<String> = plan
+        .mounts
+        .iter()
+        .filter_map(|m| m.dest().strip_prefix("/run").ok().and_then(|r| r.components().next()).map(|c| c.as_os_str().to_string_lossy().into_owned()))
+        .collect();
+    let mut v: Vec<String> = crate::verify::checks::sys::entries(Path::new("/run")).into_iter().filter(|n| !kept.contains(n)).collect();
+    v.truncate(32);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,3 +226,4 @@ mod tests {
         assert!(e.values().all(|v| v.to_string_lossy().contains("n0nce")));
     }
 }
+

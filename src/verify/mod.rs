@@ -22,6 +22,7 @@ mod canary;
 mod checks;
 pub mod egress;
 mod facts;
+pub mod hostview;
 pub mod outer;
 pub mod probe;
 pub mod registry;
@@ -58,6 +59,7 @@ pub enum Defence {
     Keyring,
     Scope,
     EgressJail,
+    RootLauncher,
 }
 
 impl Defence {
@@ -83,6 +85,7 @@ impl Defence {
             Defence::Keyring => "session keyring",
             Defence::Scope => "scope",
             Defence::EgressJail => "egress jail",
+            Defence::RootLauncher => "root launcher",
         }
     }
 }

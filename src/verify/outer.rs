@@ -22,7 +22,7 @@
 use super::canary::Canary;
 use super::facts::{self, Layout};
 use super::probe::Line;
-use super::registry::LEAVES_NOTHING;
+use super::registry::{LEAVES_NOTHING, PROTECTED_SYMLINK};
 use super::report::Report;
 use super::weaken::{self, Weakening};
 use super::{Outcome, PROBE_PATH, PROBE_VERB};
@@ -91,6 +91,18 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     spec.abstract_name = canary.abstract_name.clone();
     spec.tmp_sockets = canary.sockets.clone();
     (spec.key_id, spec.keyring_id) = plant_key(&nonce).unzip();
+    // Planted before the session starts, so its scan sees them.
+    let canaries = (account.uid == 0).then(|| super::hostview::RootCanaries::plant(&nonce));
+    match &canaries {
+        Some(Ok(c)) => {
+            spec.root_canaries = c.paths();
+            if let Some(scan) = session.root_scan.as_mut() {
+                scan.extra = c.paths();
+            }
+        }
+        Some(Err(e)) => spec.root_canary_error = Some(format!("{}: {e}", super::hostview::CANARY_ROOT)),
+        None => {}
+    }
     spec.outside_refuses = super::checks::needs::outside_refusals();
     spec.scope = facts::scope_samples(&session.plan, &spec);
     if session.jail.is_some() {
@@ -105,11 +117,14 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     }
     let leftovers = leftovers(canary.pid());
     drop(canary);
+    drop(canaries);
     let mut results = results;
     results.insert(
         LEAVES_NOTHING,
         if leftovers.is_empty() { Outcome::pass() } else { Outcome::fail(format!("left running: {}", leftovers.join(", "))) },
     );
+    let unprotected = weakenings.contains(&Weakening::Protections);
+    results.insert(PROTECTED_SYMLINK, super::hostview::protected_symlink_refused(config, &env, &account.home, &nonce, unprotected));
     Ok(Report::assemble(results, &format!("the session ended ({status}) before the probe reported it")))
 }
 

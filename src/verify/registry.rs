@@ -57,6 +57,8 @@ const fn probe(number: u16, name: &'static str, defence: Defence, asserts: &'sta
 
 /// The number of the session-leaves-nothing check (run by the launcher).
 pub const LEAVES_NOTHING: u16 = 51;
+/// The number of the planted-symlink check (run by the launcher).
+pub const PROTECTED_SYMLINK: u16 = 90;
 
 pub const CHECKS: &[Check] = &[
     c(1, "sentinel-set", Sentinel, "IS_SANDBOX=1, IS_SANDBOX_AGENT=<agent>, AGENT_SANDBOX_SESSION=<id>", env::sentinel),
@@ -65,13 +67,13 @@ pub const CHECKS: &[Check] = &[
     c(4, "env-launcher-values", Environment, "HOME, USER, LOGNAME, PATH (absolute entries only), TMPDIR are the launcher's values", env::launcher_values),
     c(5, "home-only-bound-state", Home, "$HOME is a fresh tmpfs holding only the bound-back state", home::only_bound_state),
     c(6, "home-outer-entries-hidden", Home, "entries of the outer home that are not bound back are invisible", home::outer_entries_hidden),
-    c(7, "home-credential-stores-masked", Home, "keyrings, gnupg, password stores... under ~/.local/share read as empty and read-only", home::credential_corners),
+    c(7, "home-credential-stores-masked", Home, "~/.cache and ~/.local/share are the sandbox's own; when shared, keyrings, gnupg, password stores... read as empty and direnv's approvals cannot be written", home::credential_corners),
     c(8, "home-agent-state-writable", Home, "the agent's own state is bound back read-write", home::agent_state_writable),
     c(9, "home-forge-stores-read-only", Home, "~/.config/gh and ~/.config/glab-cli are read-only (absent with noForge)", home::forge_stores),
     c(10, "dotfiles-read-empty", DotfileMasks, "~/.netrc, ~/.Xauthority, ~/.ICEauthority are empty read-only files", home::dotfiles_empty),
     c(11, "etc-secrets-read-empty", DotfileMasks, "/etc/shadow, /etc/gshadow, /etc/sudoers(.d) read as empty", home::etc_secrets_empty),
     c(12, "tmp-private", Ipc, "/tmp and /var/tmp are private; the canary's sockets in the outer ones are unreachable", fs::tmp_private),
-    c(13, "run-user-secrets-masked", Ipc, "/run/user and /run/secrets are empty and read-only", fs::run_masked),
+    c(13, "run-user-secrets-masked", Ipc, "/run/user and /run/secrets are empty and read-only; nothing of the outer /run is visible", fs::run_masked),
     c(14, "engine-sockets-unreachable", ContainerEngines, "no docker/podman/containerd/CRI-O/BuildKit socket accepts a connection", fs::engine_sockets),
     c(15, "capabilities-none", Privileges, "effective, permitted, inheritable, bounding and ambient sets are empty", privs::capabilities_none),
     c(16, "no-new-privs", Privileges, "no_new_privs is set", privs::no_new_privs),
@@ -147,6 +149,8 @@ pub const CHECKS: &[Check] = &[
     jail(86, "jail-multicast-blocked", "mDNS, SSDP and all-hosts multicast are refused, routed, with IP_MULTICAST_IF and with SO_BINDTODEVICE", net::multicast_blocked),
     jail(87, "jail-broadcast-blocked", "255.255.255.255 and the jail subnet's broadcast are refused, routed and with SO_BINDTODEVICE", net::broadcast_blocked),
     jail(88, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
+    c(89, "root-only-unreachable", RootLauncher, "for a root launcher: a 0600 file, a 0700 directory and a 0600 socket planted outside show nothing", fs::root_only_unreachable),
+    Check { number: PROTECTED_SYMLINK, name: "protected-symlink-refused", kind: Kind::Check, defence: FileSystem, needs_jail: false, asserts: "a workspace whose .devcontainer is a link to the home refuses the launch, naming it", run: Run::Outside },
 ];
 
 /// The check with `number`.
@@ -180,7 +184,7 @@ mod tests {
     fn every_defence_is_checked() {
         for d in [
             Sentinel, Environment, Home, DotfileMasks, Ipc, ContainerEngines, Privileges, PidNamespace, TerminalInjection,
-            Syscalls, FileSystem, Git, EntryPoints, OwnBinaries, Recursion, EgressJail,
+            Syscalls, FileSystem, Git, EntryPoints, OwnBinaries, Recursion, EgressJail, RootLauncher,
         ] {
             assert!(CHECKS.iter().any(|c| c.defence == d), "{d:?}");
         }

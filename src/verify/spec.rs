@@ -40,12 +40,23 @@ pub struct Spec {
     pub outer_home_sample: Vec<String>,
     /// Credential corners of the home (relative) that exist outside.
     pub masked_share_present: Vec<String>,
+    /// Whether sessions get the user's own tool dirs (`shareToolDirs`).
+    pub share_tool_dirs: bool,
+    /// The outer tool dirs that exist: (relative path, device, inode).
+    pub outer_tool_dirs: Vec<(String, u64, u64)>,
     /// /etc secrets that exist outside.
     pub etc_masked_present: Vec<PathBuf>,
     /// The canary's sockets in the outer /tmp and /var/tmp.
     pub tmp_sockets: Vec<PathBuf>,
     /// Entries of the outer /run/user.
     pub run_user_sample: Vec<PathBuf>,
+    /// Top-level entries of the outer /run (none may be visible inside but
+    /// what is bound back).
+    pub run_sample: Vec<String>,
+    /// For a root launcher: files, a directory and a socket only root may
+    /// use, planted outside for this run (or why they could not be).
+    pub root_canaries: Vec<PathBuf>,
+    pub root_canary_error: Option<String>,
     /// Inode of each of the launcher's namespaces (`pid`, `net`, ...).
     pub outer_ns: BTreeMap<String, u64>,
     pub launcher_pid: i32,

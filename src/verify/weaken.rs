@@ -8,7 +8,7 @@ use crate::config::EnvMap;
 use crate::env_vars;
 use crate::launch::Session;
 use crate::sandbox::mounts::Mount;
-use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, RUNTIME_DIRS};
+use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, RUNTIME_DIRS, TOOL_DIRS};
 use crate::sandbox::SESSION_MARKER;
 use std::path::Path;
 
@@ -33,6 +33,12 @@ pub enum Weakening {
     JailFilter,
     /// A root launcher's masks of what only root may use.
     RootOnly,
+    /// The private tool dirs: the user's own ~/.cache and ~/.local/share
+    /// are bound instead.
+    ToolDirs,
+    /// The workspace's protections (devcontainer, git config and hooks);
+    /// also decides the planted-symlink check's scratch launch without them.
+    Protections,
 }
 
 pub const ALL: &[(&str, Weakening)] = &[
@@ -53,6 +59,8 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("recursion", Weakening::Recursion),
     ("jail-filter", Weakening::JailFilter),
     ("root-only", Weakening::RootOnly),
+    ("tool-dirs", Weakening::ToolDirs),
+    ("protections", Weakening::Protections),
 ];
 
 impl Weakening {
@@ -167,6 +175,21 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             remove(mounts, |m| matches!(m, Mount::Proc { .. }));
         }
         Weakening::Recursion => remove(mounts, |m| matches!(m, Mount::Data { .. }) && m.dest() == Path::new(SESSION_MARKER)),
+        Weakening::ToolDirs => {
+            let tool = |m: &Mount| matches!(m, Mount::BindFd { .. }) && TOOL_DIRS.iter().any(|d| m.dest() == &home.join(d));
+            let dests: Vec<std::path::PathBuf> = mounts.iter().filter(|m| tool(m)).map(|m| m.dest().clone()).collect();
+            remove(mounts, tool);
+            for d in dests.into_iter().filter(|d| exists(d)) {
+                mounts.push(Mount::Bind { src: d.clone(), dest: d, optional: false });
+            }
+        }
+        Weakening::Protections => {
+            let ws = plan.workspace.clone();
+            remove(mounts, |m| match m {
+                Mount::BindFd { dest, writable: false, .. } | Mount::TmpfsRo { dest } => dest.starts_with(&ws),
+                _ => false,
+            })
+        }
         Weakening::JailFilter | Weakening::RootOnly => {}
     }
 }

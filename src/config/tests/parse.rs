@@ -20,6 +20,7 @@ const FULL: &str = r#"// agent-sandbox policy
   passEnv: ["AWS_REGION", "CI",],
   workspaceRoot: "/workspaces/app", // trailing comma next
   protectGitConfig: false,
+  shareToolDirs: false,
 }
 "#;
 
@@ -44,6 +45,7 @@ fn full_valid_file_with_comments_and_trailing_commas() {
         protect_devcontainer: true,
         protect_git_hooks: true,
         protect_git_config: false,
+        share_tool_dirs: false,
     };
     assert_eq!(eff.config, expected);
     assert!(eff.file_present);
@@ -103,7 +105,7 @@ fn unknown_key_near_miss_suggests_and_lists_valid_keys() {
     );
     let msg = e.to_string();
     assert!(msg.starts_with("/etc/agent-sandbox/config.json5:3: unknown key \"allowIP\" (did you mean \"allowIp\"?); valid keys: egressJail, allowIp,"), "{msg}");
-    assert!(msg.ends_with("passEnv, workspaceRoot, protectDevcontainer, protectGitHooks, protectGitConfig"), "{msg}");
+    assert!(msg.ends_with("passEnv, workspaceRoot, protectDevcontainer, protectGitHooks, protectGitConfig, shareToolDirs"), "{msg}");
 }
 
 #[test]

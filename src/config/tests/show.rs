@@ -83,6 +83,7 @@ workspaceRoot        (unset: the current directory)  default
 protectDevcontainer  true                            default
 protectGitHooks      true                            default
 protectGitConfig     true                            default
+shareToolDirs        false                           default
 ";
     assert_eq!(render_show(&mixed()), want);
 }

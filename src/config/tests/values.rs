@@ -304,3 +304,38 @@ fn never_passed_is_exact_about_prefixes() {
         assert!(!never_passed(ok), "{ok}");
     }
 }
+
+#[test]
+fn system_locations_are_refused_for_writing_and_as_the_workspace() {
+    for (key, path) in [
+        ("workspaceRoot", "/proc"),
+        ("workspaceRoot", "/dev"),
+        ("workspaceRoot", "/etc"),
+        ("workspaceRoot", "/usr"),
+        ("workspaceRoot", "/home"),
+        ("allowWrite", "/root"),
+        ("allowWrite", "/etc"),
+        ("allowWrite", "/etc/profile.d"),
+        ("allowWrite", "/proc/sys"),
+        ("allowWrite", "/run"),
+        ("allowWrite", "/var/run"),
+        ("allowWrite", "/usr/local/bin"),
+        ("allowWrite", "/boot"),
+        ("allowWrite", "/sys/fs/cgroup"),
+        ("allowWrite", "/tmp"),
+        ("allowWrite", "/var/lib"),
+        ("allowWrite", "/run/"),
+        ("allowWrite", "/etc/./cron.d"),
+    ] {
+        let src = if key == "allowWrite" { format!("{{\n allowWrite: ['{path}'] }}") } else { format!("{{\n workspaceRoot: '{path}' }}") };
+        let (at, value, reason, hint) = bad_path(&src);
+        assert_eq!((at, value.as_str()), (at_file(2, key), path), "{src}");
+        assert!(!reason.is_empty() && !hint.to_string().is_empty(), "{src}: {reason}");
+    }
+    assert!(bad_path("{ allowWrite: ['/run'] }").2.contains("allow a single socket below it"));
+    assert!(bad_path("{ allowWrite: ['/proc/sys'] }").2.contains("kernel interface"));
+    // Below the refused directories (not the trees) is allowed.
+    for ok in ["/run/app/agent.sock", "/srv/data", "/home/dev/shared", "/var/lib/myapp", "/opt/models", "/root/work"] {
+        assert_eq!(parse_ok(&format!("{{ allowWrite: ['{ok}'] }}")).config.allow_write, [PathBuf::from(ok)], "{ok}");
+    }
+}

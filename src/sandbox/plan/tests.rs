@@ -117,20 +117,18 @@ const ROOT_CLAUDE: &str = "\
 --tmpfs /root
 --bind-try /root/.claude /root/.claude
 --bind-try /root/.claude.json /root/.claude.json
---bind /root/.cache /root/.cache
---bind /root/.local/share /root/.local/share
+--bind-fd 5 /root/.cache
+--bind-fd 6 /root/.local/share
 --ro-bind /root/.config/gh /root/.config/gh
---tmpfs /root/.local/share/keyrings
---remount-ro /root/.local/share/keyrings
---ro-bind-data 5 /root/.netrc
---ro-bind-data 6 /root/.Xauthority
---ro-bind-data 7 /root/.ICEauthority
+--ro-bind-data 7 /root/.netrc
+--ro-bind-data 8 /root/.Xauthority
+--ro-bind-data 9 /root/.ICEauthority
 --tmpfs /workspaces/other
 --remount-ro /workspaces/other
 --bind /workspaces/app /workspaces/app
---bind-fd 8 /workspaces/app/.git
---ro-bind-fd 9 /workspaces/app/.devcontainer
---ro-bind-fd 10 /workspaces/app/.git/hooks
+--bind-fd 10 /workspaces/app/.git
+--ro-bind-fd 11 /workspaces/app/.devcontainer
+--ro-bind-fd 12 /workspaces/app/.git/hooks
 --ro-bind-data 1 /root/.gitconfig
 --ro-bind-data 2 /dev/.agent-sandbox-session
 --seccomp 0
@@ -159,17 +157,32 @@ fn root_claude_whole_argv() {
     let plan = build(&c, &Config::default(), &fs()).unwrap();
     assert_eq!(lines(&plan), expected(ROOT_CLAUDE));
     assert_eq!(plan.workspace, PathBuf::from("/workspaces/app"));
-    assert_eq!(plan.ensure_dirs, vec![PathBuf::from("/root/.claude")]);
+    let ensure = |rel: &str, required| EnsureDir { root: "/root".into(), rel: rel.into(), required };
+    assert_eq!(
+        plan.ensure_dirs,
+        vec![ensure(".claude", false), ensure(".local/share/agent-sandbox/session-cache", true), ensure(".local/share/agent-sandbox/session-share", true)]
+    );
     let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose).collect();
     assert_eq!(
         purposes,
-        ["seccomp", "gitconfig", "marker", "empty", "empty", "empty", "empty", "empty", "protected", "protected", "protected"]
+        ["seccomp", "gitconfig", "marker", "empty", "empty", "protected", "protected", "empty", "empty", "empty", "protected", "protected", "protected"]
     );
     assert!(plan.data[3..].iter().all(|d| d.bytes.is_empty()));
-    // Protected paths are opened by the executor, relative to the workspace.
-    let opened: Vec<(PathBuf, bool)> = plan.data[8..].iter().map(|d| d.open.as_ref().map(|o| (o.rel.clone(), o.dir)).unwrap()).collect();
-    assert_eq!(opened, [(".git".into(), true), (".devcontainer".into(), true), (".git/hooks".into(), true)]);
-    assert!(plan.data[8..].iter().all(|d| d.open.as_ref().unwrap().root == Path::new("/workspaces/app")));
+    // The private tool dirs and the protected paths are opened by the
+    // executor, relative to the home and the workspace.
+    let opened: Vec<(PathBuf, PathBuf, bool)> =
+        plan.data.iter().filter_map(|d| d.open.as_ref().map(|o| (o.root.clone(), o.rel.clone(), o.dir))).collect();
+    let o = |root: &str, rel: &str| (PathBuf::from(root), PathBuf::from(rel), true);
+    assert_eq!(
+        opened,
+        [
+            o("/root", ".local/share/agent-sandbox/session-cache"),
+            o("/root", ".local/share/agent-sandbox/session-share"),
+            o("/workspaces/app", ".git"),
+            o("/workspaces/app", ".devcontainer"),
+            o("/workspaces/app", ".git/hooks"),
+        ]
+    );
 }
 
 #[test]
@@ -213,12 +226,33 @@ fn pass_env_cannot_name_never_passed_variables() {
 }
 
 #[test]
+fn tool_dirs_are_private_unless_shared_and_trust_stores_stay_read_only() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    assert_eq!(access(&plan.mounts, Path::new("/root/.cache/x")), crate::sandbox::scope::Access::Write);
+    let got = lines(&plan);
+    assert!(!got.contains("--bind /root/.cache") && !got.contains("/root/.local/share/keyrings"), "{got}");
+    // Shared: the user's own, credential corners masked, direnv read-only
+    // (an empty read-only one where none exists yet).
+    let shared = Config { share_tool_dirs: true, ..Config::default() };
+    let got = lines(&build(&c, &shared, &fs()).unwrap());
+    assert!(got.contains("\n--bind /root/.cache /root/.cache\n--bind /root/.local/share /root/.local/share\n"), "{got}");
+    assert!(got.contains("\n--tmpfs /root/.local/share/keyrings\n--remount-ro /root/.local/share/keyrings\n"), "{got}");
+    assert!(got.contains("\n--tmpfs /root/.local/share/direnv\n--remount-ro /root/.local/share/direnv\n"), "{got}");
+    let table = fs().with("/root/.local/share/direnv/allow", Kind::Dir);
+    let plan = build(&c, &shared, &table).unwrap();
+    assert!(lines(&plan).contains("\n--ro-bind /root/.local/share/direnv /root/.local/share/direnv\n"));
+    assert_eq!(access(&plan.mounts, Path::new("/root/.local/share/direnv/allow/x")), crate::sandbox::scope::Access::Read);
+    assert!(build(&c, &shared, &table).unwrap().ensure_dirs.iter().all(|d| !d.required));
+}
+
+#[test]
 fn non_root_user_masks_their_own_home_and_peers_stay_read_only() {
     let mut c = ctx(1000, "dev", "/home/dev", "/home/dev/src/app", Agent::Codex);
     c.command = vec!["/usr/local/bin/codex".into()];
     let plan = build(&c, &Config::default(), &fs()).unwrap();
     let got = lines(&plan);
-    assert!(got.contains("\n--tmpfs /home/dev\n--bind-try /home/dev/.codex /home/dev/.codex\n--bind /home/dev/.cache /home/dev/.cache\n"), "{got}");
+    assert!(got.contains("\n--tmpfs /home/dev\n--bind-try /home/dev/.codex /home/dev/.codex\n--bind-fd 8 /home/dev/.cache\n"), "{got}");
     assert!(!got.contains("/root"), "{got}");
     assert!(!got.contains(".claude"), "{got}");
     // Without peers: siblings under the home are already gone with its tmpfs.
@@ -343,6 +377,12 @@ fn unsafe_workspaces_and_masked_proc_refuse() {
     let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
     c.fresh_proc = false;
     assert_eq!(build(&c, &Config::default(), &fs()), Err(PlanError::ProcMasked));
+    // The launcher's home (or a parent) as allowWrite: the home mask undone.
+    let c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
+    for home in ["/home/dev", "/home"] {
+        let config = Config { allow_write: vec![home.into()], ..Config::default() };
+        assert_eq!(build(&c, &config, &fs().with("/home/dev", Kind::Dir)), Err(PlanError::HomeAllowWrite(home.into())));
+    }
 }
 
 #[test]
@@ -382,7 +422,7 @@ fn host_executed_parts_of_the_workspace_are_read_only_and_switchable() {
 
     let off = Config { protect_devcontainer: false, protect_git_hooks: false, protect_git_config: false, ..Config::default() };
     let got = lines(&build(&c, &off, &table).unwrap());
-    assert!(!got.contains("-fd "), "{got}");
+    assert!(!got.contains("-fd /workspaces"), "{got}");
 
     // A symbolic link where a protected directory belongs refuses the launch.
     let planted = fs().with_symlink("/workspaces/app/.devcontainer.json", "../../root/.ssh/id_ed25519");

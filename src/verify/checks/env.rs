@@ -5,7 +5,7 @@
 
 use super::Ctx;
 use crate::agents::Agent;
-use crate::env_vars::{self, never_passed, passed_by_default, SET_BY_LAUNCHER};
+use crate::env_vars::{self, never_passed, passes_by_default, SET_BY_LAUNCHER};
 use crate::verify::Outcome;
 
 fn var(name: &str) -> Option<String> {
@@ -28,9 +28,9 @@ pub fn sentinel(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-/// Whether `name` may be in a session of `agent` with `pass_env`.
-pub fn allowed(name: &str, agent: Option<Agent>, pass_env: &[String]) -> bool {
-    passed_by_default(name)
+/// Whether `name=value` may be in a session of `agent` with `pass_env`.
+pub fn allowed(name: &str, value: &std::ffi::OsStr, agent: Option<Agent>, pass_env: &[String]) -> bool {
+    passes_by_default(name, value)
         || SET_BY_LAUNCHER.contains(&name)
         || (pass_env.iter().any(|p| p == name) && !never_passed(name))
         || agent.is_some_and(|a| a.env().iter().any(|(k, _)| *k == name))
@@ -42,8 +42,8 @@ pub fn allow_list_only(c: &Ctx) -> Outcome {
     let extra: Vec<String> = std::env::vars_os()
         // bwrap itself sets PWD to the directory it starts the command in.
         .filter(|(k, v)| !(k == "PWD" && cwd.as_deref() == Some(std::path::Path::new(v))))
+        .filter(|(k, v)| !allowed(&k.to_string_lossy(), v, agent, &c.spec.pass_env))
         .map(|(k, _)| k.to_string_lossy().into_owned())
-        .filter(|k| !allowed(k, agent, &c.spec.pass_env))
         .collect();
     if extra.is_empty() {
         Outcome::pass()

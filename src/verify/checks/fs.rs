@@ -57,7 +57,19 @@ pub fn run_masked(c: &Ctx) -> Outcome {
             bad.push(format!("{} is visible", s.display()));
         }
     }
+    let seen: Vec<&String> = c.spec.run_sample.iter().filter(|n| std::fs::symlink_metadata(Path::new("/run").join(n)).is_ok()).collect();
+    if !seen.is_empty() {
+        bad.push(format!("the outer /run shows {}", seen.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+    }
     Outcome::from_problems(bad)
+}
+
+/// The canaries only root may use (planted by a root launcher) show nothing.
+pub fn root_only_unreachable(c: &Ctx) -> Outcome {
+    if let Some(e) = &c.spec.root_canary_error {
+        return Outcome::fail(format!("the canaries could not be planted: {e}"));
+    }
+    crate::verify::hostview::root_only_unreachable(&c.spec.root_canaries, &c.spec.nonce)
 }
 
 pub fn engine_sockets(_c: &Ctx) -> Outcome {

@@ -6,7 +6,8 @@
 use super::sys::{self, try_create};
 use super::Ctx;
 use crate::agents::Agent;
-use crate::sandbox::plan::{FORGE_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, SHARED_HOME_DIRS};
+use crate::sandbox::plan::{FORGE_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, SHARED_HOME_DIRS, TOOL_DIRS, TRUST_STORES};
+use std::os::unix::fs::MetadataExt;
 use crate::verify::Outcome;
 use std::io::Read;
 use std::path::Path;
@@ -19,7 +20,7 @@ pub fn allowed_rel(agent: Option<Agent>, extra: &[String]) -> Vec<String> {
     if let Some(a) = agent {
         v.extend(a.state().iter().map(|(p, _)| p.to_string()));
     }
-    v.extend(SHARED_HOME_DIRS.iter().chain(FORGE_DIRS).chain(MASKED_DOTFILES).map(|s| s.to_string()));
+    v.extend(SHARED_HOME_DIRS.iter().chain(TOOL_DIRS).chain(FORGE_DIRS).chain(MASKED_DOTFILES).map(|s| s.to_string()));
     v.push(".gitconfig".into());
     v.extend(extra.iter().cloned());
     v
@@ -104,12 +105,28 @@ fn empty_and_read_only(p: &Path, nonce: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Private tool dirs: none of the user's own is what the session sees.
+/// Shared ones: their credential corners read as empty, and trust stores
+/// (direnv's approvals) cannot be written.
 pub fn credential_corners(c: &Ctx) -> Outcome {
-    if c.spec.masked_share_present.is_empty() {
-        return Outcome::pass_note("no credential store exists in the outer home");
+    if !c.spec.share_tool_dirs {
+        let bad: Vec<String> = c
+            .spec
+            .outer_tool_dirs
+            .iter()
+            .filter(|(rel, dev, ino)| std::fs::metadata(c.spec.home.join(rel)).is_ok_and(|m| (m.dev(), m.ino()) == (*dev, *ino)))
+            .map(|(rel, _, _)| format!("~/{rel} is your own, not the sandbox's private copy"))
+            .collect();
+        return Outcome::from_problems(bad);
     }
-    let bad: Vec<String> =
+    let mut bad: Vec<String> =
         c.spec.masked_share_present.iter().filter_map(|rel| empty_and_read_only(&c.spec.home.join(rel), &c.spec.nonce).err()).collect();
+    for rel in TRUST_STORES {
+        let p = c.spec.home.join(rel);
+        if p.is_dir() && try_create(&p, &c.spec.nonce).is_ok() {
+            bad.push(format!("{} (a trust store) is writable", p.display()));
+        }
+    }
     Outcome::from_problems(bad)
 }
 
