@@ -15,7 +15,7 @@ use crate::sandbox::mounts::Mount;
 use std::path::{Path, PathBuf};
 
 /// Tool data dirs that sessions may share with the user.
-pub const TOOL_DIRS: &[&str] = &[".cache", ".local/share"];
+pub use crate::sandbox::plan::TOOL_DIRS;
 
 /// The user's own tool dirs a plan binds writable into the session (bound
 /// onto themselves; the sandbox's private copies are bound from elsewhere
