@@ -74,7 +74,7 @@ impl Session {
     pub fn final_plan(&self) -> Plan {
         let mut p = self.plan.clone();
         if let Some(scan) = &self.root_scan {
-            p.mask_root_only(&crate::sandbox::rootscan::scan(&scan.keep, &scan.home, &scan.extra), &RealFs);
+            p.host_masks = crate::sandbox::rootscan::scan(&scan.keep, &scan.home, &scan.extra);
         }
         p
     }
@@ -85,7 +85,7 @@ impl Session {
 fn with_scan(plan: &Plan, pending: Option<&crate::sandbox::rootscan::Pending>) -> std::io::Result<Plan> {
     let mut p = plan.clone();
     if let Some(scan) = pending {
-        p.mask_root_only(&scan.findings()?, &RealFs);
+        p.host_masks = scan.findings()?;
     }
     Ok(p)
 }

@@ -300,9 +300,10 @@ fn config_worktree_after_sparse_checkout_is_reported() {
     assert!(runs_of(&v, ".git/config.worktree").contains("core.fsmonitor = touch"), "{v}");
 }
 
-/// Hooks that call scripts elsewhere (husky-style), and a `core.hooksPath`
-/// directory that did not exist at launch (so nothing protected it): a
-/// session plants them, git runs them on commit, review reports them.
+/// Hooks that call scripts elsewhere (husky-style): a session changes the
+/// script (the hooks directory itself is read-only), git runs it on
+/// commit, review reports it. A `core.hooksPath` directory that did not
+/// exist at launch is protected all the same: nothing can be planted there.
 #[test]
 fn hooks_elsewhere_and_a_new_hooks_path_are_reported() {
     let w = Ws::new("hooks");
@@ -310,21 +311,34 @@ fn hooks_elsewhere_and_a_new_hooks_path_are_reported() {
     w.git("", &["config", "core.hooksPath", ".hooks-local"]);
     w.write("scripts/precommit.sh", "#!/bin/sh\nexit 0\n");
     common::chmod(&w.ws.join("scripts/precommit.sh"), 0o755);
-    w.write(".git/hooks/pre-push", "#!/bin/sh\nexec scripts/precommit.sh\n");
-    common::chmod(&w.ws.join(".git/hooks/pre-push"), 0o755);
+    w.write(".hooks-local/pre-commit", "#!/bin/sh\nexec scripts/precommit.sh\n");
+    common::chmod(&w.ws.join(".hooks-local/pre-commit"), 0o755);
+    w.session("true").assert_ok();
     let ran = w.td.aux().join("hook-ran");
     let out = w.session(&format!(
-        "set -e; printf '#!/bin/sh\\ntouch {}\\n' > scripts/precommit.sh
-         mkdir .hooks-local; printf '#!/bin/sh\\nexec scripts/precommit.sh\\n' > .hooks-local/pre-commit; chmod +x .hooks-local/pre-commit",
+        "printf '#!/bin/sh\\ntouch {}\\n' > scripts/precommit.sh && echo script=changed
+         if (printf '#!/bin/sh\\ntrue\\n' > .hooks-local/post-commit) 2>/dev/null; then echo hook=planted; else echo hook=refused; fi",
         ran.display()
     ));
     out.assert_ok();
+    assert_eq!(out.get("script"), "changed", "{out}");
+    assert_eq!(out.get("hook"), "refused", "{out}");
     assert!(out.stderr.contains("git-hook"), "{out}");
     w.git("", &["commit", "-q", "--allow-empty", "-m", "x"]);
-    assert!(ran.exists(), "the planted hook did not run on commit: the test proves nothing");
+    assert!(ran.exists(), "the changed hook script did not run on commit: the test proves nothing");
     let (v, _) = w.review_json(&[]);
-    assert_found(&v, "added", Kind::GitHook, ".hooks-local/pre-commit");
     assert_found(&v, "changed", Kind::GitHook, "scripts/precommit.sh");
+
+    // A hooks path that does not exist yet.
+    let w = Ws::new("hooks-new");
+    w.git("", &["init", "-q", "."]);
+    w.git("", &["config", "core.hooksPath", ".hooks-new"]);
+    let out = w.session(
+        "if (mkdir -p .hooks-new && printf '#!/bin/sh\\ntrue\\n' > .hooks-new/pre-commit) 2>/dev/null; then echo hook=planted; else echo hook=refused; fi",
+    );
+    out.assert_ok();
+    assert_eq!(out.get("hook"), "refused", "{out}");
+    assert!(!w.ws.join(".hooks-new/pre-commit").exists());
 }
 
 /// Files that run implicitly, anywhere in the tree, each planted by a

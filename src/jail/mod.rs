@@ -49,7 +49,7 @@ pub use host::{
 };
 pub use nft::{try_create_probe_table, PROBE_TABLE};
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
-pub use plan::{pasta_args, pasta_argv, plan, JailPlan, PastaPlan, JAIL_IFNAME};
+pub use plan::{inner_id, pasta_args, pasta_argv, plan, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use resolv::session_resolv_conf;
 pub use routes::{
     net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope,

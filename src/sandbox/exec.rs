@@ -4,6 +4,9 @@
 //! environment. Nothing else in `sandbox` touches the system.
 //!
 //! Order (numbered because it matters):
+//!  0. for a root launcher, what only root may use hidden in a mount
+//!     namespace of this process's own (`hostmask`), carried into the
+//!     session by bwrap's bind of `/`;
 //!  1. data files into sealed-size memfds, rewound; paths the plan binds
 //!     by descriptor opened without following anything, and checked to
 //!     still be what the plan saw (a directory or a regular file);
@@ -54,7 +57,8 @@ pub fn prepare(plan: &Plan) -> Result<(), Error> {
 
 /// Replaces this process with the session. Returns only on failure.
 pub fn exec(plan: &Plan) -> Error {
-    match place_data(plan)
+    match crate::sandbox::hostmask::apply(&plan.host_masks, plan.gate_fd.is_some(), plan.uid, plan.gid)
+        .and_then(|()| place_data(plan))
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())
         .and_then(|()| scope_abstract_sockets(plan))

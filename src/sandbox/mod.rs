@@ -16,6 +16,7 @@ pub mod env;
 pub mod exec;
 pub mod fsview;
 pub mod gitconfig;
+pub mod hostmask;
 pub mod landlock;
 pub mod mounts;
 pub mod plan;

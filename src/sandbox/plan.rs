@@ -191,6 +191,11 @@ pub struct Plan {
     pub chdir: PathBuf,
     /// The command run inside, argv[0] first.
     pub command: Vec<OsString>,
+    /// For a root launcher: entries only root may use (`rootscan`), hidden
+    /// by the executor in a mount namespace of its own before bwrap starts
+    /// (`hostmask`). Empty in the decided plan; the scan's findings are
+    /// added where bwrap is started.
+    pub host_masks: Vec<(PathBuf, Kind)>,
     /// Directories the executor creates before launch (without following
     /// anything under the home) so agent state and the private tool dirs
     /// persist.
@@ -288,6 +293,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         workspace,
         chdir,
         command: ctx.command.clone(),
+        host_masks: Vec::new(),
         ensure_dirs,
         scope_abstract_sockets: true,
     })
@@ -326,19 +332,6 @@ pub const NAMESPACE_FLAGS: &[&str] = &[
 ];
 
 impl Plan {
-    /// Masks what a root launcher's scan found only root could use
-    /// (`rootscan`), after every other mount: what is already out of sight
-    /// (under the home's tmpfs, /run, an earlier mask) is skipped, and the
-    /// scan never returns the session's own paths.
-    pub fn mask_root_only(&mut self, entries: &[(PathBuf, Kind)], fs: &dyn FsView) {
-        let mut m = MountBuilder { fs, mounts: std::mem::take(&mut self.mounts), data: std::mem::take(&mut self.data) };
-        for (p, _) in entries {
-            m.mask_existing(p);
-        }
-        self.mounts = m.mounts;
-        self.data = m.data;
-    }
-
     /// bwrap's arguments (argv[1..]): the flags, the mounts in order, the
     /// seccomp filter, the working directory, then `--` and the command.
     pub fn args(&self) -> Vec<OsString> {

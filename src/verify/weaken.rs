@@ -242,6 +242,7 @@ mod tests {
             workspace: p("/w"),
             chdir: p("/w"),
             command: vec!["/x".into()],
+            host_masks: vec![],
             ensure_dirs: vec![],
             scope_abstract_sockets: true,
         }
