@@ -20,6 +20,11 @@ case "$(uname -m)" in
 esac
 echo "unit tests for $other, under qemu-user:"
 start=$SECONDS
-cargo test --locked --lib --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" || status=$?
+# Two tests load programs into the running kernel (a seccomp filter, a
+# Landlock ruleset); qemu-user refuses both, so they need a real kernel of
+# that architecture and are left out of this run only (docs/image.md).
+cargo test --locked --lib --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" \
+  --skip sandbox::seccomp::tests::the_kernel_loads_it_and_enforces_it \
+  --skip sandbox::landlock::tests::a_scoped_child_reaches_only_its_own_abstract_sockets || status=$?
 echo "unit tests for $other took $((SECONDS - start)) s"
 exit "$status"

@@ -21,8 +21,9 @@ pub const SCRIPT: &str = "uname -m; exec agent-sandbox doctor --json";
 /// Doctor findings that must be ok in an emulated variant.
 pub const MUST_PASS: &[&str] = &["bwrap-ok", "tun-ok", "proc-ok", "install-ok", "path-ok", "config-ok"];
 /// Warnings and errors that emulation itself causes (docs/doctor.md): no
-/// user namespaces (so pasta is not tried), or the emulator named.
-pub const EXPLAINED: &[&str] = &["userns-emulated", "emulated", "pasta-not-checked"];
+/// user namespaces (so neither pasta nor the jail's packet filter is
+/// tried), or the emulator named.
+pub const EXPLAINED: &[&str] = &["userns-emulated", "emulated", "pasta-not-checked", "filter-not-checked"];
 
 pub fn command() -> Vec<String> {
     ["sh", "-c", SCRIPT].iter().map(|s| s.to_string()).collect()
@@ -108,6 +109,7 @@ mod tests {
             ("userns-emulated", "error"),
             ("tun-ok", "ok"),
             ("pasta-not-checked", "warning"),
+            ("filter-not-checked", "warning"),
             ("proc-ok", "ok"),
             ("install-ok", "ok"),
             ("path-ok", "ok"),
@@ -122,7 +124,7 @@ mod tests {
         assert_eq!(o.problems, Vec::<String>::new());
         assert!(o.ok());
         assert_eq!(o.findings[1], "error userns-emulated");
-        assert_eq!(o.summary(), "linux/arm64 emulated: uname -m aarch64, doctor 9: installed and running; sessions not run (emulated)");
+        assert_eq!(o.summary(), "linux/arm64 emulated: uname -m aarch64, doctor 10: installed and running; sessions not run (emulated)");
     }
 
     #[test]
