@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(o.problems, ["the container reports `uname -m` = `x86_64`, not aarch64"]);
 
         let mut f = emulated_image();
-        f[5] = ("shim-broken", "error");
+        f[6] = ("shim-broken", "error");
         f.push(("path-venv-first", "error"));
         let o = parse(Arch::Aarch64, &format!("aarch64\n{}", doctor(&f)), "", 0.0);
         assert_eq!(o.problems, ["doctor did not report install-ok", "doctor: error shim-broken: m shim-broken", "doctor: error path-venv-first: m path-venv-first"]);
