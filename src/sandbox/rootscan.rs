@@ -22,7 +22,18 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// Trees scanned in full.
-pub const TREES: &[&str] = &["/etc", "/var", "/srv", "/opt", "/boot", "/mnt", "/media", "/home", "/root", "/usr/local/etc"];
+pub const TREES: &[&str] = &[
+    "/etc",
+    "/var",
+    "/srv",
+    "/opt",
+    "/boot",
+    "/mnt",
+    "/media",
+    "/home",
+    "/root",
+    "/usr/local/etc",
+];
 /// Never scanned (replaced inside sessions, or not secrets' places).
 const SKIPPED: &[&str] = &["/var/tmp", "/var/run", CANARIES];
 
@@ -80,17 +91,13 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
     let start = std::time::Instant::now();
     let mut found = Vec::new();
     let mut seen = 0usize;
-    // The home is an empty tmpfs in sessions; the kept paths are the
-    // session's own.
-    let skipped = |p: &Path| SKIPPED.iter().any(|s| p == Path::new(s)) || p == home || keep.iter().any(|k| p == k);
-    let holds_kept = |p: &Path| keep.iter().any(|k| k.starts_with(p));
-    let mut stack: Vec<PathBuf> = TREES.iter().map(PathBuf::from).collect();
+    let judge = |m: &std::fs::Metadata| {
+        let k = kind_of(m);
+        root_only(k, m.mode(), m.uid(), m.gid()).then_some(k)
+    };
     for p in extra {
-        if let Ok(m) = std::fs::symlink_metadata(p) {
-            let k = kind_of(&m);
-            if root_only(k, m.mode(), m.uid(), m.gid()) {
-                found.push((p.clone(), k));
-            }
+        if let Some(k) = std::fs::symlink_metadata(p).ok().and_then(|m| judge(&m)) {
+            found.push((p.clone(), k));
         }
     }
     // Files directly in `/` (not its directories: those are trees above
@@ -98,42 +105,119 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
     for e in std::fs::read_dir("/").into_iter().flatten().flatten() {
         if let Ok(m) = e.metadata() {
             seen += 1;
-            let k = kind_of(&m);
-            if k != Kind::Dir && root_only(k, m.mode(), m.uid(), m.gid()) {
+            if let Some(k) = judge(&m).filter(|k| *k != Kind::Dir) {
                 found.push((e.path(), k));
             }
         }
     }
-    while let Some(dir) = stack.pop() {
-        if skipped(&dir) {
-            continue;
+    let walk = Walk {
+        keep,
+        home,
+        queue: std::sync::Mutex::new((TREES.iter().map(PathBuf::from).collect(), 0)),
+        more: std::sync::Condvar::new(),
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let results: Vec<(Vec<(PathBuf, Kind)>, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| walk.work())).collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    for (f, n) in results {
+        found.extend(f);
+        seen += n;
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    tracing::debug!(
+        "root-only scan: {} of {seen} entries in {:?} ({workers} threads)",
+        found.len(),
+        start.elapsed()
+    );
+    found
+}
+
+/// The trees' directories still to read, shared by the scan's threads
+/// (with how many are reading one now: the walk ends when none is and
+/// none is left).
+struct Walk<'a> {
+    keep: &'a [PathBuf],
+    home: &'a Path,
+    queue: std::sync::Mutex<(Vec<PathBuf>, usize)>,
+    more: std::sync::Condvar,
+}
+
+impl Walk<'_> {
+    /// The home is an empty tmpfs in sessions; the kept paths are the
+    /// session's own.
+    fn skipped(&self, p: &Path) -> bool {
+        SKIPPED.iter().any(|s| p == Path::new(s))
+            || p == self.home
+            || self.keep.iter().any(|k| p == k)
+    }
+
+    fn holds_kept(&self, p: &Path) -> bool {
+        self.keep.iter().any(|k| k.starts_with(p))
+    }
+
+    /// One thread: directories from the queue until the walk is done.
+    fn work(&self) -> (Vec<(PathBuf, Kind)>, usize) {
+        let (mut found, mut seen) = (Vec::new(), 0);
+        while let Some(dir) = self.next() {
+            let subdirs = self.read(&dir, &mut found, &mut seen);
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            q.0.extend(subdirs);
+            q.1 -= 1;
+            self.more.notify_all();
         }
-        let Ok(m) = std::fs::symlink_metadata(&dir) else { continue };
+        (found, seen)
+    }
+
+    fn next(&self) -> Option<PathBuf> {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(d) = q.0.pop() {
+                q.1 += 1;
+                return Some(d);
+            }
+            if q.1 == 0 {
+                return None;
+            }
+            q = self.more.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Judges `dir`'s entries; returns the subdirectories to read.
+    fn read(&self, dir: &Path, found: &mut Vec<(PathBuf, Kind)>, seen: &mut usize) -> Vec<PathBuf> {
+        if self.skipped(dir) {
+            return Vec::new();
+        }
+        let Ok(m) = std::fs::symlink_metadata(dir) else {
+            return Vec::new();
+        };
         if !m.is_dir() {
-            continue;
+            return Vec::new();
         }
-        if root_only(Kind::Dir, m.mode(), m.uid(), m.gid()) && !holds_kept(&dir) {
-            found.push((dir, Kind::Dir));
-            continue;
+        if root_only(Kind::Dir, m.mode(), m.uid(), m.gid()) && !self.holds_kept(dir) {
+            found.push((dir.to_path_buf(), Kind::Dir));
+            return Vec::new();
         }
-        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            seen += 1;
+        let mut subdirs = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            *seen += 1;
             let Ok(m) = e.metadata() else { continue };
             let k = kind_of(&m);
             let p = e.path();
             if k == Kind::Dir {
-                stack.push(p);
+                subdirs.push(p);
             } else if m.file_type().is_symlink() {
                 // A link's own mode says nothing; its target is scanned
                 // where it lies (or is a system tree).
-            } else if root_only(k, m.mode(), m.uid(), m.gid()) && !keep.contains(&p) {
+            } else if root_only(k, m.mode(), m.uid(), m.gid()) && !self.keep.contains(&p) {
                 found.push((p, k));
             }
         }
+        subdirs
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    tracing::debug!("root-only scan: {} of {seen} entries in {:?}", found.len(), start.elapsed());
-    found
 }
 
 /// A scan running in a child process of the launcher (forked while it is
@@ -198,7 +282,10 @@ pub fn start(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> std::io::Resul
         }
         nix::unistd::ForkResult::Parent { child } => {
             drop(w);
-            Ok(Pending { pid: child, findings: r })
+            Ok(Pending {
+                pid: child,
+                findings: r,
+            })
         }
     }
 }
@@ -209,7 +296,11 @@ impl Pending {
     pub fn findings(&self) -> std::io::Result<Vec<(PathBuf, Kind)>> {
         let mut bytes = Vec::new();
         std::fs::File::from(self.findings.try_clone()?).read_to_end(&mut bytes)?;
-        decode(&bytes).ok_or_else(|| std::io::Error::other("the scan for files only root may read ended early; start the session again"))
+        decode(&bytes).ok_or_else(|| {
+            std::io::Error::other(
+                "the scan for files only root may read ended early; start the session again",
+            )
+        })
     }
 
     /// Reaps the scan's process (the launcher, after the session).
@@ -230,7 +321,10 @@ mod tests {
         assert!(root_only(Kind::Dir, 0o700, 0, 0));
         assert!(root_only(Kind::Dir, 0o710, 0, 0));
         assert!(root_only(Kind::Socket, 0o660, 0, 0));
-        assert!(root_only(Kind::Socket, 0o755, 0, 0), "connecting needs write");
+        assert!(
+            root_only(Kind::Socket, 0o755, 0, 0),
+            "connecting needs write"
+        );
         // Group root: the session's gid.
         assert!(root_only(Kind::File, 0o640, 1000, 0));
         // World-usable: a user could too.
@@ -248,7 +342,11 @@ mod tests {
 
     #[test]
     fn findings_round_trip_and_a_cut_scan_is_an_error() {
-        let found = vec![(PathBuf::from("/etc/ssl/private"), Kind::Dir), (PathBuf::from("/var/lib/x.sock"), Kind::Socket), (PathBuf::from("/etc/a b"), Kind::File)];
+        let found = vec![
+            (PathBuf::from("/etc/ssl/private"), Kind::Dir),
+            (PathBuf::from("/var/lib/x.sock"), Kind::Socket),
+            (PathBuf::from("/etc/a b"), Kind::File),
+        ];
         let bytes = encode(&found);
         assert_eq!(decode(&bytes), Some(found));
         assert_eq!(decode(&bytes[..bytes.len() - 2]), None);
