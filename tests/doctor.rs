@@ -53,7 +53,7 @@ fn devcontainer_fixtures_match_golden() {
         check_golden(&path.with_extension("golden"), &render(&findings));
         seen += 1;
     }
-    assert!(seen >= 7, "fixtures found: {seen}");
+    assert!(seen >= 9, "fixtures found: {seen}");
 }
 
 #[test]
@@ -67,6 +67,8 @@ fn lint_verdicts() {
     assert_eq!(lint("missing-tun.jsonc"), vec![("devcontainer-no-tun", Severity::Error)]);
     assert_eq!(lint("venv-first.jsonc"), vec![("devcontainer-path-prepend", Severity::Warning), ("devcontainer-path-prepend", Severity::Warning)]);
     assert_eq!(lint("dockerfile.jsonc"), vec![("devcontainer-ok", Severity::Ok)]);
+    assert_eq!(lint("feature-tun-only.jsonc"), vec![("devcontainer-ok", Severity::Ok)], "the feature asks for its security options itself");
+    assert_eq!(lint("dockerfile-engine-defaults.jsonc"), vec![("devcontainer-docker-confined", Severity::Warning)]);
     assert_eq!(lint("no-sandbox.json"), vec![("devcontainer-no-sandbox", Severity::Warning), ("devcontainer-path-replaced", Severity::Warning)]);
     assert_eq!(lint("broken-syntax.jsonc"), vec![("devcontainer-invalid", Severity::Error)]);
 }
