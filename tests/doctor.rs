@@ -86,7 +86,7 @@ fn cli_json_on_this_host() {
     let (code, out) = doctor(&["--json", "--devcontainer", dc.to_str().unwrap()], Path::new("/"));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
     let findings = v["findings"].as_array().unwrap();
-    for check in ["bwrap", "userns", "tun", "pasta", "proc", "install", "path", "config", "devcontainer"] {
+    for check in ["bwrap", "userns", "tun", "pasta", "mounts", "proc", "install", "path", "config", "devcontainer"] {
         assert!(findings.iter().any(|f| f["check"] == check), "no {check} finding:\n{out}");
     }
     for f in findings {
