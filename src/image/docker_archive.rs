@@ -98,8 +98,8 @@ pub fn read(dir: &Path, arch: Arch, blobs: &Path) -> Result<LocalImage, ImageErr
     }
     std::fs::create_dir_all(blobs).map_err(|source| ImageError::Write { path: blobs.to_owned(), source })?;
     let mut layers = Vec::new();
-    for (rel, diff_id) in e.layers.iter().zip(&diff_ids) {
-        let (file, uncompressed) = compress(&dir.join(rel), blobs)?;
+    for ((rel, diff_id), compressed) in e.layers.iter().zip(&diff_ids).zip(compress_all(dir, &e.layers, blobs)) {
+        let (file, uncompressed) = compressed?;
         if uncompressed != *diff_id {
             return Err(bad(format!("layer {} has the digest {uncompressed}, the config says {diff_id}", rel.display())));
         }
@@ -112,12 +112,38 @@ pub fn read(dir: &Path, arch: Arch, blobs: &Path) -> Result<LocalImage, ImageErr
     Ok(LocalImage { digest: Digest::of(&manifest_bytes), manifest, manifest_bytes, config, layers })
 }
 
+/// Compresses every layer (`compress`), on as many threads as the machine
+/// has cores (up to 4; the biggest layer sets the pace); results in order.
+fn compress_all(dir: &Path, layers: &[PathBuf], blobs: &Path) -> Vec<Result<(FileBlob, String), ImageError>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<(FileBlob, String), ImageError>>>> = layers.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(layers.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(rel) = layers.get(i) else { break };
+                let r = compress(&dir.join(rel), blobs, i);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| {
+            let missing = || Err(ImageError::Unexpected { step: "compressing a layer".into(), why: "a compressing thread stopped".into() });
+            m.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(missing)
+        })
+        .collect()
+}
+
 /// Writes `layer` gzip-compressed into `blobs` (named by its digest);
 /// returns it and the digest of the uncompressed bytes. The gzip header
 /// carries no name or time, so the same layer compresses to the same blob.
-fn compress(layer: &Path, blobs: &Path) -> Result<(FileBlob, String), ImageError> {
+/// `n` keeps the temporary files of concurrent calls apart.
+fn compress(layer: &Path, blobs: &Path, n: usize) -> Result<(FileBlob, String), ImageError> {
     let read_err = |source| ImageError::Read { path: layer.to_owned(), source };
-    let tmp = blobs.join(".compressing");
+    let tmp = blobs.join(format!(".compressing-{n}"));
     let write_err = |source| ImageError::Write { path: tmp.clone(), source };
     let mut input = std::fs::File::open(layer).map_err(read_err)?;
     let out = HashingWriter { inner: std::fs::File::create(&tmp).map_err(write_err)?, hash: Sha256::new(), size: 0 };
