@@ -37,7 +37,8 @@ say() { echo "docker-env: $*" >&2; }
 
 install() {
   local need=()
-  for p in docker.io containerd runc; do
+  # skopeo: the tests read the registry independently of the code under test.
+  for p in docker.io containerd runc skopeo; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
   done
   ((${#need[@]})) || return 0
@@ -126,6 +127,8 @@ start() {
     tail -n 20 "$log" >&2
     exit 1
   fi
+  # Containers an interrupted run left behind (the engine is the tests' own).
+  "$docker" container prune --force >/dev/null
   import_base trixie
   echo "export DOCKER_HOST=unix://$sock"
   echo "export AGENT_SANDBOX_DOCKER=$docker"
