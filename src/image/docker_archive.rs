@@ -112,12 +112,15 @@ pub fn read(dir: &Path, arch: Arch, blobs: &Path) -> Result<LocalImage, ImageErr
     Ok(LocalImage { digest: Digest::of(&manifest_bytes), manifest, manifest_bytes, config, layers })
 }
 
+/// A compressed layer and the digest of its uncompressed bytes.
+type Compressed = Result<(FileBlob, String), ImageError>;
+
 /// Compresses every layer (`compress`), on as many threads as the machine
 /// has cores (up to 4; the biggest layer sets the pace); results in order.
-fn compress_all(dir: &Path, layers: &[PathBuf], blobs: &Path) -> Vec<Result<(FileBlob, String), ImageError>> {
+fn compress_all(dir: &Path, layers: &[PathBuf], blobs: &Path) -> Vec<Compressed> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<(FileBlob, String), ImageError>>>> = layers.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let results: Vec<std::sync::Mutex<Option<Compressed>>> = layers.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for _ in 0..threads.min(layers.len()) {
             s.spawn(|| loop {
@@ -141,7 +144,7 @@ fn compress_all(dir: &Path, layers: &[PathBuf], blobs: &Path) -> Vec<Result<(Fil
 /// returns it and the digest of the uncompressed bytes. The gzip header
 /// carries no name or time, so the same layer compresses to the same blob.
 /// `n` keeps the temporary files of concurrent calls apart.
-fn compress(layer: &Path, blobs: &Path, n: usize) -> Result<(FileBlob, String), ImageError> {
+fn compress(layer: &Path, blobs: &Path, n: usize) -> Compressed {
     let read_err = |source| ImageError::Read { path: layer.to_owned(), source };
     let tmp = blobs.join(format!(".compressing-{n}"));
     let write_err = |source| ImageError::Write { path: tmp.clone(), source };
