@@ -28,6 +28,10 @@ pub const APPARMOR_FIX: &str = "add \"--security-opt=apparmor=unconfined\" to \"
      The agent-sandbox feature and image ask the engine for it themselves, so it is missing only where that request was dropped. \
      Sessions still mount only inside their own namespaces";
 
+/// Docker's AppArmor profile, which refuses every `mount` (its template
+/// has `deny mount,`): a session can never be built under it.
+pub const DOCKER_DEFAULT: &str = "docker-default";
+
 /// `CAP_SYS_ADMIN`'s bit in the capability sets.
 const CAP_SYS_ADMIN: u32 = 21;
 
@@ -62,6 +66,12 @@ impl AppArmor {
     /// effect (enforce or kill mode).
     pub fn enforced(&self) -> bool {
         self.profile != "unconfined" && matches!(self.mode.as_deref(), Some("enforce" | "kill"))
+    }
+
+    /// A profile known to refuse every mount, enforced: Docker's. (Other
+    /// profiles may too; doctor's mount probe finds those.)
+    pub fn refuses_mounts(&self) -> bool {
+        self.enforced() && self.profile == DOCKER_DEFAULT
     }
 
     /// `docker-default (enforce)`.
@@ -129,6 +139,9 @@ mod tests {
         let d = parse_apparmor("docker-default (enforce)\n").unwrap();
         assert_eq!((d.profile.as_str(), d.mode.as_deref(), d.enforced()), ("docker-default", Some("enforce"), true));
         assert_eq!(d.label(), "docker-default (enforce)");
+        assert!(d.refuses_mounts());
+        assert!(!parse_apparmor("docker-default (complain)").unwrap().refuses_mounts(), "complain mode only logs");
+        assert!(!parse_apparmor("containers-default-0.50.1 (enforce)").unwrap().refuses_mounts(), "only the profile known to refuse them");
         assert!(!parse_apparmor("unconfined\n").unwrap().enforced());
         assert!(!parse_apparmor("my-profile (complain)").unwrap().enforced());
         assert!(parse_apparmor("containers-default-0.50.1 (enforce)").unwrap().enforced());
