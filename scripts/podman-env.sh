@@ -44,25 +44,17 @@ case "$(uname -m)" in
 esac
 
 # Makes localhost/debian:SUITE-slim (this machine's architecture) or
-# localhost/debian:SUITE-slim-ARCH (another one) from a cached tarball.
+# localhost/debian:SUITE-slim-ARCH (another one) from the cached tarball
+# of scripts/base-tarball.sh.
 make_base() {
   local suite=$1 arch=$2 image tarball
   if [[ $arch == "$native_arch" ]]; then
     image="localhost/debian:$suite-slim"
-    tarball="$cache/debian-$suite.tar"
   else
     image="localhost/debian:$suite-slim-$arch"
-    tarball="$cache/debian-$suite-$arch.tar"
   fi
   podman image exists "$image" && return 0
-  if [[ ! -s $tarball ]]; then
-    echo "making $image with mmdebstrap (about a minute; several under emulation)" >&2
-    # --format=tar: mmdebstrap picks the format from the file name, and a
-    # ".tmp" name would otherwise give a directory.
-    rm -rf "$tarball.tmp"
-    mmdebstrap --quiet --arch="$arch" --format=tar --variant=minbase --include=ca-certificates "$suite" "$tarball.tmp" http://deb.debian.org/debian
-    mv "$tarball.tmp" "$tarball"
-  fi
+  tarball=$(bash "$(dirname "${BASH_SOURCE[0]}")/base-tarball.sh" "$suite" "$arch")
   podman import --quiet --arch "$arch" "$tarball" "$image" >/dev/null
   # Also answer to the name a Containerfile's FROM would use.
   [[ $arch == "$native_arch" ]] && podman tag "$image" "docker.io/library/debian:$suite-slim"

@@ -145,6 +145,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         network,
         peers_flag: req.peers,
         fresh_proc: context::fresh_proc_possible(),
+        apparmor: crate::confinement::read().apparmor,
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
     let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone(), extra: Vec::new() });

@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod arch;
 pub mod config;
+pub mod confinement;
 pub mod doctor;
 pub mod env_vars;
 pub mod image;

@@ -53,7 +53,7 @@ fn devcontainer_fixtures_match_golden() {
         check_golden(&path.with_extension("golden"), &render(&findings));
         seen += 1;
     }
-    assert!(seen >= 7, "fixtures found: {seen}");
+    assert!(seen >= 9, "fixtures found: {seen}");
 }
 
 #[test]
@@ -67,6 +67,8 @@ fn lint_verdicts() {
     assert_eq!(lint("missing-tun.jsonc"), vec![("devcontainer-no-tun", Severity::Error)]);
     assert_eq!(lint("venv-first.jsonc"), vec![("devcontainer-path-prepend", Severity::Warning), ("devcontainer-path-prepend", Severity::Warning)]);
     assert_eq!(lint("dockerfile.jsonc"), vec![("devcontainer-ok", Severity::Ok)]);
+    assert_eq!(lint("feature-tun-only.jsonc"), vec![("devcontainer-ok", Severity::Ok)], "the feature asks for its security options itself");
+    assert_eq!(lint("dockerfile-engine-defaults.jsonc"), vec![("devcontainer-docker-confined", Severity::Warning)]);
     assert_eq!(lint("no-sandbox.json"), vec![("devcontainer-no-sandbox", Severity::Warning), ("devcontainer-path-replaced", Severity::Warning)]);
     assert_eq!(lint("broken-syntax.jsonc"), vec![("devcontainer-invalid", Severity::Error)]);
 }
@@ -84,7 +86,7 @@ fn cli_json_on_this_host() {
     let (code, out) = doctor(&["--json", "--devcontainer", dc.to_str().unwrap()], Path::new("/"));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
     let findings = v["findings"].as_array().unwrap();
-    for check in ["bwrap", "userns", "tun", "pasta", "proc", "install", "path", "config", "devcontainer"] {
+    for check in ["bwrap", "userns", "tun", "pasta", "mounts", "proc", "install", "path", "config", "devcontainer"] {
         assert!(findings.iter().any(|f| f["check"] == check), "no {check} finding:\n{out}");
     }
     for f in findings {

@@ -186,8 +186,11 @@ fn feature_from_the_registry_sandboxes_root_sessions() {
     assert_eq!(outcome["remoteUser"], "root");
     assert!(log.contains("running bin/x86_64/sandbox-install --agents claude"), "{log}");
     assert!(!log.contains("agent-sandbox: WARNING"), "no start warning with the device present:\n{log}");
-    // The feature's securityOpt reached the engine (the project did not ask).
-    assert!(log.contains("--security-opt systempaths=unconfined"), "{log}");
+    // The feature's securityOpt reached the engine (the project did not ask);
+    // podman accepts Docker's spellings (tests/docker.rs: the same on Docker).
+    for opt in ["--security-opt systempaths=unconfined", "--security-opt seccomp=unconfined", "--security-opt apparmor=unconfined"] {
+        assert!(log.contains(opt), "{opt}:\n{log}");
+    }
     assert_sandboxed_session(&a, "/root");
 
     // Without the device the container still starts, with the warning.

@@ -203,6 +203,26 @@ fn assert_session(image: &str, users: &[&str]) {
     }
 }
 
+/// `sleep infinity` as the command: tini is PID 1 and passes the engine's
+/// SIGTERM on, so `podman stop` (10 s before it kills) returns at once.
+/// The same on Docker: tests/docker/image.rs.
+#[test]
+fn the_image_stops_at_once() {
+    let b = built();
+    let name = unique("image-stop");
+    let out = podman(&["run", "--detach", "--name", &name, "--network", "host", &b.tag, "sleep", "infinity"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pid1 = podman(&["exec", &name, "cat", "/proc/1/comm"]);
+    let start = std::time::Instant::now();
+    let stop = podman(&["stop", &name]);
+    let took = start.elapsed();
+    let _ = podman(&["rm", "--force", "--time", "0", &name]);
+    assert_eq!(stdout(&pid1), "tini\n", "{}", stderr(&pid1));
+    assert!(stop.status.success(), "{}", stderr(&stop));
+    eprintln!("MEASURE podman stop of `sleep infinity` in the image: {:.2} s", took.as_secs_f64());
+    assert!(took < std::time::Duration::from_secs(2), "podman stop took {took:?}: PID 1 must pass SIGTERM on");
+}
+
 #[test]
 fn sessions_run_in_the_built_image() {
     let b = built();
@@ -258,7 +278,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
         assert!(labels["org.opencontainers.image.revision"].as_str().is_some_and(|r| r.len() >= 7), "{labels:#}");
         let meta: Value = serde_json::from_str(labels["devcontainer.metadata"].as_str().unwrap()).unwrap();
         assert_eq!(meta[0]["remoteUser"], "vscode");
-        assert_eq!(meta[0]["securityOpt"], serde_json::json!(["systempaths=unconfined"]));
+        assert_eq!(meta[0]["securityOpt"], serde_json::json!(["systempaths=unconfined", "seccomp=unconfined", "apparmor=unconfined"]));
         assert_eq!(meta[0]["postStartCommand"], "/usr/local/share/agent-sandbox-image/start-check.sh");
         assert_eq!(meta[0]["entrypoint"], "/usr/local/share/agent-sandbox-image/entrypoint.sh");
     }

@@ -3,7 +3,7 @@
 //! system, so each verdict and its fix is tested as a value.
 
 use super::path::{self, DirInfo, Offence};
-use super::probe::{self, Attach, Filter, Tun, Userns};
+use super::probe::{self, Attach, Filter, Mounts, Tun, Userns};
 use super::{Finding, Severity};
 use crate::agents::{Agent, ALL};
 use crate::install::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub const TUN_FIX: &str = "start the container with /dev/net/tun: add \"--device=/dev/net/tun\" to \"runArgs\" in devcontainer.json (podman/docker run --device /dev/net/tun)";
 pub const PASTA_FIX: &str = "install passt (apt-get install passt; dnf install passt; apk add passt), or run sandbox-install";
 pub const PASTA_ATTACH_FIX: &str = "use a newer passt: Debian 13 (trixie) and Ubuntu 24.04 base images ship one that attaches inside containers";
-pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, keep the runtime's default seccomp profile";
+pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, a seccomp profile that allows them (Docker's default does not: `--security-opt seccomp=unconfined` in runArgs; podman's does)";
 pub const EMULATED_FIX: &str = "use the image or base image built for this machine's own architecture: agent-sandbox ships for linux/amd64 and linux/arm64 (e.g. `--platform linux/arm64` on Apple Silicon and other arm64 hosts, `--platform linux/amd64` on x86_64 ones)";
 pub const PROC_FIX: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";
 
@@ -41,7 +41,14 @@ pub enum Installed {
 pub struct HostFacts {
     pub jail_on: bool,
     pub bwrap: Result<PathBuf, String>,
+    /// The effective uid doctor runs as.
+    pub uid: u32,
     pub userns: Userns,
+    /// The kernel's switches for user namespaces and how the container
+    /// confines this process (seccomp, CAP_SYS_ADMIN, AppArmor).
+    pub userns_facts: crate::jail::UsernsFacts,
+    /// None: not tried (no user namespaces).
+    pub mounts: Option<Mounts>,
     /// The user-mode emulator this process runs under (another
     /// architecture's image), if any: `crate::arch::emulation::emulator`.
     pub emulator: Option<PathBuf>,
@@ -75,6 +82,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
         _ => None,
     };
     let filter = (userns == Userns::Works).then(probe::packet_filter);
+    let mounts = (userns == Userns::Works).then(probe::mounts);
     let path = std::env::var("PATH").unwrap_or_default();
     let path_dirs = path::split(&path).into_iter().map(path::dir_info).collect();
     let landlock = landlock::kernel_support();
@@ -83,7 +91,10 @@ pub fn gather(jail_on: bool) -> HostFacts {
     HostFacts {
         jail_on,
         bwrap,
+        uid: nix::unistd::geteuid().as_raw(),
         userns,
+        userns_facts: crate::jail::current_userns_facts(),
+        mounts,
         emulator: crate::arch::emulation::emulator(),
         tun,
         pasta,
@@ -143,7 +154,7 @@ fn installed() -> Installed {
     Installed::Yes { broken }
 }
 
-fn f(check: &'static str, id: &'static str, severity: Severity, message: String, fix: Option<&str>) -> Finding {
+pub(super) fn f(check: &'static str, id: &'static str, severity: Severity, message: String, fix: Option<&str>) -> Finding {
     Finding { check, id, severity, message, fix: fix.map(str::to_string) }
 }
 
@@ -162,14 +173,14 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         (Userns::Works, _) => f("userns", "userns-ok", Severity::Ok, "user namespaces can be created".into(), None),
         // qemu-user refuses clone() with namespace flags and runs a helper
         // thread, so the kernel refuses unshare(CLONE_NEWUSER): no sysctl helps.
-        (Userns::Fails { why }, Some(emu)) => f(
+        (Userns::Fails { why, .. }, Some(emu)) => f(
             "userns",
             "userns-emulated",
             Severity::Error,
             format!("user namespaces are not available: {why}; this agent-sandbox ({arch}) runs under the emulator {}, and user-mode emulators such as qemu-user cannot create namespaces or load seccomp filters, so sessions cannot start", emu.display()),
             Some(EMULATED_FIX),
         ),
-        (Userns::Fails { why }, None) => f("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(USERNS_FIX)),
+        (Userns::Fails { why, errno }, None) => super::confined::userns_failure(why, *errno, &h.userns_facts, h.uid),
     });
     if let (Userns::Works, Some(emu)) = (&h.userns, &h.emulator) {
         out.push(f(
@@ -210,6 +221,7 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ),
         None => f("filter", "filter-not-checked", Severity::Warning, "the jail's packet filter was not tried: it needs user namespaces".into(), Some("fix the userns finding, then run `agent-sandbox doctor` again")),
     });
+    out.push(super::confined::mounts(h.mounts.as_ref(), h.userns_facts.confinement.apparmor.as_ref()));
     out.push(if h.fresh_proc {
         f("proc", "proc-ok", Severity::Ok, "/proc has no masked paths; sessions get their own /proc".into(), None)
     } else {

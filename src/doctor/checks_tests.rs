@@ -6,7 +6,10 @@ fn healthy() -> HostFacts {
     HostFacts {
         jail_on: true,
         bwrap: Ok("/usr/bin/bwrap".into()),
+        uid: 1000,
         userns: Userns::Works,
+        userns_facts: crate::jail::UsernsFacts::default(),
+        mounts: Some(Mounts::Works),
         emulator: None,
         tun: Tun::Usable,
         pasta: Ok("/usr/bin/passt".into()),
@@ -38,6 +41,7 @@ fn a_healthy_host_is_all_ok() {
             ("tun-ok", Severity::Ok),
             ("pasta-ok", Severity::Ok),
             ("filter-ok", Severity::Ok),
+            ("mounts-ok", Severity::Ok),
             ("proc-ok", Severity::Ok),
             ("abstract-scope-ok", Severity::Ok),
             ("install-ok", Severity::Ok),
@@ -66,6 +70,7 @@ fn a_broken_container() {
             ("tun-missing", Severity::Error),
             ("pasta-missing", Severity::Error),
             ("filter-unavailable", Severity::Error),
+            ("mounts-ok", Severity::Ok),
             ("proc-masked", Severity::Error),
             ("abstract-scope-ok", Severity::Ok),
             ("not-installed", Severity::Warning),
@@ -129,7 +134,7 @@ fn abstract_scoping_says_what_sessions_get() {
 #[test]
 fn under_emulation_the_userns_finding_names_the_emulator_and_the_platform_fix() {
     let mut h = healthy();
-    h.userns = Userns::Fails { why: "creating a user+network namespace failed: EINVAL: Invalid argument".into() };
+    h.userns = Userns::Fails { why: "creating a user+network namespace failed: EINVAL: Invalid argument".into(), errno: Some(libc::EINVAL) };
     h.emulator = Some("/usr/bin/qemu-aarch64-static".into());
     h.attach = None;
     let got = prerequisites(&h);

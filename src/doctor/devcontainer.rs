@@ -49,17 +49,25 @@ pub fn lint(path: &Path, text: &str, read: &dyn Fn(&Path) -> Option<String>) -> 
     };
     let mut out = Vec::new();
     let run_args: Vec<String> = obj.get("runArgs").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default();
+    let sandbox = sandbox_source(path, obj, read);
     if obj.contains_key("dockerComposeFile") {
         out.push(finding(
             "devcontainer-compose",
             Severity::Info,
             format!("{shown} uses Docker Compose, where runArgs do not apply"),
-            Some("give the service `devices: [\"/dev/net/tun:/dev/net/tun\"]` and `security_opt: [\"systempaths=unconfined\"]` in the compose file".into()),
+            Some("give the service `devices: [\"/dev/net/tun:/dev/net/tun\"]` and `security_opt: [\"systempaths=unconfined\", \"seccomp=unconfined\", \"apparmor=unconfined\"]` in the compose file".into()),
         ));
     } else {
-        out.extend(run_args_findings(&shown.to_string(), &run_args));
+        out.extend(run_args_findings(&shown.to_string(), &run_args, sandbox));
     }
-    out.extend(sandbox_present(path, obj, read));
+    if sandbox == Sandbox::Missing {
+        out.push(finding(
+            "devcontainer-no-sandbox",
+            Severity::Warning,
+            format!("{shown} neither uses the agent-sandbox feature or image nor runs sandbox-install in its Dockerfile"),
+            Some(format!("add \"{FEATURE_REF}\": {{}} to \"features\"")),
+        ));
+    }
     for key in ["containerEnv", "remoteEnv"] {
         if let Some(p) = obj.get(key).and_then(|e| e.get("PATH")).and_then(Value::as_str) {
             out.extend(path_findings(&shown.to_string(), key, p));
@@ -88,7 +96,17 @@ fn flag_values(args: &[String], flag: &str) -> Vec<String> {
     out
 }
 
-fn run_args_findings(shown: &str, args: &[String]) -> Vec<Finding> {
+/// Where the sandbox comes from: the feature and the reference image ask
+/// the engine for the security options sessions need themselves
+/// (`securityOpt`), a Dockerfile running sandbox-install cannot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sandbox {
+    FeatureOrImage,
+    Dockerfile,
+    Missing,
+}
+
+fn run_args_findings(shown: &str, args: &[String], sandbox: Sandbox) -> Vec<Finding> {
     let mut out = Vec::new();
     let privileged = args.iter().any(|a| a.trim() == "--privileged");
     let tun = privileged || flag_values(args, "--device").iter().any(|v| v.starts_with("/dev/net/tun"));
@@ -100,9 +118,12 @@ fn run_args_findings(shown: &str, args: &[String]) -> Vec<Finding> {
             Some("add \"--device=/dev/net/tun\" to \"runArgs\"".into()),
         ));
     }
-    let unmasked = privileged
-        || flag_values(args, "--security-opt").iter().any(|v| v == "systempaths=unconfined" || v.starts_with("unmask="));
-    if !unmasked {
+    if privileged || sandbox == Sandbox::FeatureOrImage {
+        return out;
+    }
+    let opts = flag_values(args, "--security-opt");
+    let has = |want: &str| opts.iter().any(|v| v == want || v.replace(':', "=") == want);
+    if !(has("systempaths=unconfined") || opts.iter().any(|v| v.starts_with("unmask="))) {
         out.push(finding(
             "devcontainer-proc-masked",
             Severity::Error,
@@ -110,10 +131,23 @@ fn run_args_findings(shown: &str, args: &[String]) -> Vec<Finding> {
             Some("add \"--security-opt=systempaths=unconfined\" (Docker) or \"--security-opt=unmask=/proc/*\" (Podman) to \"runArgs\"".into()),
         ));
     }
+    let missing: Vec<&str> = ["seccomp=unconfined", "apparmor=unconfined"].into_iter().filter(|o| !has(o)).collect();
+    if !missing.is_empty() {
+        let lines: Vec<String> = missing.iter().map(|o| format!("\"--security-opt={o}\"")).collect();
+        out.push(finding(
+            "devcontainer-docker-confined",
+            Severity::Warning,
+            format!(
+                "{shown}: runArgs do not pass {}, so on Docker sessions refuse to launch (Docker's default seccomp profile refuses bubblewrap's user namespaces; its AppArmor profile, on Ubuntu hosts and Codespaces, refuses its mounts); podman's defaults allow both",
+                missing.join(" or ")
+            ),
+            Some(format!("add {} to \"runArgs\" (sessions load their own seccomp filter), or use the agent-sandbox feature, which asks for them itself", lines.join(" and "))),
+        ));
+    }
     out
 }
 
-fn sandbox_present(path: &Path, obj: &serde_json::Map<String, Value>, read: &dyn Fn(&Path) -> Option<String>) -> Option<Finding> {
+fn sandbox_source(path: &Path, obj: &serde_json::Map<String, Value>, read: &dyn Fn(&Path) -> Option<String>) -> Sandbox {
     let feature = obj.get("features").and_then(Value::as_object).is_some_and(|f| f.keys().any(|k| k.contains("agent-sandbox")));
     let image = obj.get("image").and_then(Value::as_str).is_some_and(|i| i.contains("agent-sandbox"));
     let dockerfile = obj
@@ -123,15 +157,13 @@ fn sandbox_present(path: &Path, obj: &serde_json::Map<String, Value>, read: &dyn
         .and_then(Value::as_str)
         .map(|d| path.parent().unwrap_or(Path::new(".")).join(d));
     let installs = dockerfile.as_deref().and_then(read).is_some_and(|t| t.contains("sandbox-install"));
-    if feature || image || installs {
-        return None;
+    if feature || image {
+        Sandbox::FeatureOrImage
+    } else if installs {
+        Sandbox::Dockerfile
+    } else {
+        Sandbox::Missing
     }
-    Some(finding(
-        "devcontainer-no-sandbox",
-        Severity::Warning,
-        format!("{} neither uses the agent-sandbox feature or image nor runs sandbox-install in its Dockerfile", path.display()),
-        Some(format!("add \"{FEATURE_REF}\": {{}} to \"features\"")),
-    ))
 }
 
 /// json5's multi-line error as one line: "line L, column C: what".

@@ -11,6 +11,7 @@
 //! - `path`: PATH-order rules; `devcontainer`: the lint; `render`: output.
 
 pub mod checks;
+mod confined;
 pub mod devcontainer;
 pub mod path;
 pub mod probe;

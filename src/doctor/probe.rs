@@ -19,8 +19,18 @@ pub const PASTA_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Userns {
     Works,
-    /// `why`: the error, with what the sysctls say.
-    Fails { why: String },
+    /// `why`: the error, with what the sysctls say; `errno`: the error
+    /// number of the failed call, when one failed.
+    Fails { why: String, errno: Option<i32> },
+}
+
+/// Whether mounts work in a new user + mount namespace (bubblewrap's
+/// first steps: `/` made a slave, a tmpfs mounted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mounts {
+    Works,
+    /// `what` failed with `errno`.
+    Fails { what: String, errno: Option<i32> },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,13 +89,28 @@ pub fn userns_switches() -> String {
     parts.join(", ")
 }
 
+/// Why a holder could not start: the step, and the error number of the
+/// failed call when one failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HolderError {
+    pub what: String,
+    pub errno: Option<i32>,
+}
+
+impl std::fmt::Display for HolderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
 /// Starts a holder: a child that unshares a user and a network namespace,
 /// maps the caller's uid to root inside, with `interface` makes the jail's
 /// interface there as the jail does (`jail::tap`), and waits.
-pub fn holder(interface: bool) -> Result<Holder, String> {
-    let tap_request = crate::jail::tap::ifreq_for(crate::jail::JAIL_IFNAME)?;
-    let (status_r, status_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
-    let (release_r, release_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
+pub fn holder(interface: bool) -> Result<Holder, HolderError> {
+    let no_errno = |what: String| HolderError { what, errno: None };
+    let tap_request = crate::jail::tap::ifreq_for(crate::jail::JAIL_IFNAME).map_err(no_errno)?;
+    let (status_r, status_w) = nix::unistd::pipe().map_err(|e| no_errno(format!("pipe: {e}")))?;
+    let (release_r, release_w) = nix::unistd::pipe().map_err(|e| no_errno(format!("pipe: {e}")))?;
     // Everything the child writes is prepared before fork: the child only
     // makes raw system calls.
     let uid_map = format!("0 {} 1\n", nix::unistd::getuid());
@@ -95,7 +120,7 @@ pub fn holder(interface: bool) -> Result<Holder, String> {
     // SAFETY: the child only calls async-signal-safe functions (unshare,
     // open, write, ioctl, close, read, _exit) on data prepared above, then
     // exits.
-    match unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))? {
+    match unsafe { nix::unistd::fork() }.map_err(|e| no_errno(format!("fork: {e}")))? {
         nix::unistd::ForkResult::Child => unsafe {
             // SAFETY: raw syscalls on valid descriptors and NUL-terminated paths.
             libc::close(status_r.as_raw_fd());
@@ -141,9 +166,9 @@ pub fn holder(interface: bool) -> Result<Holder, String> {
                         b't' => "making the jail's interface in it",
                         _ => "mapping the user into it",
                     };
-                    Err(format!("{what} failed: {err}"))
+                    Err(HolderError { what: format!("{what} failed: {err}"), errno: Some(i32::from(errno)) })
                 }
-                _ => Err("the namespace holder exited before reporting".into()),
+                _ => Err(no_errno("the namespace holder exited before reporting".into())),
             }
         }
     }
@@ -153,9 +178,9 @@ pub fn holder(interface: bool) -> Result<Holder, String> {
 pub fn userns() -> Userns {
     match holder(false) {
         Ok(_h) => Userns::Works,
-        Err(why) => {
+        Err(HolderError { what, errno }) => {
             let sw = userns_switches();
-            Userns::Fails { why: if sw.is_empty() { why } else { format!("{why} ({sw})") } }
+            Userns::Fails { why: if sw.is_empty() { what } else { format!("{what} ({sw})") }, errno }
         }
     }
 }
@@ -252,6 +277,69 @@ pub fn pasta_attach(pasta: &Path) -> Attach {
     let _ = child.wait();
     drop(holder);
     result
+}
+
+/// Makes `/` a slave and mounts a tmpfs in a throwaway user + mount
+/// namespace (a forked child, gone before this returns), as bubblewrap
+/// does first: an AppArmor profile such as Docker's `docker-default`
+/// refuses exactly this, while creating the namespaces still works.
+pub fn mounts() -> Mounts {
+    let Ok((r, w)) = nix::unistd::pipe() else { return Mounts::Fails { what: "pipe failed".into(), errno: None } };
+    let uid_map = format!("0 {} 1\n", nix::unistd::getuid());
+    let gid_map = format!("0 {} 1\n", nix::unistd::getgid());
+    // SAFETY: doctor is single-threaded; the child works, writes one
+    // message and leaves with _exit.
+    match unsafe { nix::unistd::fork() } {
+        Err(e) => Mounts::Fails { what: format!("fork: {e}"), errno: None },
+        Ok(nix::unistd::ForkResult::Child) => {
+            drop(r);
+            let msg = mount_in_new_namespace(&uid_map, &gid_map);
+            let _ = nix::unistd::write(&w, msg.as_bytes());
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(0) }
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => {
+            drop(w);
+            let mut msg = String::new();
+            let _ = std::fs::File::from(r).read_to_string(&mut msg);
+            let _ = nix::sys::wait::waitpid(child, None);
+            parse_answer(&msg).map_or(Mounts::Works, |(errno, what)| Mounts::Fails { what, errno })
+        }
+    }
+}
+
+/// A probe child's answer: "ok", or "ERRNO WHAT" (ERRNO `-` when none).
+fn parse_answer(msg: &str) -> Option<(Option<i32>, String)> {
+    if msg == "ok" {
+        return None;
+    }
+    match msg.split_once(' ') {
+        Some((errno, what)) => Some((errno.parse().ok(), what.to_string())),
+        None => Some((None, "the probe exited without an answer".into())),
+    }
+}
+
+/// In the forked child: "ok", or "ERRNO WHAT".
+fn mount_in_new_namespace(uid_map: &str, gid_map: &str) -> String {
+    use nix::mount::{mount, MsFlags};
+    use nix::sched::CloneFlags;
+    if let Err(e) = nix::sched::unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS) {
+        return format!("{} creating a user+mount namespace: {e}", e as i32);
+    }
+    let maps = [("/proc/self/setgroups", "deny\n"), ("/proc/self/uid_map", uid_map), ("/proc/self/gid_map", gid_map)];
+    for (path, text) in maps {
+        if let Err(e) = std::fs::write(path, text) {
+            return format!("- writing {path}: {e}");
+        }
+    }
+    // Only this child's mount namespace changes; it ends with the child.
+    if let Err(e) = mount(None::<&str>, "/", None::<&str>, MsFlags::MS_SLAVE | MsFlags::MS_REC, None::<&str>) {
+        return format!("{} making / a slave mount: {e}", e as i32);
+    }
+    match mount(Some("tmpfs"), "/tmp", Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, None::<&str>) {
+        Ok(()) => "ok".into(),
+        Err(e) => format!("{} mounting a tmpfs: {e}", e as i32),
+    }
 }
 
 /// Installs the jail's packet filter in a throwaway user + network

@@ -21,9 +21,9 @@ pub const SCRIPT: &str = "uname -m; exec agent-sandbox doctor --json";
 /// Doctor findings that must be ok in an emulated variant.
 pub const MUST_PASS: &[&str] = &["bwrap-ok", "tun-ok", "proc-ok", "install-ok", "path-ok", "config-ok"];
 /// Warnings and errors that emulation itself causes (docs/doctor.md): no
-/// user namespaces (so neither pasta nor the jail's packet filter is
-/// tried), or the emulator named.
-pub const EXPLAINED: &[&str] = &["userns-emulated", "emulated", "pasta-not-checked", "filter-not-checked"];
+/// user namespaces (so pasta, the packet filter and mounts are not tried),
+/// or the emulator named.
+pub const EXPLAINED: &[&str] = &["userns-emulated", "emulated", "pasta-not-checked", "filter-not-checked", "mounts-not-checked"];
 
 pub fn command() -> Vec<String> {
     ["sh", "-c", SCRIPT].iter().map(|s| s.to_string()).collect()
@@ -110,6 +110,7 @@ mod tests {
             ("tun-ok", "ok"),
             ("pasta-not-checked", "warning"),
             ("filter-not-checked", "warning"),
+            ("mounts-not-checked", "warning"),
             ("proc-ok", "ok"),
             ("install-ok", "ok"),
             ("path-ok", "ok"),
@@ -124,7 +125,7 @@ mod tests {
         assert_eq!(o.problems, Vec::<String>::new());
         assert!(o.ok());
         assert_eq!(o.findings[1], "error userns-emulated");
-        assert_eq!(o.summary(), "linux/arm64 emulated: uname -m aarch64, doctor 10: installed and running; sessions not run (emulated)");
+        assert_eq!(o.summary(), "linux/arm64 emulated: uname -m aarch64, doctor 11: installed and running; sessions not run (emulated)");
     }
 
     #[test]
@@ -133,7 +134,8 @@ mod tests {
         assert_eq!(o.problems, ["the container reports `uname -m` = `x86_64`, not aarch64"]);
 
         let mut f = emulated_image();
-        f[6] = ("shim-broken", "error");
+        let install = f.iter().position(|(id, _)| *id == "install-ok").unwrap();
+        f[install] = ("shim-broken", "error");
         f.push(("path-venv-first", "error"));
         let o = parse(Arch::Aarch64, &format!("aarch64\n{}", doctor(&f)), "", 0.0);
         assert_eq!(o.problems, ["doctor did not report install-ok", "doctor: error shim-broken: m shim-broken", "doctor: error path-venv-first: m path-venv-first"]);

@@ -108,6 +108,16 @@ pub fn build_argv(tools: &Tools, b: &BuildSpec) -> Vec<String> {
     a
 }
 
+/// The environment of the build command: docker before 23 builds with its
+/// classic builder unless `DOCKER_BUILDKIT=1`, and the Containerfile's
+/// `RUN --mount` needs BuildKit (docker 23 and later use it anyway).
+pub fn build_env(tools: &Tools) -> Vec<(String, String)> {
+    match tools.engine {
+        Engine::Docker => vec![("DOCKER_BUILDKIT".to_owned(), "1".to_owned())],
+        Engine::Podman | Engine::Buildah => Vec::new(),
+    }
+}
+
 /// `image inspect`: the image's id, size and labels as JSON.
 pub fn inspect_argv(tools: &Tools, tag: &str) -> Vec<String> {
     vec![s(&tools.runner_path), "image".into(), "inspect".into(), tag.to_owned()]

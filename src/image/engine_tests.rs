@@ -57,6 +57,10 @@ fn build_argv_whole() {
         v(&["/usr/bin/buildah", "build", "--layers", "--file", "/w/context/Containerfile", "--tag", "localhost/x:1", "--platform", "linux/arm64", "--build-arg", "AGENTS=pi", "--label", "a=1 2", "/w/context"])
     );
     assert_eq!(build_argv(&tools(Engine::Docker), &spec)[..2], v(&["/usr/bin/docker", "build"]));
+    // docker 20.10 (Debian 12's) needs BuildKit asked for: the Containerfile uses RUN --mount.
+    assert_eq!(build_env(&tools(Engine::Docker)), [("DOCKER_BUILDKIT".to_owned(), "1".to_owned())]);
+    assert_eq!(build_env(&tools(Engine::Podman)), []);
+    assert_eq!(build_env(&tools(Engine::Buildah)), []);
 }
 
 #[test]

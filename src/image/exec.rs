@@ -12,6 +12,7 @@
 //!     blobs, the manifests (and the index of several) by digest, then the
 //!     tags (`crate::oci::push`).
 
+use super::docker_archive;
 use super::emulated;
 use super::engine::Export;
 use super::error::ImageError;
@@ -46,9 +47,14 @@ fn say(msg: &str) {
 /// Runs `argv`. `capture`: keep stdout and stderr; otherwise the engine's
 /// output goes to our stderr (stdout stays clean for `--json`).
 fn run(step: &str, argv: &[String], capture: bool) -> Result<Output, ImageError> {
-    tracing::info!(step, argv = ?argv, "running");
+    run_env(step, argv, &[], capture)
+}
+
+/// `run` with `env` added to the environment.
+fn run_env(step: &str, argv: &[String], env: &[(String, String)], capture: bool) -> Result<Output, ImageError> {
+    tracing::info!(step, argv = ?argv, env = ?env, "running");
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).stdin(Stdio::null());
+    cmd.args(&argv[1..]).envs(env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
     if !capture {
         let err = std::io::stderr().as_fd().try_clone_to_owned().map_err(|source| ImageError::Spawn { program: argv[0].clone(), source })?;
         cmd.stdout(Stdio::from(err)).stderr(Stdio::inherit());
@@ -91,7 +97,7 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
     let how = if v.check == plan::Check::Emulated { ", under emulation" } else { "" };
     say(&format!("building {} for {} with {} (agents: {agents}{how})", v.tag, v.platform, p.engine.name()));
     let start = Instant::now();
-    let out = run("the image build", &v.build, false)?;
+    let out = run_env("the image build", &v.build, &v.build_env, false)?;
     check("the image build", &out, false)?;
     let build_seconds = start.elapsed().as_secs_f64();
 
@@ -268,8 +274,17 @@ fn export(p: &plan::PublishPlan) -> Result<Vec<(Arch, LocalImage)>, ImageError> 
         check("the image export", &out, true)?;
         if let Export::Tar { tar, dir } = &step.to {
             layout::unpack_tar(tar, dir)?;
+            // The tar is no longer needed: free its space before compressing.
+            let _ = std::fs::remove_file(tar);
         }
-        images.push((step.arch, layout::read(step.to.dir(), step.arch)?));
+        let dir = step.to.dir();
+        let image = if docker_archive::is_legacy(dir) {
+            say("compressing the layers of docker's legacy archive (docker before 25)");
+            docker_archive::read(dir, step.arch, &dir.with_file_name("blobs"))?
+        } else {
+            layout::read(dir, step.arch)?
+        };
+        images.push((step.arch, image));
     }
     Ok(images)
 }

@@ -34,6 +34,9 @@ pub const VENV: &str = "/opt/venv";
 pub const START_CHECK: &str = "/usr/local/share/agent-sandbox-image/start-check.sh";
 /// The image's entrypoint (root at start: /dev/net/tun usable by the user).
 pub const ENTRYPOINT: &str = "/usr/local/share/agent-sandbox-image/entrypoint.sh";
+/// PID 1 of the image's containers (Debian's `tini`): passes signals on
+/// and reaps orphans.
+pub const INIT: &str = "/usr/bin/tini";
 
 /// What the dynamic labels say.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -48,12 +51,21 @@ pub struct Provenance {
     pub created: String,
 }
 
+/// What the image (like the feature) asks the engine for, for sessions to
+/// start (docs/feature.md explains each): `/proc` without masked paths
+/// (each session mounts its own), no container seccomp profile (Docker's
+/// default refuses user namespaces to a container without CAP_SYS_ADMIN;
+/// sessions load their own filter), no AppArmor profile (Docker's
+/// `docker-default` refuses bubblewrap's mounts). Docker and podman both
+/// accept these spellings.
+pub const SECURITY_OPT: [&str; 3] = ["systempaths=unconfined", "seccomp=unconfined", "apparmor=unconfined"];
+
 /// `devcontainer.metadata`: a JSON array with one entry.
 pub fn devcontainer_metadata() -> serde_json::Value {
     json!([{
         "remoteUser": REMOTE_USER,
         "containerEnv": { "UV_PROJECT_ENVIRONMENT": VENV },
-        "securityOpt": ["systempaths=unconfined"],
+        "securityOpt": SECURITY_OPT,
         "entrypoint": ENTRYPOINT,
         "postStartCommand": START_CHECK,
     }])
@@ -122,8 +134,17 @@ mod tests {
         assert_eq!(got[4].1, "1.2.3");
         assert_eq!(
             got[7].1,
-            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/share/agent-sandbox-image/start-check.sh","remoteUser":"vscode","securityOpt":["systempaths=unconfined"]}]"#
+            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/share/agent-sandbox-image/start-check.sh","remoteUser":"vscode","securityOpt":["systempaths=unconfined","seccomp=unconfined","apparmor=unconfined"]}]"#
         );
+    }
+
+    #[test]
+    fn the_feature_asks_for_the_same_security_options() {
+        let feature: serde_json::Value = serde_json::from_str(include_str!("../../feature/src/agent-sandbox/devcontainer-feature.json")).unwrap();
+        assert_eq!(feature["securityOpt"], serde_json::json!(SECURITY_OPT));
+        for field in ["privileged", "capAdd"] {
+            assert!(feature.get(field).is_none(), "the feature must not ask for {field}: {feature:#}");
+        }
     }
 
     #[test]
@@ -155,7 +176,9 @@ mod tests {
         assert_eq!(containerfile_label(text, LICENSES).as_deref(), Some(LICENSES_VALUE));
         assert!(text.contains(&format!("ENV PATH=${{PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}}:{VENV}/bin")), "the venv is appended to PATH");
         assert!(text.contains(START_CHECK));
-        assert!(text.contains(&format!("ENTRYPOINT [\"{ENTRYPOINT}\"]")));
+        // tini is PID 1 of a plain `docker run`/`podman run`; the Dev
+        // Containers CLI runs the metadata's entrypoint itself.
+        assert!(text.contains(&format!("ENTRYPOINT [\"{INIT}\", \"--\", \"{ENTRYPOINT}\"]")));
         assert!(text.contains(&format!("ARG USER_NAME={REMOTE_USER}")));
     }
 }

@@ -149,15 +149,16 @@ pub fn read(dir: &Path, arch: Arch) -> Result<LocalImage, ImageError> {
     Ok(LocalImage { manifest, manifest_bytes, digest: desc.digest, config, layers })
 }
 
-/// Unpacks docker's `save` tar into `dir` (an OCI layout since docker 25).
+/// Unpacks docker's `save` tar into `dir`: an OCI layout since docker 25,
+/// the legacy archive before (`super::docker_archive`).
 pub fn unpack_tar(tar: &Path, dir: &Path) -> Result<(), ImageError> {
     let file = std::fs::File::open(tar).map_err(|source| ImageError::Read { path: tar.to_owned(), source })?;
     std::fs::create_dir_all(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
     tar::Archive::new(file).unpack(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
-    if !dir.join("index.json").is_file() {
+    if !dir.join("index.json").is_file() && !dir.join(super::docker_archive::MANIFEST_JSON).is_file() {
         return Err(ImageError::BadLayout {
             path: tar.to_owned(),
-            why: "`docker save` wrote no index.json (docker before 25 writes a legacy archive); update docker, or build with --engine podman".into(),
+            why: "`docker save` wrote neither an OCI layout (index.json) nor its legacy manifest.json".into(),
         });
     }
     Ok(())

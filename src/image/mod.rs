@@ -10,6 +10,8 @@
 //! - [`verify`]: the verify container's command and its report (pure);
 //! - [`emulated`]: the check of a platform this machine only emulates (pure);
 //! - [`layout`]: the exported OCI layout → manifest, config, layer files;
+//! - [`docker_archive`]: docker's legacy `save` archive (before 25) → the
+//!   same, layers compressed;
 //! - [`gather`]: observes the inputs (engines, definition, binaries, emulation);
 //! - [`report`]: what build and publish report, and their failure (pure);
 //! - [`exec`]: runs a plan (the only effects).
@@ -19,6 +21,7 @@
 //! then the manifests and the index by digest, then the tags; layers
 //! streamed from their files).
 
+pub mod docker_archive;
 pub mod emulated;
 pub mod engine;
 pub mod error;

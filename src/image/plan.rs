@@ -191,6 +191,9 @@ pub struct Variant {
     pub context: PathBuf,
     pub context_files: Vec<ContextFile>,
     pub build: Vec<String>,
+    /// Environment of the build command (`engine::build_env`).
+    #[serde(serialize_with = "pairs_as_map")]
+    pub build_env: Vec<(String, String)>,
     pub inspect: Vec<String>,
     /// Starts the check container (root, as a devcontainer starts).
     pub start: Vec<String>,
@@ -287,6 +290,7 @@ fn variant(req: &BuildRequest, inp: &Inputs, arch: Arch, tag: String, build_args
         context_files: context_files(req, inp, &bin_dir.dir),
         context,
         build,
+        build_env: engine::build_env(&inp.tools),
         inspect: engine::inspect_argv(&inp.tools, &tag),
         start: engine::start_argv(&inp.tools, &tag, &container, network),
         measure: engine::exec_argv(&inp.tools, &container, "root", &[], &["sh".into(), "-c".into(), MEASURE_SCRIPT.into()]),

@@ -86,6 +86,7 @@ fn build_plan_whole() {
                     cf("build/extra-ca.pem", "/etc/ssl/ca.pem"),
                 ],
                 build,
+                build_env: vec![],
                 inspect: v(&["/usr/bin/podman", "image", "inspect", "localhost/agent-sandbox:1.2.3"]),
                 start: v(&[
                     "/usr/bin/podman", "run", "--detach", "--name", "ctr-amd64", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined",
@@ -133,6 +134,7 @@ fn two_platforms_make_two_variants_and_the_foreign_one_is_emulated() {
                 cf("bin/sandbox-install", "/static/aarch64/sandbox-install"),
             ],
             build,
+            build_env: vec![],
             inspect: v(&["/usr/bin/podman", "image", "inspect", "localhost/agent-sandbox:1.2.3-arm64"]),
             start: v(&[
                 "/usr/bin/podman", "run", "--detach", "--name", "ctr-arm64", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined",

@@ -131,14 +131,18 @@ pub fn run(opts: &Options) -> Result<Outcome, InstallError> {
 }
 
 /// The host checks after installing. At image build time there is no
-/// /dev/net/tun and /proc is masked; both are only needed when the
-/// container runs, so they are warnings here.
+/// /dev/net/tun, /proc is masked, and the build runs under the engine's
+/// default security profiles (Docker's seccomp profile refuses user
+/// namespaces, its AppArmor profile mounts); all of that is only needed
+/// when the container runs (with the feature's or image's securityOpt), so
+/// they are warnings here.
 fn checks() -> Vec<Finding> {
     let jail_on = crate::config::load(&std::env::vars_os().collect()).map_or(true, |e| e.config.egress_jail);
     let host = doctor::checks::gather(jail_on);
     let mut out = doctor::checks::prerequisites(&host);
     for f in &mut out {
-        if matches!(f.id, "tun-missing" | "tun-unusable" | "proc-masked") && f.severity == Severity::Error {
+        let build_time = matches!(f.id, "tun-missing" | "tun-unusable" | "proc-masked" | "userns-seccomp" | "mounts-apparmor");
+        if build_time && f.severity == Severity::Error {
             f.severity = Severity::Warning;
             f.message += " (expected while an image is being built; the running container needs it)";
         }

@@ -5,6 +5,7 @@
 
 use super::error::JailError;
 use super::net::Ipv4Net;
+use crate::confinement::Confinement;
 use std::io::ErrorKind;
 use std::net::Ipv4Addr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -40,12 +41,50 @@ impl Default for HostProbe {
     }
 }
 
-/// The sysctls that switch user namespaces off (absent ones are `None`).
+/// The sysctls that switch user namespaces off (absent ones are `None`),
+/// and how the container confines this process (its seccomp filter and
+/// capabilities: `crate::confinement`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UsernsFacts {
     pub max_user_namespaces: Option<u64>,
     pub unprivileged_userns_clone: Option<u64>,
     pub apparmor_restrict_unprivileged_userns: Option<u64>,
+    pub confinement: Confinement,
+}
+
+impl UsernsFacts {
+    /// Whether the kernel treats this process as privileged for user
+    /// namespaces: it holds CAP_SYS_ADMIN. A container's root usually does
+    /// not (Docker and podman drop it), so uid 0 alone is no guide; the
+    /// uid decides only when the capabilities could not be read.
+    fn privileged(&self, uid: u32) -> bool {
+        self.confinement.cap_sys_admin.unwrap_or(uid == 0)
+    }
+}
+
+/// What stops user namespaces, as far as the facts tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UsernsBlocker {
+    /// `user.max_user_namespaces` is 0.
+    MaxUserNamespaces,
+    /// `kernel.unprivileged_userns_clone` is 0 (Debian's switch).
+    UnprivilegedClone,
+    /// `kernel.apparmor_restrict_unprivileged_userns` is 1 (Ubuntu 23.10+).
+    AppArmorRestrict,
+    /// EPERM under a seccomp filter while the sysctls allow them: the
+    /// container engine's profile (Docker's default refuses them to a
+    /// container without CAP_SYS_ADMIN).
+    Seccomp,
+    /// Nothing the facts name.
+    Unknown,
+}
+
+/// A failure to create a user namespace, explained.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsernsDiagnosis {
+    pub blocker: UsernsBlocker,
+    pub cause: String,
+    pub fix: String,
 }
 
 /// What the jail needs to know about the container.
@@ -128,51 +167,83 @@ fn read_userns(sysctl_root: &Path) -> UsernsFacts {
         max_user_namespaces: read("user/max_user_namespaces"),
         unprivileged_userns_clone: read("kernel/unprivileged_userns_clone"),
         apparmor_restrict_unprivileged_userns: read("kernel/apparmor_restrict_unprivileged_userns"),
+        confinement: crate::confinement::read(),
     }
 }
 
 /// The sysctls as currently set (for diagnosing a failure after launch).
-pub(crate) fn current_userns_facts() -> UsernsFacts {
+pub fn current_userns_facts() -> UsernsFacts {
     read_userns(Path::new("/proc/sys"))
 }
 
 /// A sysctl that certainly stops the jail, as (cause, fix).
 pub fn userns_preflight(f: &UsernsFacts, uid: u32) -> Option<(String, String)> {
+    sysctl_blocker(f, uid).map(|d| (d.cause, d.fix))
+}
+
+fn sysctl_blocker(f: &UsernsFacts, uid: u32) -> Option<UsernsDiagnosis> {
     if f.max_user_namespaces == Some(0) {
-        return Some((
-            "the sysctl user.max_user_namespaces is 0".into(),
-            "set it above 0 on the host (`sysctl -w user.max_user_namespaces=15000`)".into(),
-        ));
+        return Some(UsernsDiagnosis {
+            blocker: UsernsBlocker::MaxUserNamespaces,
+            cause: "the sysctl user.max_user_namespaces is 0".into(),
+            fix: "set it above 0 on the host (`sysctl -w user.max_user_namespaces=15000`)".into(),
+        });
     }
-    if uid != 0 && f.unprivileged_userns_clone == Some(0) {
-        return Some((
-            "the sysctl kernel.unprivileged_userns_clone is 0".into(),
-            "set it to 1 on the host (`sysctl -w kernel.unprivileged_userns_clone=1`)".into(),
-        ));
+    if !f.privileged(uid) && f.unprivileged_userns_clone == Some(0) {
+        return Some(UsernsDiagnosis {
+            blocker: UsernsBlocker::UnprivilegedClone,
+            cause: "the sysctl kernel.unprivileged_userns_clone is 0".into(),
+            fix: "set it to 1 on the host (`sysctl -w kernel.unprivileged_userns_clone=1`)".into(),
+        });
     }
     None
 }
 
 /// Why creating or using the user namespace failed with `errno`, as
-/// (cause, fix), naming the sysctl that explains it when one does.
+/// (cause, fix), naming the sysctl or the container's seccomp filter that
+/// explains it when one does.
 pub fn userns_diagnosis(f: &UsernsFacts, uid: u32, errno: i32) -> (String, String) {
-    if let Some(found) = userns_preflight(f, uid) {
+    let d = diagnose_userns(f, uid, errno);
+    (d.cause, d.fix)
+}
+
+/// The same as a value that says which blocker it found.
+pub fn diagnose_userns(f: &UsernsFacts, uid: u32, errno: i32) -> UsernsDiagnosis {
+    if let Some(found) = sysctl_blocker(f, uid) {
         return found;
     }
-    if uid != 0 && f.apparmor_restrict_unprivileged_userns == Some(1) {
-        return (
-            "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)".into(),
-            "set `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` on the host, or give pasta and the launcher an AppArmor profile that allows `userns`".into(),
-        );
-    }
     let what = std::io::Error::from_raw_os_error(errno);
-    (
-        format!("creating a user namespace failed: {what}"),
-        "allow user namespaces in the container: with docker/podman, run it without a seccomp profile that blocks \
-         `unshare`/`clone` of user namespaces (e.g. `--security-opt seccomp=unconfined` in runArgs), and check \
-         the sysctls user.max_user_namespaces and kernel.unprivileged_userns_clone on the host"
+    let seccomp = errno == libc::EPERM && f.confinement.seccomp_filtered();
+    if !f.privileged(uid) && f.apparmor_restrict_unprivileged_userns == Some(1) {
+        let mut fix = "set `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` on the host, or give pasta and the launcher an AppArmor profile that allows `userns`".to_owned();
+        if seccomp {
+            fix += &format!("; this container also runs under a seccomp filter, which may refuse them too: {}", crate::confinement::SECCOMP_FIX);
+        }
+        return UsernsDiagnosis {
+            blocker: UsernsBlocker::AppArmorRestrict,
+            cause: "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)".into(),
+            fix,
+        };
+    }
+    if seccomp {
+        return UsernsDiagnosis {
+            blocker: UsernsBlocker::Seccomp,
+            cause: format!(
+                "creating a user namespace failed: {what}, under the container's seccomp filter (`Seccomp: 2` in /proc/self/status) \
+                 while the kernel's switches allow user namespaces: the container engine's seccomp profile refuses them \
+                 (Docker's default profile does, to a container without CAP_SYS_ADMIN)"
+            ),
+            fix: crate::confinement::SECCOMP_FIX.into(),
+        };
+    }
+    UsernsDiagnosis {
+        blocker: UsernsBlocker::Unknown,
+        cause: format!("creating a user namespace failed: {what}"),
+        fix: "allow user namespaces in the container: with docker/podman, run it without a seccomp profile that blocks \
+              `unshare`/`clone` of user namespaces (e.g. `--security-opt seccomp=unconfined` in runArgs), and check \
+              the sysctls user.max_user_namespaces and kernel.unprivileged_userns_clone on the host"
             .into(),
-    )
+    }
 }
 
 /// The connected subnets (routes without a gateway) of /proc/net/route.
@@ -237,6 +308,47 @@ mod tests {
         assert!(fix.contains("apparmor_restrict_unprivileged_userns=0"), "{fix}");
         let (cause, _) = userns_diagnosis(&aa, 0, libc::EPERM);
         assert!(cause.contains("Operation not permitted"), "{cause}");
+    }
+
+    /// A container's root as Docker starts it: no CAP_SYS_ADMIN, its
+    /// default seccomp filter loaded, the kernel's switches open.
+    fn docker_root() -> UsernsFacts {
+        let confinement = Confinement { seccomp: Some(2), cap_sys_admin: Some(false), apparmor: None };
+        UsernsFacts { max_user_namespaces: Some(15000), unprivileged_userns_clone: Some(1), confinement, ..Default::default() }
+    }
+
+    #[test]
+    fn docker_seccomp_is_named_with_its_runargs_fix() {
+        let d = diagnose_userns(&docker_root(), 0, libc::EPERM);
+        assert_eq!(d.blocker, UsernsBlocker::Seccomp);
+        assert!(d.cause.contains("Operation not permitted") && d.cause.contains("Seccomp: 2") && d.cause.contains("Docker's default profile"), "{}", d.cause);
+        assert_eq!(d.fix, crate::confinement::SECCOMP_FIX);
+        assert!(d.fix.contains("\"--security-opt=seccomp=unconfined\" to \"runArgs\""), "{}", d.fix);
+        // Another errno, or no filter: not seccomp's doing.
+        assert_eq!(diagnose_userns(&docker_root(), 0, libc::ENOSPC).blocker, UsernsBlocker::Unknown);
+        let mut unfiltered = docker_root();
+        unfiltered.confinement.seccomp = Some(0);
+        assert_eq!(diagnose_userns(&unfiltered, 0, libc::EPERM).blocker, UsernsBlocker::Unknown);
+        // A sysctl that stops them is named first.
+        let mut off = docker_root();
+        off.max_user_namespaces = Some(0);
+        assert_eq!(diagnose_userns(&off, 0, libc::EPERM).blocker, UsernsBlocker::MaxUserNamespaces);
+    }
+
+    #[test]
+    fn a_containers_root_without_cap_sys_admin_is_unprivileged() {
+        // Debian's switch and Ubuntu's AppArmor restriction test
+        // CAP_SYS_ADMIN, not the uid: a container's root is refused too.
+        let mut f = docker_root();
+        f.unprivileged_userns_clone = Some(0);
+        assert!(userns_preflight(&f, 0).unwrap().0.contains("kernel.unprivileged_userns_clone"));
+        f.confinement.cap_sys_admin = Some(true);
+        assert_eq!(userns_preflight(&f, 0), None, "a process with CAP_SYS_ADMIN is not affected");
+        let mut aa = docker_root();
+        aa.apparmor_restrict_unprivileged_userns = Some(1);
+        let d = diagnose_userns(&aa, 0, libc::EPERM);
+        assert_eq!(d.blocker, UsernsBlocker::AppArmorRestrict);
+        assert!(d.fix.contains("apparmor_restrict_unprivileged_userns=0") && d.fix.contains("seccomp=unconfined"), "both are named: {}", d.fix);
     }
 
     #[test]

@@ -44,8 +44,8 @@ pub use error::{packet_filter_fix, JailError};
 pub use lock::probe_filter;
 pub use gate::{GATE_FD, GATE_PATH};
 pub use host::{
-    connected_subnets, host_facts, host_facts_with, userns_diagnosis, userns_preflight, HostFacts, HostProbe,
-    UsernsFacts, PASTA_DIRS, TUN_PATH,
+    connected_subnets, current_userns_facts, diagnose_userns, host_facts, host_facts_with, userns_diagnosis, userns_preflight,
+    HostFacts, HostProbe, UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
 pub use nft::{try_create_probe_table, PROBE_TABLE};
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};

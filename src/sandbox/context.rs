@@ -48,6 +48,8 @@ pub struct Context {
     /// Whether bwrap may mount a fresh /proc here (false in containers whose
     /// /proc has masked paths).
     pub fresh_proc: bool,
+    /// The AppArmor profile this process runs under, if any.
+    pub apparmor: Option<crate::confinement::AppArmor>,
 }
 
 /// Reads the process environment once, so everything after works on a value.

@@ -222,6 +222,8 @@ pub enum PlanError {
     NeverPassed(String),
     #[error("this machine's /proc has paths masked by the container runtime, so the session cannot get its own /proc and would see the outer processes' environments; start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker) in runArgs")]
     ProcMasked,
+    #[error("this container runs under the AppArmor profile `{0}`, which refuses every mount, and bubblewrap builds each session from mounts in its own namespaces. Fix: {fix}", fix = crate::confinement::APPARMOR_FIX)]
+    AppArmorMounts(String),
     #[error("PATH names {0} ahead of the agent-sandbox shims; it does not exist yet, but a session could create it in a writable place and plant a `claude` there that runs outside the sandbox later. Put it after the system directories (e.g. PATH=$PATH:{0}) or create it before the session")]
     UnguardablePathDir(PathBuf),
     #[error("the command to run is empty")]
@@ -241,6 +243,9 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     }
     if !ctx.fresh_proc {
         return Err(PlanError::ProcMasked);
+    }
+    if let Some(a) = ctx.apparmor.as_ref().filter(|a| a.refuses_mounts()) {
+        return Err(PlanError::AppArmorMounts(a.label()));
     }
     let workspace = workspace(ctx, config, fs)?;
     let git_config_path = ctx.home.join(".gitconfig");

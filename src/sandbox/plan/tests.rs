@@ -43,6 +43,7 @@ fn ctx(uid: u32, user: &str, home: &str, cwd: &str, agent: Agent) -> Context {
         network: Network::Host,
         peers_flag: false,
         fresh_proc: true,
+        apparmor: None,
     }
 }
 
@@ -382,6 +383,21 @@ fn unsafe_workspaces_and_masked_proc_refuse() {
     for home in ["/home/dev", "/home"] {
         let config = Config { allow_write: vec![home.into()], ..Config::default() };
         assert_eq!(build(&c, &config, &fs().with("/home/dev", Kind::Dir)), Err(PlanError::HomeAllowWrite(home.into())));
+    }
+}
+
+/// Docker's AppArmor profile refuses every mount: no session, and the
+/// refusal names the runArgs line (bwrap's own error would not).
+#[test]
+fn docker_default_apparmor_refuses_with_its_fix() {
+    let mut c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
+    c.apparmor = crate::confinement::parse_apparmor("docker-default (enforce)");
+    let e = build(&c, &Config::default(), &fs()).unwrap_err();
+    assert_eq!(e, PlanError::AppArmorMounts("docker-default (enforce)".into()));
+    assert!(e.to_string().contains("\"--security-opt=apparmor=unconfined\" to \"runArgs\""), "{e}");
+    for fine in ["unconfined", "docker-default (complain)", "my-profile (enforce)"] {
+        c.apparmor = crate::confinement::parse_apparmor(fine);
+        assert!(build(&c, &Config::default(), &fs()).is_ok(), "{fine}");
     }
 }
 

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# A private Docker engine for the Docker tests (tests/docker.rs), on a fresh
+# Debian machine as root without systemd. As root:
+#
+#   bash scripts/docker-env.sh start    installs Debian's docker.io when
+#       missing, stops a dockerd left by an earlier run, starts a new one,
+#       imports the Debian 13 base image (scripts/base-tarball.sh) under the
+#       names a Dockerfile's FROM uses, and prints what to export
+#       (DOCKER_HOST, AGENT_SANDBOX_DOCKER: the client; logs go to stderr);
+#   bash scripts/docker-env.sh stop     stops it (by the pid in its pidfile);
+#   bash scripts/docker-env.sh status   exits 0 when it answers.
+#
+# Everything it has is its own, so nothing clashes with another engine on
+# the machine: data root $AGENT_SANDBOX_DOCKER_ROOT (default
+# /var/lib/agent-sandbox-tests/docker: images and the build cache stay
+# there between runs), socket, exec root and pidfile under
+# /run/agent-sandbox-tests, containerd namespace agent-sandbox-tests, log
+# in the data root's parent (docker.log).
+#
+# The machine's network stays as it was: no bridge, no iptables rules, no
+# forwarding or NAT (--bridge=none --iptables=false ...). Containers and
+# builds therefore use the host's network (`--network host`); a container
+# started without it has only a loopback interface.
+set -euo pipefail
+
+root=${AGENT_SANDBOX_DOCKER_ROOT:-/var/lib/agent-sandbox-tests/docker}
+run=/run/agent-sandbox-tests
+sock="$run/docker.sock"
+pidfile="$run/docker.pid"
+exec_root="$run/docker"
+log="$(dirname "$root")/docker.log"
+docker=/usr/bin/docker
+dockerd=/usr/sbin/dockerd
+export DOCKER_HOST="unix://$sock"
+
+say() { echo "docker-env: $*" >&2; }
+
+install() {
+  local need=()
+  # skopeo: the tests read the registry independently of the code under test.
+  for p in docker.io containerd runc skopeo; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  done
+  ((${#need[@]})) || return 0
+  say "installing: ${need[*]}"
+  # The package would start its own dockerd on the default socket (with the
+  # default bridge and iptables rules) where an init system lets it; a
+  # policy-rc.d that answers 101 stops that, and only this one is removed.
+  local policy=/usr/sbin/policy-rc.d added=
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod 0755 "$policy"
+    added=1
+  fi
+  local status=0
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq || status=$?
+  ((status)) || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null || status=$?
+  [[ -n $added ]] && rm -f "$policy"
+  return "$status"
+}
+
+answers() { "$docker" version >/dev/null 2>&1; }
+
+# The dockerd named by the pidfile, if it is alive and is ours.
+ours() {
+  local pid
+  pid=$(cat "$pidfile" 2>/dev/null) || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--pidfile $pidfile" || return 1
+  echo "$pid"
+}
+
+stop() {
+  local pid
+  if pid=$(ours); then
+    say "stopping dockerd (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 150); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      say "dockerd (pid $pid) did not stop within 30 s; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  # The containerd dockerd started for itself, if dockerd died without
+  # stopping it (its own pidfile, checked to be that containerd).
+  local cpid
+  cpid=$(cat "$exec_root/containerd/containerd.pid" 2>/dev/null || true)
+  if [[ $cpid =~ ^[0-9]+$ ]] && tr '\0' ' ' <"/proc/$cpid/cmdline" 2>/dev/null | grep -q -- "$exec_root/containerd/"; then
+    say "stopping the leftover containerd (pid $cpid)"
+    kill -TERM "$cpid" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+      kill -0 "$cpid" 2>/dev/null || break
+      sleep 0.2
+    done
+    kill -KILL "$cpid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile" "$sock"
+}
+
+start() {
+  install
+  # A dockerd from an earlier run (a test binary that was killed) is
+  # stopped, so every run starts from a known state.
+  stop
+  mkdir -p "$root" "$run" "$exec_root"
+  say "starting dockerd (socket $sock, data root $root, log $log)"
+  # setsid: it outlives this script; the test harness stops it with `stop`.
+  setsid "$dockerd" \
+    --host "unix://$sock" \
+    --data-root "$root" \
+    --exec-root "$exec_root" \
+    --pidfile "$pidfile" \
+    --containerd-namespace agent-sandbox-tests \
+    --containerd-plugins-namespace agent-sandbox-tests-plugins \
+    --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
+    --userland-proxy=false \
+    >>"$log" 2>&1 </dev/null &
+  for _ in $(seq 1 150); do
+    answers && break
+    sleep 0.2
+  done
+  if ! answers; then
+    say "dockerd did not answer within 30 s; the end of $log:"
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  # Containers an interrupted run left behind (the engine is the tests' own).
+  "$docker" container prune --force >/dev/null
+  import_base trixie
+  echo "export DOCKER_HOST=unix://$sock"
+  echo "export AGENT_SANDBOX_DOCKER=$docker"
+}
+
+# localhost/debian:SUITE-slim, also answering to docker.io/library/debian:SUITE-slim.
+import_base() {
+  local suite=$1 image="localhost/debian:$1-slim" tarball
+  if ! "$docker" image inspect "$image" >/dev/null 2>&1; then
+    tarball=$(bash "$(dirname "${BASH_SOURCE[0]}")/base-tarball.sh" "$suite")
+    say "importing $tarball as $image"
+    "$docker" import "$tarball" "$image" >/dev/null
+  fi
+  "$docker" tag "$image" "debian:$suite-slim"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) answers ;;
+  *)
+    echo "usage: bash scripts/docker-env.sh start|stop|status" >&2
+    exit 2
+    ;;
+esac

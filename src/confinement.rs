@@ -1,0 +1,152 @@
+//! How the container engine confines this process from outside, for
+//! diagnosing why a session cannot create its namespaces or mounts: the
+//! seccomp mode and whether the process holds CAP_SYS_ADMIN
+//! (`/proc/self/status`), and the AppArmor profile it runs under
+//! (`/proc/self/attr/apparmor/current`, or `/proc/self/attr/current` on
+//! kernels without LSM stacking). `read` is the only reader; the parsers
+//! and the fixes are pure.
+//!
+//! Why it matters (docs/feature.md): Docker's default seccomp profile
+//! refuses to create user namespaces to a container without CAP_SYS_ADMIN,
+//! and its AppArmor profile `docker-default` (Ubuntu hosts, Codespaces)
+//! refuses every mount; bubblewrap needs both. Sessions load their own
+//! seccomp filter (`sandbox::seccomp`) whatever the container has.
+//!
+//! Not here: the kernel's own switches (sysctls, `jail::host`).
+
+use std::path::Path;
+
+/// The fix for a container whose seccomp profile refuses user namespaces.
+pub const SECCOMP_FIX: &str = "add \"--security-opt=seccomp=unconfined\" to \"runArgs\" in devcontainer.json and rebuild the container \
+     (`docker run --security-opt seccomp=unconfined`; a compose service: `security_opt: [\"seccomp:unconfined\"]`). \
+     The agent-sandbox feature and image ask the engine for it themselves, so it is missing only where that request was dropped. \
+     Sessions still run under their own seccomp filter";
+
+/// The fix for a container whose AppArmor profile refuses mounts.
+pub const APPARMOR_FIX: &str = "add \"--security-opt=apparmor=unconfined\" to \"runArgs\" in devcontainer.json and rebuild the container \
+     (`docker run --security-opt apparmor=unconfined`; a compose service: `security_opt: [\"apparmor:unconfined\"]`). \
+     The agent-sandbox feature and image ask the engine for it themselves, so it is missing only where that request was dropped. \
+     Sessions still mount only inside their own namespaces";
+
+/// Docker's AppArmor profile, which refuses every `mount` (its template
+/// has `deny mount,`): a session can never be built under it.
+pub const DOCKER_DEFAULT: &str = "docker-default";
+
+/// `CAP_SYS_ADMIN`'s bit in the capability sets.
+const CAP_SYS_ADMIN: u32 = 21;
+
+/// The facts (each `None` when it could not be read).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confinement {
+    /// `Seccomp:` of /proc/self/status: 0 none, 1 strict, 2 a filter.
+    pub seccomp: Option<u8>,
+    /// Whether the effective capabilities hold CAP_SYS_ADMIN (the
+    /// kernel's and Docker's seccomp profile's test for "privileged").
+    pub cap_sys_admin: Option<bool>,
+    pub apparmor: Option<AppArmor>,
+}
+
+impl Confinement {
+    /// A seccomp filter is loaded (by the container engine, or a parent).
+    pub fn seccomp_filtered(&self) -> bool {
+        self.seccomp == Some(2)
+    }
+}
+
+/// The AppArmor profile of this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppArmor {
+    pub profile: String,
+    /// `enforce`, `complain`, `kill`, ... (none for `unconfined`).
+    pub mode: Option<String>,
+}
+
+impl AppArmor {
+    /// Confined: a profile other than `unconfined` whose denials take
+    /// effect (enforce or kill mode).
+    pub fn enforced(&self) -> bool {
+        self.profile != "unconfined" && matches!(self.mode.as_deref(), Some("enforce" | "kill"))
+    }
+
+    /// A profile known to refuse every mount, enforced: Docker's. (Other
+    /// profiles may too; doctor's mount probe finds those.)
+    pub fn refuses_mounts(&self) -> bool {
+        self.enforced() && self.profile == DOCKER_DEFAULT
+    }
+
+    /// `docker-default (enforce)`.
+    pub fn label(&self) -> String {
+        match &self.mode {
+            Some(m) => format!("{} ({m})", self.profile),
+            None => self.profile.clone(),
+        }
+    }
+}
+
+/// Reads the facts of this process.
+pub fn read() -> Confinement {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let attr = |p: &str| std::fs::read_to_string(Path::new(p)).ok();
+    let apparmor = attr("/proc/self/attr/apparmor/current").or_else(|| attr("/proc/self/attr/current")).and_then(|s| parse_apparmor(&s));
+    Confinement { seccomp: status_field(&status, "Seccomp").and_then(|v| v.parse().ok()), cap_sys_admin: cap_sys_admin(&status), apparmor }
+}
+
+/// The value of `Name:` in /proc/self/status.
+fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':').map(str::trim))
+}
+
+fn cap_sys_admin(status: &str) -> Option<bool> {
+    let caps = u64::from_str_radix(status_field(status, "CapEff")?, 16).ok()?;
+    Some(caps & (1 << CAP_SYS_ADMIN) != 0)
+}
+
+/// An AppArmor label: `unconfined`, or `PROFILE (MODE)`. Anything else
+/// (an SELinux context such as `system_u:system_r:container_t:s0`, which
+/// the same /proc/self/attr/current shows on SELinux hosts) is not one.
+pub fn parse_apparmor(text: &str) -> Option<AppArmor> {
+    let text = text.trim_end_matches(['\n', '\0']).trim();
+    if text == "unconfined" {
+        return Some(AppArmor { profile: text.into(), mode: None });
+    }
+    let (profile, mode) = text.strip_suffix(')')?.rsplit_once(" (")?;
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase());
+    (word(mode) && !profile.is_empty()).then(|| AppArmor { profile: profile.into(), mode: Some(mode.into()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOCKER_STATUS: &str = "Name:\tsh\nUmask:\t0022\nCapEff:\t00000000a80425fb\nNoNewPrivs:\t0\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+
+    fn parse_status(s: &str) -> (Option<u8>, Option<bool>) {
+        (status_field(s, "Seccomp").and_then(|v| v.parse().ok()), cap_sys_admin(s))
+    }
+
+    #[test]
+    fn status_gives_the_seccomp_mode_and_cap_sys_admin() {
+        // Docker's default capabilities (no CAP_SYS_ADMIN), its filter loaded.
+        assert_eq!(parse_status(DOCKER_STATUS), (Some(2), Some(false)));
+        // `Seccomp_filters:` is not `Seccomp:`.
+        assert_eq!(parse_status("Seccomp_filters:\t1\n"), (None, None));
+        // A host's root: every capability, no filter.
+        assert_eq!(parse_status("CapEff:\t000001ffffffffff\nSeccomp:\t0\n"), (Some(0), Some(true)));
+    }
+
+    #[test]
+    fn apparmor_labels_and_selinux_contexts() {
+        let d = parse_apparmor("docker-default (enforce)\n").unwrap();
+        assert_eq!((d.profile.as_str(), d.mode.as_deref(), d.enforced()), ("docker-default", Some("enforce"), true));
+        assert_eq!(d.label(), "docker-default (enforce)");
+        assert!(d.refuses_mounts());
+        assert!(!parse_apparmor("docker-default (complain)").unwrap().refuses_mounts(), "complain mode only logs");
+        assert!(!parse_apparmor("containers-default-0.50.1 (enforce)").unwrap().refuses_mounts(), "only the profile known to refuse them");
+        assert!(!parse_apparmor("unconfined\n").unwrap().enforced());
+        assert!(!parse_apparmor("my-profile (complain)").unwrap().enforced());
+        assert!(parse_apparmor("containers-default-0.50.1 (enforce)").unwrap().enforced());
+        assert_eq!(parse_apparmor("system_u:system_r:container_t:s0:c1,c2\0"), None);
+        assert_eq!(parse_apparmor(""), None);
+        assert_eq!(parse_apparmor("(enforce)"), None);
+    }
+}
