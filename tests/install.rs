@@ -225,7 +225,8 @@ fn remote_user_uid_1000() {
     }
 
     ok(&c.exec(&[INSTALL, "--uninstall"]), "uninstall");
-    c.sh("rm -rf /home/vscode/.local/state");
+    // What sessions made (baselines, their private tool dirs) is user data.
+    c.sh("rm -rf /home/vscode/.local/state /home/vscode/.local/share/agent-sandbox");
     c.assert_tree(&before, false, "uninstall leaves the container as it was");
 }
 

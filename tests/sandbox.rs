@@ -162,7 +162,7 @@ fn home_is_empty_except_the_agents_own_state() {
          cat {ssh} 2>/dev/null; echo ssh=$?
          echo claude=$(cat {claude} 2>/dev/null)
          cat {codex} 2>/dev/null; echo codex=$?
-         echo share=$(cat {share} 2>/dev/null)
+         cat {share} 2>/dev/null; echo share=$?
          cat {keyring} 2>/dev/null; echo keyring=$?
          echo inside > {back}; echo writeback=$?
          echo listing=$(ls -A ~ | grep -c {u})",
@@ -182,7 +182,8 @@ fn home_is_empty_except_the_agents_own_state() {
     assert_eq!(out.get("ssh"), "1", "~/.ssh is visible inside\n{out}");
     assert_eq!(out.get("claude"), "claude-state", "~/.claude is not bound back for --agent claude\n{out}");
     assert_eq!(out.get("codex"), "1", "~/.codex is visible to --agent claude\n{out}");
-    assert_eq!(out.get("share"), "shared-cache", "~/.local/share is not bound back\n{out}");
+    // The sandbox's own ~/.local/share, not the user's (shareToolDirs is off).
+    assert_eq!(out.get("share"), "1", "the outer ~/.local/share is visible inside\n{out}");
     assert_eq!(out.get("keyring"), "1", "~/.local/share/keyrings is visible inside\n{out}");
     assert_eq!(out.get("writeback"), "0", "{out}");
     assert_eq!(out.get("listing"), "0", "the outer home's entries are listed inside\n{out}");

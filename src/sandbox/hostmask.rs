@@ -39,7 +39,7 @@ pub fn apply(masks: &[(PathBuf, Kind)], in_userns: bool, uid: u32, gid: u32) -> 
     if in_userns {
         unshare(CloneFlags::CLONE_NEWNS)?;
     } else {
-        unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)?;
+        unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(|e| no_userns(uid, e))?;
         let inner = crate::jail::inner_id(uid);
         std::fs::write("/proc/self/uid_map", format!("{inner} {uid} 1\n"))?;
         std::fs::write("/proc/self/setgroups", "deny\n")?;
@@ -53,6 +53,15 @@ pub fn apply(masks: &[(PathBuf, Kind)], in_userns: bool, uid: u32, gid: u32) -> 
     let detached = umount2(STAGING, MntFlags::MNT_DETACH);
     staged?;
     detached.map_err(Error::from)
+}
+
+/// The refusal when no user namespace can be made: its cause and fix as
+/// the jail names them (a seccomp profile, a sysctl, an emulator).
+fn no_userns(uid: u32, e: nix::errno::Errno) -> Error {
+    let (cause, fix) = crate::jail::userns_diagnosis(&crate::jail::current_userns_facts(), uid, e as i32);
+    Error::other(format!(
+        "hiding what only root may read needs a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"
+    ))
 }
 
 fn mask(p: &Path, empty: &Path) -> Result<(), Error> {

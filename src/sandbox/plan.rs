@@ -31,7 +31,7 @@ use crate::sandbox::scope::access;
 use crate::sandbox::{seccomp, SESSION_MARKER};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Data file `i` of a plan is handed to bwrap at descriptor `FIRST_DATA_FD + i`.
 pub const FIRST_DATA_FD: i32 = 3;
@@ -500,6 +500,9 @@ impl MountBuilder<'_> {
             }
         }
         self.tool_dirs(home, config.share_tool_dirs);
+        if !config.share_tool_dirs {
+            self.command_install(home, &ctx.command);
+        }
         if !config.no_forge {
             for rel in FORGE_DIRS {
                 let p = home.join(rel);
@@ -542,6 +545,28 @@ impl MountBuilder<'_> {
                 None if p.parent().is_some_and(|d| self.fs.kind(d) == Some(Kind::Dir)) => self.push(Mount::TmpfsRo { dest: p }),
                 _ => {}
             }
+        }
+    }
+
+    /// A command installed in a tool dir of the home (Claude Code's native
+    /// installer keeps its versions in `~/.local/share/claude`, pnpm its
+    /// globals in `~/.local/share/pnpm`) would be hidden by the private
+    /// copies: its install dir, the tool dir's entry that holds it, is
+    /// bound back read-only (sessions run it, never change it), from a
+    /// descriptor opened without following anything.
+    fn command_install(&mut self, home: &Path, command: &[OsString]) {
+        let Some(cmd) = command.first().map(Path::new).filter(|c| c.is_absolute()) else { return };
+        for tool in TOOL_DIRS {
+            let Ok(rest) = cmd.strip_prefix(home.join(tool)) else { continue };
+            let mut parts = rest.components();
+            let Some(Component::Normal(entry)) = parts.next() else { return };
+            let rel = Path::new(tool).join(entry);
+            if rel.starts_with(".local/share/agent-sandbox") {
+                return;
+            }
+            let dir = parts.next().is_some();
+            self.bind_fd_at(home, &rel, &home.join(&rel), dir, false);
+            return;
         }
     }
 

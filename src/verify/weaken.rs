@@ -138,9 +138,12 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             let dirs: Vec<&str> = MASKED_DIRS.iter().copied().filter(|d| !d.contains("/user") && !d.contains("secrets")).collect();
             remove(mounts, |m| dest_in(m, ENGINE_SOCKETS) || dest_in(m, &dirs) || runtime_tmpfs(m))
         }
+        // Dropping `--cap-drop ALL` alone proves nothing once bwrap runs
+        // as nobody (a root launcher's session does): bwrap then drops
+        // them itself. Asking for them is what a careless plan would do.
         Weakening::Capabilities => {
             if let Some(i) = plan.flags.windows(2).position(|p| p == ["--cap-drop", "ALL"]) {
-                plan.flags.drain(i..i + 2);
+                plan.flags[i] = "--cap-add";
             }
         }
         Weakening::Seccomp => {
@@ -258,7 +261,7 @@ mod tests {
         let base = args(&plan());
         let cases: &[(Weakening, &[(&str, &str)])] = &[
             (Weakening::Tmp, &[("--tmpfs /tmp ", "")]),
-            (Weakening::Capabilities, &[("--cap-drop ALL ", "")]),
+            (Weakening::Capabilities, &[("--cap-drop ALL ", "--cap-add ALL ")]),
             (Weakening::Seccomp, &[("--seccomp 3 ", ""), ("--chdir", "--ro-bind-data 3 /dev/.agent-sandbox-retired-0 --chdir")]),
             (Weakening::PidNamespace, &[("--unshare-pid ", ""), ("--proc /proc ", "")]),
             (Weakening::EntryPoints, &[("6 /w/bin/claude ", "6 /dev/.agent-sandbox-retired-3 ")]),

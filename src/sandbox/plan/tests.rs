@@ -503,3 +503,30 @@ fn symlinked_siblings_are_left_to_their_targets() {
     assert!(!got.contains("/workspaces/alias"), "{got}");
     assert!(got.contains("--tmpfs /workspaces/other\n"), "{got}");
 }
+
+#[test]
+fn a_command_installed_in_a_tool_dir_is_bound_back_read_only() {
+    let mut c = ctx(1000, "dev", "/home/dev", "/home/dev/src/app", Agent::Claude);
+    c.command = vec!["/home/dev/.local/share/claude/versions/9.9.9/claude".into()];
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    let opened: Vec<_> = plan.data.iter().filter_map(|d| d.open.as_ref()).map(|o| (o.rel.clone(), o.dir)).collect();
+    assert!(opened.contains(&(".local/share/claude".into(), true)), "{opened:?}");
+    assert_eq!(access(&plan.mounts, Path::new("/home/dev/.local/share/claude/versions/9.9.9/claude")), crate::sandbox::scope::Access::Read);
+    assert_eq!(access(&plan.mounts, Path::new("/home/dev/.local/share/other")), crate::sandbox::scope::Access::Write);
+    // A file right in the tool dir: that file only.
+    c.command = vec!["/home/dev/.cache/tool".into()];
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    assert!(plan.data.iter().filter_map(|d| d.open.as_ref()).any(|o| o.rel == Path::new(".cache/tool") && !o.dir));
+    // The sandbox's own copies, a relative command, or the user's own tool
+    // dirs (shared): nothing more.
+    for (cmd, config) in [
+        ("/home/dev/.local/share/agent-sandbox/session-share/x/claude", Config::default()),
+        ("claude", Config::default()),
+        ("/home/dev/.local/share/claude/versions/9.9.9/claude", Config { share_tool_dirs: true, ..Config::default() }),
+    ] {
+        c.command = vec![cmd.into()];
+        let plan = build(&c, &config, &fs()).unwrap();
+        let opened: Vec<_> = plan.data.iter().filter_map(|d| d.open.as_ref()).map(|o| o.rel.clone()).collect();
+        assert!(!opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/session-share/x")), "{cmd}: {opened:?}");
+    }
+}
