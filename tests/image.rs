@@ -139,7 +139,10 @@ fn the_image_has_its_user_path_and_start_check() {
     assert_eq!(stdout(&out), "1000\nvscode 755\n../lib/agent-sandbox/bin/agent-sandbox\n");
 
     // Without the device, the start check warns and does not fail.
-    let out = podman(&["run", "--rm", &b.tag, "/usr/local/share/agent-sandbox-image/start-check.sh"]);
+    let start_check = ["/usr/local/lib/agent-sandbox/bin/agent-sandbox", "doctor", "--start-check"];
+    let mut args = vec!["run", "--rm", &b.tag];
+    args.extend(start_check);
+    let out = podman(&args);
     assert!(out.status.success());
     assert!(stderr(&out).contains("/dev/net/tun is missing"), "{}", stderr(&out));
     assert!(stderr(&out).contains("systempaths=unconfined"), "masked /proc is reported: {}", stderr(&out));
@@ -150,8 +153,11 @@ fn the_image_has_its_user_path_and_start_check() {
     let out = podman(&["run", "--rm", "--device", "/dev/net/tun", &b.tag, "stat", "-c", "%a", "/dev/net/tun"]);
     assert_eq!(stdout(&out), "666\n", "{}", stderr(&out));
     assert_eq!(host_mode(), before, "the host's /dev/net/tun is untouched");
-    // With the run options, it is silent.
-    let out = podman(&["run", "--rm", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined", &b.tag, "/usr/local/share/agent-sandbox-image/start-check.sh"]);
+    // With the run options and a user namespace (container root is not
+    // the host's root), it is silent.
+    let mut args = vec!["run", "--rm", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined", "--uidmap", "0:300000:65536", "--gidmap", "0:300000:65536", &b.tag];
+    args.extend(start_check);
+    let out = podman(&args);
     assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
 }
 
@@ -259,7 +265,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
         let meta: Value = serde_json::from_str(labels["devcontainer.metadata"].as_str().unwrap()).unwrap();
         assert_eq!(meta[0]["remoteUser"], "vscode");
         assert_eq!(meta[0]["securityOpt"], serde_json::json!(["systempaths=unconfined"]));
-        assert_eq!(meta[0]["postStartCommand"], "/usr/local/share/agent-sandbox-image/start-check.sh");
+        assert_eq!(meta[0]["postStartCommand"], "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check");
         assert_eq!(meta[0]["entrypoint"], "/usr/local/share/agent-sandbox-image/entrypoint.sh");
     }
 

@@ -57,7 +57,7 @@ pub fn lint(path: &Path, text: &str, read: &dyn Fn(&Path) -> Option<String>) -> 
             Some("give the service `devices: [\"/dev/net/tun:/dev/net/tun\"]` and `security_opt: [\"systempaths=unconfined\"]` in the compose file".into()),
         ));
     } else {
-        out.extend(run_args_findings(&shown.to_string(), &run_args));
+        out.extend(run_args_findings(&shown.to_string(), &run_args, asks_for_proc(obj)));
     }
     out.extend(sandbox_present(path, obj, read));
     for key in ["containerEnv", "remoteEnv"] {
@@ -88,7 +88,16 @@ fn flag_values(args: &[String], flag: &str) -> Vec<String> {
     out
 }
 
-fn run_args_findings(shown: &str, args: &[String]) -> Vec<Finding> {
+/// The agent-sandbox feature and the reference image ask the engine for
+/// an unmasked /proc themselves (their metadata's `securityOpt`), so a
+/// definition using either needs no runArgs for it.
+fn asks_for_proc(obj: &serde_json::Map<String, Value>) -> bool {
+    let feature = obj.get("features").and_then(Value::as_object).is_some_and(|f| f.keys().any(|k| k.contains("agent-sandbox")));
+    let image = obj.get("image").and_then(Value::as_str).is_some_and(|i| i.contains("agent-sandbox"));
+    feature || image
+}
+
+fn run_args_findings(shown: &str, args: &[String], proc_asked: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let privileged = args.iter().any(|a| a.trim() == "--privileged");
     let tun = privileged || flag_values(args, "--device").iter().any(|v| v.starts_with("/dev/net/tun"));
@@ -100,7 +109,8 @@ fn run_args_findings(shown: &str, args: &[String]) -> Vec<Finding> {
             Some("add \"--device=/dev/net/tun\" to \"runArgs\"".into()),
         ));
     }
-    let unmasked = privileged
+    let unmasked = proc_asked
+        || privileged
         || flag_values(args, "--security-opt").iter().any(|v| v == "systempaths=unconfined" || v.starts_with("unmask="));
     if !unmasked {
         out.push(finding(

@@ -30,8 +30,9 @@ pub const LICENSES_VALUE: &str = "Apache-2.0";
 pub const REMOTE_USER: &str = "vscode";
 /// The project venv location, appended to PATH after the system directories.
 pub const VENV: &str = "/opt/venv";
-/// The container-start check the image installs.
-pub const START_CHECK: &str = "/usr/local/share/agent-sandbox-image/start-check.sh";
+/// The container-start check (`postStartCommand`): doctor's live checks,
+/// warnings only.
+pub const START_CHECK: &str = "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check";
 /// The image's entrypoint (root at start: /dev/net/tun usable by the user).
 pub const ENTRYPOINT: &str = "/usr/local/share/agent-sandbox-image/entrypoint.sh";
 
@@ -122,7 +123,7 @@ mod tests {
         assert_eq!(got[4].1, "1.2.3");
         assert_eq!(
             got[7].1,
-            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/share/agent-sandbox-image/start-check.sh","remoteUser":"vscode","securityOpt":["systempaths=unconfined"]}]"#
+            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check","remoteUser":"vscode","securityOpt":["systempaths=unconfined"]}]"#
         );
     }
 

@@ -275,7 +275,7 @@ fn variant(req: &BuildRequest, inp: &Inputs, arch: Arch, tag: String, build_args
                 user: user.to_string(),
                 agent: agent.to_owned(),
                 egress_jail: req.egress_jail,
-                argv: engine::exec_argv(&inp.tools, &container, user, &env, &verify::command(agent)),
+                argv: engine::exec_argv(&inp.tools, &container, user, &env, &verify::command(agent, req.egress_jail)),
             })
             .collect(),
     };
