@@ -154,7 +154,7 @@ fn broken_container_golden() {
 #[test]
 fn doctor_says_whether_the_containers_root_can_write_host_kernel_settings() {
     let cases: [(&[&str], &str, &str); 2] = [
-        (&["--security-opt", "unmask=/proc/*"], "container-root-is-host-root", "WRITABLE"),
+        (&["--security-opt", "unmask=/proc/*"], "container-host-root", "WRITABLE"),
         (&["--security-opt", "unmask=/proc/*", "--uidmap", "0:300000:65536", "--gidmap", "0:300000:65536"], "container-userns-ok", "READ-ONLY"),
     ];
     for (opts, id, sysctl) in cases {

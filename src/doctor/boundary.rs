@@ -56,10 +56,10 @@ pub fn finding(b: &Boundary) -> Option<Finding> {
         );
     }
     if !b.proc_sys_writable {
-        return f("container-proc-sys-read-only", Severity::Ok, "the container's /proc/sys is read-only: its root cannot change host kernel settings".into(), None);
+        return f("container-sysctl-ro", Severity::Ok, "the container's /proc/sys is read-only: its root cannot change host kernel settings".into(), None);
     }
     f(
-        "container-root-is-host-root",
+        "container-host-root",
         Severity::Warning,
         "the container's root is the host's root (no user namespace) and /proc/sys is writable (the unmasked /proc that sessions need): a process running as root in this container, outside any session, can change host-wide kernel settings (kernel.core_pattern runs a program as host root at the next crash)".into(),
         Some(USERNS_FIX),
@@ -77,8 +77,8 @@ mod tests {
     #[test]
     fn which_case_the_container_is_in() {
         let id = |x: &Boundary| finding(x).map(|f| (f.id, f.severity));
-        assert_eq!(id(&b("         0          0 4294967295\n", true)), Some(("container-root-is-host-root", Severity::Warning)));
-        assert_eq!(id(&b("         0          0 4294967295\n", false)), Some(("container-proc-sys-read-only", Severity::Ok)));
+        assert_eq!(id(&b("         0          0 4294967295\n", true)), Some(("container-host-root", Severity::Warning)));
+        assert_eq!(id(&b("         0          0 4294967295\n", false)), Some(("container-sysctl-ro", Severity::Ok)));
         // Rootful podman with --uidmap / --userns=auto, and rootless podman.
         assert_eq!(id(&b("         0     300000      65536\n", true)), Some(("container-userns-ok", Severity::Ok)));
         assert_eq!(id(&b("         0       1000          1\n         1     100000      65536\n", true)), Some(("container-userns-ok", Severity::Ok)));
