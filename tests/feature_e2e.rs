@@ -185,7 +185,7 @@ fn feature_from_the_registry_sandboxes_root_sessions() {
     let (outcome, log) = a.up();
     assert_eq!(outcome["remoteUser"], "root");
     assert!(log.contains("running bin/x86_64/sandbox-install --agents claude"), "{log}");
-    assert!(!log.contains("agent-sandbox: WARNING"), "no start warning with the device present:\n{log}");
+    assert_only_boundary_warning(&log);
     // The feature's securityOpt reached the engine (the project did not ask).
     assert!(log.contains("--security-opt systempaths=unconfined"), "{log}");
     assert_sandboxed_session(&a, "/root");
@@ -240,8 +240,67 @@ fn template_applies_and_comes_up() {
     }
     assert!(!Path::new(&c.dir.join("devcontainer-template.json")).exists() && !c.dir.join("NOTES.md").exists());
     let (_, log) = c.up();
-    assert!(!log.contains("agent-sandbox: WARNING"), "{log}");
+    assert_only_boundary_warning(&log);
     assert_sandboxed_session(&c, "/root");
+}
+
+/// The start check's only warning, with the device present, is the
+/// container boundary's: rootful podman runs the container without a user
+/// namespace, so its root is the host's root with /proc unmasked.
+fn assert_only_boundary_warning(log: &str) {
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("agent-sandbox: WARNING")).collect();
+    assert!(!warnings.is_empty() && warnings.iter().all(|w| w.contains("[container-host-root]")), "start warnings:\n{log}");
+}
+
+/// A feature whose containerEnv puts a vendor `claude` first on PATH (as
+/// the node feature does with nvm's directory), installed before or after
+/// agent-sandbox: installed after it, commands run without a shell
+/// (`podman exec CTR claude`) get the vendor binary, and the start check
+/// says so; installed before it (what installsAfter arranges for the
+/// common language features), the shim wins there too.
+#[test]
+fn the_shims_stay_first_for_commands_run_without_a_shell() {
+    let p = published();
+    let ours = format!("{}/{}/agent-sandbox", p.registry, p.namespace);
+    for (order, shim_wins) in [(["./fake-node", ours.as_str()], true), ([ours.as_str(), "./fake-node"], false)] {
+        let x = Project::new(if shim_wins { "path-ok" } else { "path-bad" });
+        fs::create_dir_all(x.dir.join(".devcontainer/fake-node")).unwrap();
+        x.write(
+            ".devcontainer/fake-node/devcontainer-feature.json",
+            r#"{"id": "fake-node", "version": "1.0.0", "name": "a language feature that puts its bin directory first", "containerEnv": {"PATH": "/usr/local/share/fake-node/bin:${PATH}"}}"#,
+        );
+        x.write(
+            ".devcontainer/fake-node/install.sh",
+            "#!/bin/sh
+set -e
+mkdir -p /usr/local/share/fake-node/bin
+printf '#!/bin/sh\necho VENDOR-CLAUDE-UNSANDBOXED\n' > /usr/local/share/fake-node/bin/claude
+chmod 755 /usr/local/share/fake-node/bin/claude
+",
+        );
+        x.write(
+            ".devcontainer/devcontainer.json",
+            &format!(
+                r#"{{"image": "localhost/debian:trixie-slim", "features": {{"./fake-node": {{}}, "{}": {{"agents": "claude"}}}}, "overrideFeatureInstallOrder": ["{}", "{}"], "runArgs": ["--device=/dev/net/tun"]}}"#,
+                p.feature_ref(),
+                order[0],
+                order[1]
+            ),
+        );
+        let (outcome, log) = x.up();
+        let id = outcome["containerId"].as_str().expect("containerId");
+        // Without a shell: the container's own PATH.
+        let out = podman(&["exec", id, "sh", "-c", "command -v claude"]).unwrap();
+        let found = stdout(&out).trim().to_string();
+        let warned = log.contains("[exec-path-vendor-first]");
+        if shim_wins {
+            assert_eq!(found, "/usr/local/lib/agent-sandbox/bin/claude", "{order:?}\n{log}");
+            assert!(!warned, "{log}");
+        } else {
+            assert_eq!(found, "/usr/local/share/fake-node/bin/claude", "{order:?}");
+            assert!(warned && log.contains("runs /usr/local/share/fake-node/bin/claude there, outside the sandbox"), "the start check names the vendor binary that wins:\n{log}");
+        }
+    }
 }
 
 /// The jail inside a feature container: a route change refused, the

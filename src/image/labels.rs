@@ -28,7 +28,8 @@ pub const LICENSES_VALUE: &str = "Apache-2.0";
 
 /// The image's non-root user (uid 1000), the devcontainer `remoteUser`.
 pub const REMOTE_USER: &str = "vscode";
-/// The project venv location, appended to PATH after the system directories.
+/// The project venv location (the non-root user's), appended to that
+/// user's PATH after the system directories.
 pub const VENV: &str = "/opt/venv";
 /// The container-start check (`postStartCommand`): doctor's live checks,
 /// warnings only.
@@ -54,6 +55,9 @@ pub fn devcontainer_metadata() -> serde_json::Value {
     json!([{
         "remoteUser": REMOTE_USER,
         "containerEnv": { "UV_PROJECT_ENVIRONMENT": VENV },
+        // The venv on the remote user's PATH only, after the system
+        // directories (root's PATH never names a directory a user can write).
+        "remoteEnv": { "PATH": format!("${{containerEnv:PATH}}:{VENV}/bin") },
         "securityOpt": ["systempaths=unconfined"],
         "entrypoint": ENTRYPOINT,
         "postStartCommand": START_CHECK,
@@ -123,7 +127,7 @@ mod tests {
         assert_eq!(got[4].1, "1.2.3");
         assert_eq!(
             got[7].1,
-            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check","remoteUser":"vscode","securityOpt":["systempaths=unconfined"]}]"#
+            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check","remoteEnv":{"PATH":"${containerEnv:PATH}:/opt/venv/bin"},"remoteUser":"vscode","securityOpt":["systempaths=unconfined"]}]"#
         );
     }
 
@@ -154,7 +158,12 @@ mod tests {
         assert_eq!(containerfile_label(text, TITLE).as_deref(), Some(TITLE_VALUE));
         assert_eq!(containerfile_label(text, DESCRIPTION).as_deref(), Some(DESCRIPTION_VALUE));
         assert_eq!(containerfile_label(text, LICENSES).as_deref(), Some(LICENSES_VALUE));
-        assert!(text.contains(&format!("ENV PATH=${{PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}}:{VENV}/bin")), "the venv is appended to PATH");
+        // The image's PATH (root's too): the shims, then the system; the
+        // user's venv is only on the user's PATH.
+        let env_path = text.lines().find_map(|l| l.strip_prefix("ENV PATH=")).expect("ENV PATH");
+        assert_eq!(env_path, "/usr/local/lib/agent-sandbox/bin:${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}");
+        assert!(!env_path.contains(VENV));
+        assert!(text.contains(&format!(r#"PATH="$PATH:{VENV}/bin""#)), "the user's shells append the venv");
         assert!(text.contains(START_CHECK));
         assert!(text.contains(&format!("ENTRYPOINT [\"{ENTRYPOINT}\"]")));
         assert!(text.contains(&format!("ARG USER_NAME={REMOTE_USER}")));

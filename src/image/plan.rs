@@ -9,6 +9,8 @@
 //! - its own architecture (`Native`): a container started as root like a
 //!   devcontainer, the verify battery exec'd as root and as the non-root
 //!   user, jail on unless asked otherwise;
+//! - either way, the ownership audit (`audit`): nothing root may run is
+//!   writable by anyone else;
 //! - another architecture (`Emulated`, qemu-user through binfmt_misc):
 //!   sessions cannot start there (no namespaces or seccomp filters under
 //!   qemu-user, see `crate::arch::emulation`), so the container runs
@@ -196,6 +198,8 @@ pub struct Variant {
     pub start: Vec<String>,
     /// Measures what the sandbox adds to the image (bubblewrap, passt, the binaries).
     pub measure: Vec<String>,
+    /// The ownership audit (`audit`), as root.
+    pub audit: Vec<String>,
     /// Native: the battery as root, then as the non-root user, in that container.
     pub verify: Vec<VerifyRun>,
     /// Emulated: `uname -m` and `agent-sandbox doctor --json` as root.
@@ -290,6 +294,7 @@ fn variant(req: &BuildRequest, inp: &Inputs, arch: Arch, tag: String, build_args
         inspect: engine::inspect_argv(&inp.tools, &tag),
         start: engine::start_argv(&inp.tools, &tag, &container, network),
         measure: engine::exec_argv(&inp.tools, &container, "root", &[], &["sh".into(), "-c".into(), MEASURE_SCRIPT.into()]),
+        audit: engine::exec_argv(&inp.tools, &container, "root", &[], &super::audit::command()),
         verify,
         emulated,
         remove: engine::remove_argv(&inp.tools, &container),
