@@ -125,6 +125,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     } else {
         (Network::Host, None)
     };
+    let shell_path = crate::sandbox::shellrc::gather(&account.home);
     let ctx = Context {
         uid: account.uid,
         gid: account.gid,
@@ -143,6 +144,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         network,
         peers_flag: req.peers,
         fresh_proc: context::fresh_proc_possible(),
+        shell_path,
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
     let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone() });

@@ -143,7 +143,12 @@ fn the_image_has_its_user_path_and_start_check() {
     let shell_path = |user: &str, flag: &str| stdout(&podman(&["run", "--rm", "--user", user, &b.tag, "bash", flag, "printf %s \"$PATH\""])).lines().last().unwrap_or("").to_string();
     for flag in ["-lc", "-ic"] {
         let p = shell_path("vscode", flag);
-        assert!(p.starts_with("/usr/local/lib/agent-sandbox/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") && p.ends_with(":/opt/venv/bin"), "vscode, bash {flag}: {p}");
+        let entries: Vec<&str> = p.split(':').collect();
+        let system = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"];
+        assert!(
+            entries.first() == Some(&"/usr/local/lib/agent-sandbox/bin") && entries.last() == Some(&"/opt/venv/bin") && entries[1..entries.len() - 1].iter().all(|e| system.contains(e)),
+            "vscode, bash {flag}: the shims, the system directories, then the venv: {p}"
+        );
         let p = shell_path("root", flag);
         assert!(!p.contains("/opt/venv"), "root, bash {flag}: {p}");
     }

@@ -64,6 +64,13 @@ pub fn devcontainer_metadata() -> serde_json::Value {
     }])
 }
 
+/// Labels the Containerfile sets itself and the build must not pass again:
+/// engines that turn `--label` into Containerfile text (buildah, podman)
+/// substitute variables in it, and devcontainer.metadata holds the Dev
+/// Containers CLI's own `${containerEnv:PATH}`. The build still checks
+/// that the image carries it (a unit test keeps both equal).
+pub const FROM_CONTAINERFILE: &[&str] = &[DEVCONTAINER_METADATA];
+
 /// Every label the image gets, in a fixed order.
 pub fn labels(p: &Provenance) -> Vec<(String, String)> {
     [
@@ -153,8 +160,8 @@ mod tests {
     #[test]
     fn containerfile_carries_the_same_static_labels() {
         let text = include_str!("../../image/Containerfile");
-        let meta: serde_json::Value = serde_json::from_str(&containerfile_label(text, DEVCONTAINER_METADATA).unwrap()).unwrap();
-        assert_eq!(meta, devcontainer_metadata());
+        // Byte for byte: the build compares the image's label with it.
+        assert_eq!(containerfile_label(text, DEVCONTAINER_METADATA).unwrap(), devcontainer_metadata().to_string());
         assert_eq!(containerfile_label(text, TITLE).as_deref(), Some(TITLE_VALUE));
         assert_eq!(containerfile_label(text, DESCRIPTION).as_deref(), Some(DESCRIPTION_VALUE));
         assert_eq!(containerfile_label(text, LICENSES).as_deref(), Some(LICENSES_VALUE));

@@ -231,11 +231,12 @@ pub fn build_plan(req: &BuildRequest, inp: &Inputs) -> Result<BuildPlan, ImageEr
     let mut build_args = vec![("AGENTS".to_owned(), agent_names.join(","))];
     build_args.extend(req.build_args.iter().cloned());
     let labels = labels::labels(&inp.provenance);
+    let build_labels: Vec<(String, String)> = labels.iter().filter(|(k, _)| !labels::FROM_CONTAINERFILE.contains(&k.as_str())).cloned().collect();
     let variants = platforms
         .iter()
         .map(|arch| {
             let tag = if platforms.len() == 1 { tag.clone() } else { variant_tag(&tag, *arch) };
-            variant(req, inp, *arch, tag, &build_args, &labels)
+            variant(req, inp, *arch, tag, &build_args, &build_labels)
         })
         .collect::<Result<_, _>>()?;
     Ok(BuildPlan { engine: inp.tools.engine, runner: inp.tools.runner, tag, agents: agent_names, labels, egress_jail: req.egress_jail, variants })

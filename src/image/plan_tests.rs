@@ -38,8 +38,16 @@ fn request() -> BuildRequest {
     }
 }
 
+/// The labels the build passes: all but devcontainer.metadata, which the
+/// Containerfile sets (an engine would substitute its `${containerEnv:PATH}`).
 fn label_flags(inp: &Inputs) -> Vec<String> {
-    labels::labels(&inp.provenance).into_iter().flat_map(|(k, v)| ["--label".to_owned(), format!("{k}={v}")]).collect()
+    let flags: Vec<String> = labels::labels(&inp.provenance)
+        .into_iter()
+        .filter(|(k, _)| k != labels::DEVCONTAINER_METADATA)
+        .flat_map(|(k, v)| ["--label".to_owned(), format!("{k}={v}")])
+        .collect();
+    assert!(!flags.iter().any(|f| f.contains("${")), "no label the build passes holds a substitution: {flags:?}");
+    flags
 }
 
 fn cf(dest: &str, source: &str) -> ContextFile {

@@ -48,6 +48,10 @@ pub struct Context {
     /// Whether bwrap may mount a fresh /proc here (false in containers whose
     /// /proc has masked paths).
     pub fresh_proc: bool,
+    /// What the user's shell start-up files put on PATH and alias the
+    /// entry points to (`shellrc`, read without running them): the entry
+    /// guard covers those too.
+    pub shell_path: crate::sandbox::shellrc::ShellPath,
 }
 
 /// Reads the process environment once, so everything after works on a value.

@@ -108,10 +108,20 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         outside_refuses: Vec::new(),
         helpers,
         launcher_dir: crate::sandbox::context::shim_dir(),
+        shell_dirs: shell_dirs(home),
         git_config,
         scope: Vec::new(),
         jail: None,
     }
+}
+
+/// The directories the entry guard covers beyond the session's PATH.
+fn shell_dirs(home: &Path) -> Vec<PathBuf> {
+    let found = crate::sandbox::shellrc::gather(home);
+    let mut dirs: Vec<PathBuf> = found.dirs.into_iter().map(|(d, _)| d).collect();
+    dirs.extend(found.aliases.into_iter().filter_map(|(_, f, _)| f.parent().map(Path::to_path_buf)));
+    dirs.extend(crate::sandbox::plan::VENDOR_INSTALL_DIRS.iter().map(|r| home.join(r)));
+    dirs
 }
 
 /// What `scope` says for a sample of interesting paths, computed from the
