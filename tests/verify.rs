@@ -309,9 +309,18 @@ fn a_writable_root_fails_the_file_system_checks() {
 #[test]
 fn uncovered_entry_points_fail_their_check() {
     let td = setup("weak-entry");
-    let bin = td.ws().join("bin");
+    let bin = td.ws().join("tools/bin");
     mkdir(&bin);
     weakened(Launcher::new(&td.ws()).path_first(&bin), "entry-points", &["entry-points-covered"]);
+    // Without the pins the directory (and the one above it) can be renamed
+    // away: the check says so, and puts them back.
+    let (out, v) = verify_json(Launcher::new(&td.ws()).path_first(&bin), &["--weaken", "entry-points"]);
+    let detail = v["checks"][by_name("entry-points-covered").unwrap().number as usize - 1]["detail"].as_str().unwrap_or("").to_string();
+    assert!(detail.contains(&format!("{} can be renamed away", bin.display())) && detail.contains(&format!("{} can be renamed away", td.ws().join("tools").display())), "{detail}\n{out}");
+    assert!(bin.is_dir(), "the check put the directory back");
+    // With the guard, the check passes on the same PATH.
+    let (out, v) = verify_json(Launcher::new(&td.ws()).path_first(&bin), &[]);
+    assert_eq!(status_of(&v, "entry-points-covered"), "pass", "{out}");
 }
 
 #[test]
