@@ -11,7 +11,8 @@
 //! - `path`: PATH-order rules; `devcontainer`: the lint; `render`: output.
 //! - `settings`: the configuration (jail off, environment overrides,
 //!   allowWrite); `installed`: the installation against its manifest;
-//!   `boundary`: the container's root and the host's kernel settings.
+//!   `boundary`: the container's root and the host's kernel settings;
+//!   `shell`: what the shells' start-up files put on PATH.
 
 pub mod boundary;
 pub mod checks;
@@ -21,6 +22,7 @@ pub mod path;
 pub mod probe;
 pub mod render;
 pub mod settings;
+pub mod shell;
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -91,6 +93,7 @@ pub fn run(opts: &Options, config: Result<crate::config::Effective, String>) -> 
     let mut findings = checks::assess(&host);
     let home = crate::sandbox::context::account().map(|a| a.home).unwrap_or_default();
     findings.extend(settings::findings(&config, &home));
+    findings.extend(shell::findings(&crate::sandbox::shellrc::gather(&home)));
     if !opts.start_check {
         findings.extend(devcontainer_findings(opts));
     }

@@ -82,6 +82,10 @@ pub fn parse(files: &[(PathBuf, String)], home: &Path, read: &dyn Fn(&Path) -> O
     vars.insert("PATH".to_string(), Ok(OLD_PATH.to_string()));
     let mut r = Reader { vars, out: ShellPath::default(), read, seen: Vec::new() };
     for (path, text) in files {
+        // Already read where another file sourced it.
+        if r.seen.contains(path) {
+            continue;
+        }
         r.seen.push(path.clone());
         // The installer's own snippet only reorders PATH (shims first).
         if path != Path::new(crate::install::layout::PROFILE_SCRIPT) {

@@ -58,8 +58,12 @@ fn sourced_files_are_followed() {
         "/home/u/.config/extra.sh" => Some("PATH=/home/u/.config/bin:$PATH\n. /home/u/.bashrc\n".to_string()),
         _ => None,
     };
+    let mut files = files;
+    // Read once, though also listed itself after the file that sources it.
+    files.push((PathBuf::from("/home/u/.config/extra.sh"), "eval x\n".into()));
     let s = parse(&files, Path::new(HOME), &reader);
     assert_eq!(dirs(&s), vec!["/home/u/.cargo/bin", "/home/u/.config/bin"]);
+    assert!(s.unfollowed.is_empty(), "{:?}", s.unfollowed);
     assert_eq!(s.dirs[1].1.to_string(), "/home/u/.config/extra.sh:1");
 }
 
