@@ -210,6 +210,17 @@ pub enum PlanError {
     UnsafeEntry(#[from] UnsafeEntry),
 }
 
+/// Whether what a session writes at `p` lands at `p` outside, where a
+/// shell outside finds it: the mount that covers it binds it onto itself
+/// (a bind of another source, such as a private copy, does not).
+pub fn writes_land_outside(mounts: &[Mount], p: &Path) -> bool {
+    match mounts.iter().rev().find(|m| p.starts_with(m.dest())) {
+        Some(Mount::Bind { src, dest, .. }) => src == dest,
+        Some(Mount::BindFd { writable, .. }) => *writable,
+        _ => false,
+    }
+}
+
 /// Builds the whole plan. Pure: every question about the file system goes
 /// through `fs`.
 pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, PlanError> {
@@ -663,14 +674,8 @@ impl MountBuilder<'_> {
         Ok(())
     }
 
-    /// Whether what a session writes at `p` lands at `p` outside, where a
-    /// shell outside finds it: the bind that covers it maps it onto itself.
     fn lands_outside(&self, p: &Path) -> bool {
-        match self.mounts.iter().rev().find(|m| p.starts_with(m.dest())) {
-            Some(Mount::Bind { src, dest, .. }) => src == dest,
-            Some(Mount::BindFd { writable, .. }) => *writable,
-            _ => false,
-        }
+        writes_land_outside(&self.mounts, p)
     }
 
     /// Whether a session could create the missing `p` where it lands
