@@ -14,7 +14,7 @@ use super::{Finding, Severity};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Boundary {
-    /// Running in a container (podman's /run/.containerenv or Docker's /.dockerenv).
+    /// Running in a container started by an engine (see `gather`).
     pub in_container: bool,
     /// /proc/self/uid_map, as read ("" when unreadable).
     pub uid_map: String,
@@ -22,9 +22,21 @@ pub struct Boundary {
     pub proc_sys_writable: bool,
 }
 
+/// The files container engines (Docker, podman, Kubernetes) bind into
+/// every container they start.
+const ENGINE_FILE_MOUNTS: &[&str] = &["/etc/hostname", "/etc/hosts", "/etc/resolv.conf"];
+
+/// Whether `mountinfo` shows a container engine's doing: one of
+/// `ENGINE_FILE_MOUNTS` is a mount point. Marker files (/.dockerenv,
+/// /run/.containerenv) are not enough: a machine whose root file system
+/// was made from a container keeps them.
+pub fn engine_mounts(mountinfo: &str) -> bool {
+    mountinfo.lines().filter_map(|l| l.split(' ').nth(4)).any(|m| ENGINE_FILE_MOUNTS.contains(&m))
+}
+
 /// Observes this machine.
 pub fn gather() -> Boundary {
-    let in_container = ["/run/.containerenv", "/.dockerenv"].iter().any(|p| std::path::Path::new(p).exists());
+    let in_container = engine_mounts(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     let uid_map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();
     let proc_sys_writable = nix::sys::statvfs::statvfs("/proc/sys").is_ok_and(|s| !s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
     Boundary { in_container, uid_map, proc_sys_writable }
@@ -72,6 +84,14 @@ mod tests {
 
     fn b(uid_map: &str, w: bool) -> Boundary {
         Boundary { in_container: true, uid_map: uid_map.into(), proc_sys_writable: w }
+    }
+
+    #[test]
+    fn a_container_is_told_by_the_files_its_engine_binds() {
+        let vm = "22 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n23 22 0:5 / /proc rw - proc proc rw\n";
+        assert!(!engine_mounts(vm));
+        let ctr = format!("{vm}501 22 0:44 /containers/x/hostname /etc/hostname rw,nosuid - tmpfs tmpfs rw\n");
+        assert!(engine_mounts(&ctr));
     }
 
     #[test]
