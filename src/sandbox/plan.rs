@@ -619,6 +619,9 @@ impl MountBuilder<'_> {
         let shim_dir = ctx.shim_dir.as_deref();
         let made: Vec<PathBuf> = ctx.agent.state_paths(&ctx.home).into_iter().filter(|(_, k)| *k == crate::agents::StateKind::Dir).map(|(p, _)| p).collect();
         let mut done: Vec<PathBuf> = Vec::new();
+        // Directories are judged (and guarded) where they really are: a
+        // PATH entry reached through a link outside the session's reach
+        // (~/proj -> /workspaces/proj) lands in the bind of its target.
         for dir in path_dirs {
             if Some(dir.as_path()) == shim_dir {
                 break;
@@ -629,19 +632,23 @@ impl MountBuilder<'_> {
                 }
                 continue;
             }
-            if access(&self.mounts, dir).writable() {
-                self.guard_path_dir(dir)?;
-                done.push(dir.clone());
+            let real = self.fs.resolve(dir).unwrap_or_else(|| dir.clone());
+            if access(&self.mounts, &real).writable() && !done.contains(&real) {
+                self.guard_path_dir(&real)?;
+                done.push(real);
             }
         }
         for (dir, origin) in &ctx.shell_path.dirs {
-            if done.contains(dir) || Some(dir.as_path()) == shim_dir {
+            if Some(dir.as_path()) == shim_dir {
                 continue;
             }
             match self.fs.kind(dir) {
-                Some(Kind::Dir) if self.lands_outside(dir) => {
-                    self.guard_path_dir(dir)?;
-                    done.push(dir.clone());
+                Some(Kind::Dir) => {
+                    let real = self.fs.resolve(dir).unwrap_or_else(|| dir.clone());
+                    if self.lands_outside(&real) && !done.contains(&real) {
+                        self.guard_path_dir(&real)?;
+                        done.push(real);
+                    }
                 }
                 None if self.lands_outside_once_made(dir, &made) => {
                     return Err(PlanError::UnguardableShellDir { dir: dir.clone(), origin: origin.to_string(), what: "puts on PATH".into() })
@@ -652,8 +659,9 @@ impl MountBuilder<'_> {
         let vendor = VENDOR_INSTALL_DIRS.iter().map(|rel| (ctx.home.join(rel), None));
         let aliased = ctx.shell_path.aliases.iter().filter_map(|(name, file, origin)| Some((file.parent()?.to_path_buf(), Some((name, origin)))));
         for (dir, alias) in vendor.chain(aliased).collect::<Vec<_>>() {
+            let real = self.fs.resolve(&dir).unwrap_or_else(|| dir.clone());
             match (self.fs.kind(&dir), alias) {
-                (Some(Kind::Dir), _) if self.lands_outside(&dir) => self.pin(&dir, false)?,
+                (Some(Kind::Dir), _) if self.lands_outside(&real) => self.pin(&real, false)?,
                 (None, Some((name, origin))) if self.lands_outside_once_made(&dir, &made) => {
                     return Err(PlanError::UnguardableShellDir { dir, origin: origin.to_string(), what: format!("aliases `{name}` to a file in") })
                 }
@@ -682,10 +690,10 @@ impl MountBuilder<'_> {
     /// outside. `made`: directories the launcher creates before the session
     /// (the agent's state), which count as existing.
     fn lands_outside_once_made(&self, p: &Path, made: &[PathBuf]) -> bool {
-        p.ancestors()
-            .skip(1)
-            .find(|a| self.fs.kind(a).is_some() || made.iter().any(|m| m == a))
-            .is_some_and(|a| self.lands_outside(a) && access(&self.mounts, a).writable_outside())
+        p.ancestors().skip(1).find(|a| self.fs.kind(a).is_some() || made.iter().any(|m| m == a)).is_some_and(|a| {
+            let real = self.fs.resolve(a).unwrap_or_else(|| a.to_path_buf());
+            self.lands_outside(&real) && access(&self.mounts, &real).writable_outside()
+        })
     }
 
     /// Makes `dir`, and each directory between it and the bind it lies in,

@@ -383,6 +383,22 @@ fn directories_the_shells_put_on_path_are_guarded_too() {
     assert!(e.to_string().starts_with("/root/.bashrc:12 puts on PATH /root/.local/share/pnpm, which does not exist yet") && e.to_string().contains("mkdir -p /root/.local/share/pnpm"), "{e}");
 }
 
+/// A directory the shells put on PATH through a link outside the session's
+/// reach (~/proj -> /workspaces/app) is guarded where it really is.
+#[test]
+fn a_shell_path_dir_reached_through_a_link_is_guarded_at_its_target() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.shell_path.dirs = vec![("/root/proj/bin".into(), origin("/root/.bashrc", 4))];
+    let table = fs().with("/workspaces/app/bin", Kind::Dir).with_link("/root/proj", "/workspaces/app");
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    let mut want = vec!["pin /workspaces/app/bin".to_string()];
+    want.extend(masks("/workspaces/app/bin"));
+    assert_eq!(guard_mounts(&plan, "/workspaces/app/bin"), want);
+    // Missing there: refused, as a session could make it.
+    c.shell_path.dirs = vec![("/root/proj/tools".into(), origin("/root/.bashrc", 4))];
+    assert!(matches!(build(&c, &Config::default(), &table), Err(PlanError::UnguardableShellDir { .. })));
+}
+
 /// An alias of an entry point to a file, and the vendors' install
 /// directories in the bound-back state: their directory is read-only.
 #[test]
