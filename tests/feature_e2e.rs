@@ -14,7 +14,9 @@
 //!
 //! Needs root; the scripts install podman, docker-registry and the CLI, and
 //! build the static binaries when AGENT_SANDBOX_STATIC_DIR is not set.
-//! Each test cleans up its containers and images.
+//! Each test cleans up its containers and images. The feature is published
+//! without its `installsAfter` (see `published`): the CLI would fetch the
+//! features it names from ghcr.io, which this machine cannot reach.
 
 mod publish_env;
 
@@ -46,7 +48,18 @@ fn published() -> &'static Published {
         // The documented command: no --bin-dir, so both architectures'
         // binaries are bundled from the folders scripts/build-static.sh wrote.
         let run = |args: &[&str]| ok(Command::new(bin()).current_dir(root()).env("AGENT_SANDBOX_STATIC_DIR", static_dir()).args(args));
-        run(&["feature", "publish", "--registry", &env.registry, "--namespace", &namespace]);
+        // From a copy without `installsAfter`: the Dev Containers CLI fetches
+        // the features it names (ghcr.io) at every `up`, and this machine has
+        // no route there. The install order is set explicitly where it
+        // matters (`the_shims_stay_first_for_commands_run_without_a_shell`);
+        // tests/publish.rs checks the real file.
+        let source = tempfile::tempdir().unwrap();
+        copy_tree(&root().join("feature/src"), source.path());
+        let json = source.path().join("agent-sandbox/devcontainer-feature.json");
+        let mut feature: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(feature.as_object_mut().unwrap().remove("installsAfter").is_some(), "the feature names installsAfter");
+        fs::write(&json, serde_json::to_string_pretty(&feature).unwrap()).unwrap();
+        run(&["feature", "publish", "--source", source.path().to_str().unwrap(), "--registry", &env.registry, "--namespace", &namespace]);
         let m = manifest(&env.registry, &format!("{namespace}/agent-sandbox"), version());
         let layer = blob(&env.registry, &format!("{namespace}/agent-sandbox"), m["layers"][0]["digest"].as_str().unwrap());
         let mut listing = Vec::new();
@@ -61,6 +74,20 @@ fn published() -> &'static Published {
         run(&["templates", "publish", "--registry", &env.registry, "--namespace", &templates, "--feature", &feature]);
         Published { registry: env.registry.clone(), namespace }
     })
+}
+
+/// Copies the folder `from` into `to` (files and folders, modes kept).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&dest).unwrap();
+            copy_tree(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
 }
 
 /// A project folder for `devcontainer up`; removes its containers and

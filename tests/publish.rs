@@ -62,6 +62,20 @@ fn feature_and_template_versions_follow_the_crate() {
     }
 }
 
+/// Commands started without a shell get the container's PATH, which the
+/// features' `containerEnv` make in their install order: the feature puts
+/// the shims first and installs after the node feature (whose nvm directory,
+/// where `npm install -g` puts `claude`, it would otherwise come after), and
+/// its start check is doctor's.
+#[test]
+fn the_feature_keeps_the_shims_first_on_the_containers_path() {
+    let feature = read_json(&root().join("feature/src/agent-sandbox/devcontainer-feature.json"));
+    let path = feature["containerEnv"]["PATH"].as_str().expect("containerEnv.PATH");
+    assert_eq!(path, "/usr/local/lib/agent-sandbox/bin:${PATH}");
+    assert!(feature["installsAfter"].as_array().unwrap().iter().any(|f| f == "ghcr.io/devcontainers/features/node"), "{feature:#}");
+    assert_eq!(feature["postStartCommand"], "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check");
+}
+
 /// A copy of the feature folder whose sandbox-install records its arguments.
 fn feature_with_recording_installer() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
