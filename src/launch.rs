@@ -127,6 +127,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     } else {
         (Network::Host, None)
     };
+    let shell_path = crate::sandbox::shellrc::gather(&account.home);
     let ctx = Context {
         uid: account.uid,
         gid: account.gid,
@@ -146,6 +147,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         peers_flag: req.peers,
         fresh_proc: context::fresh_proc_possible(),
         apparmor: crate::confinement::read().apparmor,
+        shell_path,
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
     let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone(), extra: Vec::new() });

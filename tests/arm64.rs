@@ -119,7 +119,7 @@ fn the_default_feature_package_installs_in_arm64_debian_13() {
     assert!(out.contains("running bin/aarch64/sandbox-install --agents claude --no-forge"), "{out}");
     assert!(out.contains("packages  apt install bubblewrap passt"), "{out}");
     assert_eq!(c.sh(&format!("sha256sum {BINARY} | cut -d' ' -f1")).trim(), sha256(&feature.join("bin/aarch64/agent-sandbox")));
-    assert_eq!(c.sh("ls /usr/local/share/agent-sandbox-feature"), "entrypoint.sh\nstart-check.sh\n");
+    assert_eq!(c.sh("ls /usr/local/share/agent-sandbox-feature"), "entrypoint.sh\n");
     let installed = c.tree_hash(true);
     let again = run();
     assert!(again.contains("sandbox-install: up to date"), "{again}");

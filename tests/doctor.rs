@@ -71,6 +71,19 @@ fn lint_verdicts() {
     assert_eq!(lint("dockerfile-engine-defaults.jsonc"), vec![("devcontainer-docker-confined", Severity::Warning)]);
     assert_eq!(lint("no-sandbox.json"), vec![("devcontainer-no-sandbox", Severity::Warning), ("devcontainer-path-replaced", Severity::Warning)]);
     assert_eq!(lint("broken-syntax.jsonc"), vec![("devcontainer-invalid", Severity::Error)]);
+    assert_eq!(lint("dockerfile-masked.jsonc"), vec![("devcontainer-proc-masked", Severity::Error)]);
+}
+
+/// The devcontainer.json docs/feature.md tells users to write gets no
+/// false alarm: the feature asks for the unmasked /proc itself.
+#[test]
+fn the_docs_own_example_is_clean() {
+    let docs = std::fs::read_to_string("docs/feature.md").unwrap();
+    let example = docs.split("```jsonc\n").nth(1).and_then(|b| b.split("```").next()).expect("docs/feature.md has a jsonc example");
+    assert!(example.contains("\"features\"") && example.contains("\"runArgs\""), "the first example is the devcontainer.json:\n{example}");
+    let findings = devcontainer::lint(Path::new("docs/feature.md"), example, &|_| None);
+    let ids: Vec<_> = findings.iter().map(|f| (f.id, f.severity)).collect();
+    assert_eq!(ids, vec![("devcontainer-ok", Severity::Ok)], "{findings:#?}");
 }
 
 fn doctor(args: &[&str], cwd: &Path) -> (i32, String) {
@@ -134,4 +147,26 @@ fn broken_container_golden() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(1), "a broken container blocks sessions:\n{text}");
     check_golden(&fixtures().join("broken-container.golden"), &without_landlock_abi(&text));
+}
+
+/// The container boundary, for real: with /proc unmasked (what sessions
+/// need), a container whose root is the host's root can write host kernel
+/// settings, and doctor says so; in a user-namespaced container it cannot,
+/// and doctor says that.
+#[test]
+fn doctor_says_whether_the_containers_root_can_write_host_kernel_settings() {
+    let cases: [(&[&str], &str, &str); 2] = [
+        (&["--security-opt", "unmask=/proc/*"], "container-host-root", "WRITABLE"),
+        (&["--security-opt", "unmask=/proc/*", "--uidmap", "0:300000:65536", "--gidmap", "0:300000:65536"], "container-userns-ok", "READ-ONLY"),
+    ];
+    for (opts, id, sysctl) in cases {
+        let c = podman::Container::start(podman::TRIXIE, opts);
+        // Only a permission check: nothing is written.
+        let probe = c.sh("test -w /proc/sys/kernel/core_pattern && echo WRITABLE || echo READ-ONLY");
+        assert_eq!(probe.trim(), sysctl, "{opts:?}");
+        let out = c.exec(&["/opt/ast/agent-sandbox", "doctor", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        let found: Vec<&str> = v["findings"].as_array().unwrap().iter().filter(|f| f["check"] == "container").map(|f| f["id"].as_str().unwrap()).collect();
+        assert_eq!(found, vec![id], "{opts:?}: {v:#}");
+    }
 }

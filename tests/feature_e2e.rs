@@ -14,7 +14,9 @@
 //!
 //! Needs root; the scripts install podman, docker-registry and the CLI, and
 //! build the static binaries when AGENT_SANDBOX_STATIC_DIR is not set.
-//! Each test cleans up its containers and images.
+//! Each test cleans up its containers and images. The feature is published
+//! without its `installsAfter` (see `published`): the CLI would fetch the
+//! features it names from ghcr.io, which this machine cannot reach.
 
 mod publish_env;
 
@@ -46,7 +48,18 @@ fn published() -> &'static Published {
         // The documented command: no --bin-dir, so both architectures'
         // binaries are bundled from the folders scripts/build-static.sh wrote.
         let run = |args: &[&str]| ok(Command::new(bin()).current_dir(root()).env("AGENT_SANDBOX_STATIC_DIR", static_dir()).args(args));
-        run(&["feature", "publish", "--registry", &env.registry, "--namespace", &namespace]);
+        // From a copy without `installsAfter`: the Dev Containers CLI fetches
+        // the features it names (ghcr.io) at every `up`, and this machine has
+        // no route there. The install order is set explicitly where it
+        // matters (`the_shims_stay_first_for_commands_run_without_a_shell`);
+        // tests/publish.rs checks the real file.
+        let source = tempfile::tempdir().unwrap();
+        copy_tree(&root().join("feature/src"), source.path());
+        let json = source.path().join("agent-sandbox/devcontainer-feature.json");
+        let mut feature: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(feature.as_object_mut().unwrap().remove("installsAfter").is_some(), "the feature names installsAfter");
+        fs::write(&json, serde_json::to_string_pretty(&feature).unwrap()).unwrap();
+        run(&["feature", "publish", "--source", source.path().to_str().unwrap(), "--registry", &env.registry, "--namespace", &namespace]);
         let m = manifest(&env.registry, &format!("{namespace}/agent-sandbox"), version());
         let layer = blob(&env.registry, &format!("{namespace}/agent-sandbox"), m["layers"][0]["digest"].as_str().unwrap());
         let mut listing = Vec::new();
@@ -61,6 +74,20 @@ fn published() -> &'static Published {
         run(&["templates", "publish", "--registry", &env.registry, "--namespace", &templates, "--feature", &feature]);
         Published { registry: env.registry.clone(), namespace }
     })
+}
+
+/// Copies the folder `from` into `to` (files and folders, modes kept).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&dest).unwrap();
+            copy_tree(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
 }
 
 /// A project folder for `devcontainer up`; removes its containers and
@@ -168,9 +195,9 @@ fn assert_sandboxed_session(p: &Project, expect_home: &str) {
     // The shims resolve to the sandbox, and the battery passes in this container.
     let shim = p.exec_ok("readlink -f \"$(command -v claude)\"");
     assert!(shim.trim().ends_with("/agent-sandbox"), "claude is not the shim: {shim}");
-    let report: Value = serde_json::from_str(&p.exec_ok("AGENT_SANDBOX_EGRESS_JAIL=0 agent-sandbox verify --json || true")).unwrap();
+    let report: Value = serde_json::from_str(&p.exec_ok("AGENT_SANDBOX_EGRESS_JAIL=0 agent-sandbox verify --json --allow-jail-off || true")).unwrap();
     let s = &report["summary"];
-    assert!(s["failed"] == 0 && s["escaped"] == 0 && s["passed"].as_u64().unwrap_or(0) > 10, "verify in the container: {report:#}");
+    assert!(s["failures"] == 0 && s["escaped"] == 0 && s["passed"].as_u64().unwrap_or(0) > 10, "verify in the container: {report:#}");
 }
 
 fn base_config(feature: &str, options: &str, extra: &str) -> String {
@@ -185,7 +212,7 @@ fn feature_from_the_registry_sandboxes_root_sessions() {
     let (outcome, log) = a.up();
     assert_eq!(outcome["remoteUser"], "root");
     assert!(log.contains("running bin/x86_64/sandbox-install --agents claude"), "{log}");
-    assert!(!log.contains("agent-sandbox: WARNING"), "no start warning with the device present:\n{log}");
+    assert_only_boundary_warning(&log);
     // The feature's securityOpt reached the engine (the project did not ask);
     // podman accepts Docker's spellings (tests/docker.rs: the same on Docker).
     for opt in ["--security-opt systempaths=unconfined", "--security-opt seccomp=unconfined", "--security-opt apparmor=unconfined"] {
@@ -243,8 +270,67 @@ fn template_applies_and_comes_up() {
     }
     assert!(!Path::new(&c.dir.join("devcontainer-template.json")).exists() && !c.dir.join("NOTES.md").exists());
     let (_, log) = c.up();
-    assert!(!log.contains("agent-sandbox: WARNING"), "{log}");
+    assert_only_boundary_warning(&log);
     assert_sandboxed_session(&c, "/root");
+}
+
+/// The start check's only warning, with the device present, is the
+/// container boundary's: rootful podman runs the container without a user
+/// namespace, so its root is the host's root with /proc unmasked.
+fn assert_only_boundary_warning(log: &str) {
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("agent-sandbox: WARNING")).collect();
+    assert!(!warnings.is_empty() && warnings.iter().all(|w| w.contains("[container-host-root]")), "start warnings:\n{log}");
+}
+
+/// A feature whose containerEnv puts a vendor `claude` first on PATH (as
+/// the node feature does with nvm's directory), installed before or after
+/// agent-sandbox: installed after it, commands run without a shell
+/// (`podman exec CTR claude`) get the vendor binary, and the start check
+/// says so; installed before it (what installsAfter arranges for the
+/// common language features), the shim wins there too.
+#[test]
+fn the_shims_stay_first_for_commands_run_without_a_shell() {
+    let p = published();
+    let ours = format!("{}/{}/agent-sandbox", p.registry, p.namespace);
+    for (order, shim_wins) in [(["./fake-node", ours.as_str()], true), ([ours.as_str(), "./fake-node"], false)] {
+        let x = Project::new(if shim_wins { "path-ok" } else { "path-bad" });
+        fs::create_dir_all(x.dir.join(".devcontainer/fake-node")).unwrap();
+        x.write(
+            ".devcontainer/fake-node/devcontainer-feature.json",
+            r#"{"id": "fake-node", "version": "1.0.0", "name": "a language feature that puts its bin directory first", "containerEnv": {"PATH": "/usr/local/share/fake-node/bin:${PATH}"}}"#,
+        );
+        x.write(
+            ".devcontainer/fake-node/install.sh",
+            "#!/bin/sh
+set -e
+mkdir -p /usr/local/share/fake-node/bin
+printf '#!/bin/sh\necho VENDOR-CLAUDE-UNSANDBOXED\n' > /usr/local/share/fake-node/bin/claude
+chmod 755 /usr/local/share/fake-node/bin/claude
+",
+        );
+        x.write(
+            ".devcontainer/devcontainer.json",
+            &format!(
+                r#"{{"image": "localhost/debian:trixie-slim", "features": {{"./fake-node": {{}}, "{}": {{"agents": "claude"}}}}, "overrideFeatureInstallOrder": ["{}", "{}"], "runArgs": ["--device=/dev/net/tun"]}}"#,
+                p.feature_ref(),
+                order[0],
+                order[1]
+            ),
+        );
+        let (outcome, log) = x.up();
+        let id = outcome["containerId"].as_str().expect("containerId");
+        // Without a shell: the container's own PATH.
+        let out = podman(&["exec", id, "sh", "-c", "command -v claude"]).unwrap();
+        let found = stdout(&out).trim().to_string();
+        let warned = log.contains("[exec-path-vendor-first]");
+        if shim_wins {
+            assert_eq!(found, "/usr/local/lib/agent-sandbox/bin/claude", "{order:?}\n{log}");
+            assert!(!warned, "{log}");
+        } else {
+            assert_eq!(found, "/usr/local/share/fake-node/bin/claude", "{order:?}");
+            assert!(warned && log.contains("runs /usr/local/share/fake-node/bin/claude there, outside the sandbox"), "the start check names the vendor binary that wins:\n{log}");
+        }
+    }
 }
 
 /// The jail inside a feature container: a route change refused, the

@@ -132,14 +132,38 @@ fn the_image_has_its_user_path_and_start_check() {
     let inspect: Value = serde_json::from_slice(&ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["image", "inspect", &b.tag])).stdout).unwrap();
     let env: Vec<&str> = inspect[0]["Config"]["Env"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     let path = env.iter().find_map(|e| e.strip_prefix("PATH=")).expect("PATH is set");
-    assert_eq!(path, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/venv/bin", "the venv is appended, never prepended");
+    assert_eq!(path, "/usr/local/lib/agent-sandbox/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "the shims first; no user-writable directory (root gets this PATH too)");
 
     let out = podman(&["run", "--rm", &b.tag, "sh", "-c", "id -u vscode; stat -c '%U %a' /opt/venv; ls -l /usr/local/sbin/agent-sandbox | sed 's/.*-> //'"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "1000\nvscode 755\n../lib/agent-sandbox/bin/agent-sandbox\n");
 
+    // The venv is on vscode's PATH (after the system directories) in its
+    // login and interactive shells, and on no shell's PATH of root's.
+    let shell_path = |user: &str, flag: &str| stdout(&podman(&["run", "--rm", "--user", user, &b.tag, "bash", flag, "printf %s \"$PATH\""])).lines().last().unwrap_or("").to_string();
+    for flag in ["-lc", "-ic"] {
+        let p = shell_path("vscode", flag);
+        let entries: Vec<&str> = p.split(':').collect();
+        let system = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"];
+        assert!(
+            entries.first() == Some(&"/usr/local/lib/agent-sandbox/bin") && entries.last() == Some(&"/opt/venv/bin") && entries[1..entries.len() - 1].iter().all(|e| system.contains(e)),
+            "vscode, bash {flag}: the shims, the system directories, then the venv: {p}"
+        );
+        let p = shell_path("root", flag);
+        assert!(!p.contains("/opt/venv"), "root, bash {flag}: {p}");
+    }
+
+    // Nothing root runs is the user's: the build's audit passed, and npm's
+    // global tree (the agents' CLIs) is root's alone.
+    assert_eq!((b.report["variants"][0]["audit"]["offenders"].as_u64(), b.report["variants"][0]["audit"]["error"].is_null()), (Some(0), true), "{:#}", b.report);
+    let out = podman(&["run", "--rm", &b.tag, "sh", "-c", "find \"$(npm root -g)\" /usr/local/bin \\( ! -uid 0 -o -perm -0002 \\) ! -type l | head -5"]);
+    assert_eq!((out.status.success(), stdout(&out)), (true, String::new()), "{}", stderr(&out));
+
     // Without the device, the start check warns and does not fail.
-    let out = podman(&["run", "--rm", &b.tag, "/usr/local/share/agent-sandbox-image/start-check.sh"]);
+    let start_check = ["/usr/local/lib/agent-sandbox/bin/agent-sandbox", "doctor", "--start-check"];
+    let mut args = vec!["run", "--rm", &b.tag];
+    args.extend(start_check);
+    let out = podman(&args);
     assert!(out.status.success());
     assert!(stderr(&out).contains("/dev/net/tun is missing"), "{}", stderr(&out));
     assert!(stderr(&out).contains("systempaths=unconfined"), "masked /proc is reported: {}", stderr(&out));
@@ -150,9 +174,15 @@ fn the_image_has_its_user_path_and_start_check() {
     let out = podman(&["run", "--rm", "--device", "/dev/net/tun", &b.tag, "stat", "-c", "%a", "/dev/net/tun"]);
     assert_eq!(stdout(&out), "666\n", "{}", stderr(&out));
     assert_eq!(host_mode(), before, "the host's /dev/net/tun is untouched");
-    // With the run options, it is silent.
-    let out = podman(&["run", "--rm", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined", &b.tag, "/usr/local/share/agent-sandbox-image/start-check.sh"]);
-    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    // With the run options, all it says is the container boundary's cost:
+    // this container's root is the host's, with /proc unmasked (a user
+    // namespace would lift that, but this machine's /dev/net/tun is 0600,
+    // which a user-namespaced container cannot open).
+    let mut args = vec!["run", "--rm", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined", &b.tag];
+    args.extend(start_check);
+    let out = podman(&args);
+    let lines: Vec<String> = stderr(&out).lines().map(str::to_owned).collect();
+    assert!(out.status.success() && lines.len() == 1 && lines[0].contains("[container-host-root]") && lines[0].contains("--userns=auto"), "{lines:#?}");
 }
 
 /// A container of `image` started as root with the session options (the
@@ -279,7 +309,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
         let meta: Value = serde_json::from_str(labels["devcontainer.metadata"].as_str().unwrap()).unwrap();
         assert_eq!(meta[0]["remoteUser"], "vscode");
         assert_eq!(meta[0]["securityOpt"], serde_json::json!(["systempaths=unconfined", "seccomp=unconfined", "apparmor=unconfined"]));
-        assert_eq!(meta[0]["postStartCommand"], "/usr/local/share/agent-sandbox-image/start-check.sh");
+        assert_eq!(meta[0]["postStartCommand"], "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check");
         assert_eq!(meta[0]["entrypoint"], "/usr/local/share/agent-sandbox-image/entrypoint.sh");
     }
 
@@ -373,9 +403,15 @@ fn the_devcontainer_cli_applies_the_image_metadata() {
     let (outcome, log) = p.up();
     assert_eq!(outcome["remoteUser"], "vscode", "remoteUser from the image label");
     assert!(log.contains("--security-opt systempaths=unconfined"), "securityOpt from the image label:\n{log}");
-    assert!(!log.contains("agent-sandbox: WARNING"), "no start warning with the device present:\n{log}");
+    // With the device present, the start check's only warning is the
+    // container boundary's (rootful podman: the container's root is the host's).
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("agent-sandbox: WARNING")).collect();
+    assert!(warnings.iter().all(|w| w.contains("[container-host-root]")), "no other start warning with the device present:\n{log}");
     let out = p.exec("id -un; echo \"$UV_PROJECT_ENVIRONMENT\"; agent-sandbox run -- sh -c 'echo IS_SANDBOX=$IS_SANDBOX; touch ./x && echo WROTE-WORKSPACE'");
     assert_eq!(out, "vscode\n/opt/venv\nIS_SANDBOX=1\nWROTE-WORKSPACE\n");
+    // The remote user's commands get the venv (remoteEnv), after the system.
+    let path = p.exec("printf '%s\\n' \"$PATH\"");
+    assert!(path.trim_end().ends_with(":/opt/venv/bin") && path.starts_with("/usr/local/lib/agent-sandbox/bin:"), "{path}");
 
     // Without the device: the container starts, the image's postStartCommand warns.
     let q = DevProject::new(&format!(r#"{{"image": "{}", "runArgs": ["--userns=host"]}}"#, b.tag));

@@ -140,6 +140,16 @@ fn shims_win_over_npm_install_as_root() {
     assert!(c.sh(&format!("{INSTALL} --no-deps")).starts_with("sandbox-install: up to date"));
     c.assert_tree(&installed, true, "a second run changes nothing");
 
+    // doctor checks every link the install manifest records: one removed
+    // is named (not "the shims are in place"), and a new install restores it.
+    let installed_plain = c.tree_hash(false);
+    c.sh("rm /usr/local/sbin/claude");
+    let report = String::from_utf8_lossy(&c.exec(&["agent-sandbox", "doctor"]).stdout).into_owned();
+    assert!(report.contains("error   shim-broken") && report.contains("/usr/local/sbin/claude (a link to ../lib/agent-sandbox/bin/agent-sandbox) is missing"), "{report}");
+    assert!(!report.contains("install-ok"), "{report}");
+    c.sh(&format!("{INSTALL} --no-deps"));
+    c.assert_tree(&installed_plain, false, "the install puts the link back");
+
     // A stand-in vendor: sessions are sandboxed whichever way claude is started.
     put_stand_in(&c, "/usr/bin/claude");
     c.sh("mkdir -p /work/p");

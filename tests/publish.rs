@@ -62,11 +62,25 @@ fn feature_and_template_versions_follow_the_crate() {
     }
 }
 
+/// Commands started without a shell get the container's PATH, which the
+/// features' `containerEnv` make in their install order: the feature puts
+/// the shims first and installs after the node feature (whose nvm directory,
+/// where `npm install -g` puts `claude`, it would otherwise come after), and
+/// its start check is doctor's.
+#[test]
+fn the_feature_keeps_the_shims_first_on_the_containers_path() {
+    let feature = read_json(&root().join("feature/src/agent-sandbox/devcontainer-feature.json"));
+    let path = feature["containerEnv"]["PATH"].as_str().expect("containerEnv.PATH");
+    assert_eq!(path, "/usr/local/lib/agent-sandbox/bin:${PATH}");
+    assert!(feature["installsAfter"].as_array().unwrap().iter().any(|f| f == "ghcr.io/devcontainers/features/node"), "{feature:#}");
+    assert_eq!(feature["postStartCommand"], "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check");
+}
+
 /// A copy of the feature folder whose sandbox-install records its arguments.
 fn feature_with_recording_installer() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let src = root().join("feature/src/agent-sandbox");
-    for f in ["install.sh", "start-check.sh", "entrypoint.sh", "devcontainer-feature.json"] {
+    for f in ["install.sh", "entrypoint.sh", "devcontainer-feature.json"] {
         fs::copy(src.join(f), d.path().join(f)).unwrap();
     }
     fs::create_dir_all(d.path().join("bin/x86_64")).unwrap();
@@ -77,8 +91,8 @@ fn feature_with_recording_installer() -> tempfile::TempDir {
 }
 
 /// Runs the feature's install.sh as the devcontainer CLI would (options as
-/// environment variables), in a private mount namespace so its start-check
-/// copy lands on a tmpfs. Returns (success, installer args, output).
+/// environment variables), in a private mount namespace so its copy of the
+/// start script lands on a tmpfs. Returns (success, installer args, output).
 fn run_install(env: &[(&str, &str)]) -> (bool, Vec<String>, String) {
     let d = feature_with_recording_installer();
     let args_out = d.path().join("args");
@@ -192,31 +206,40 @@ fn install_sh_names_the_missing_architecture() {
     assert!(err.contains("no sandbox-install for x86_64 (it has: aarch64); it was packaged without x86_64 binaries") && err.contains("bash scripts/build-static.sh"), "{err}");
 }
 
-/// Runs start-check.sh after `setup` (shell commands) in a private mount namespace.
+/// Runs the feature's postStartCommand (`agent-sandbox doctor
+/// --start-check`, this build's) after `setup` (shell commands) in a
+/// private mount namespace.
 fn start_check(setup: &str, env: &[(&str, &str)]) -> (bool, String) {
-    let script = root().join("feature/src/agent-sandbox/start-check.sh");
+    let feature: Value = serde_json::from_str(&fs::read_to_string(root().join("feature/src/agent-sandbox/devcontainer-feature.json")).unwrap()).unwrap();
+    let command = feature["postStartCommand"].as_str().expect("a postStartCommand").to_string();
+    let installed = "/usr/local/lib/agent-sandbox/bin/agent-sandbox ";
+    let args = command.strip_prefix(installed).unwrap_or_else(|| panic!("the start check runs the installed binary: {command}"));
     let mut c = Command::new("unshare");
-    c.args(["-m", "sh", "-c", &format!("{setup} sh '{}'", script.display())]);
+    c.args(["-m", "sh", "-c", &format!("{setup} exec '{}' {args}", bin().display())]);
     for (k, v) in env {
         c.env(k, v);
     }
     let out = c.output().unwrap();
+    assert!(stdout(&out).is_empty(), "the start check prints to stderr only: {}", stdout(&out));
     (out.status.success(), stderr(&out))
 }
 
 #[test]
-fn start_check_warns_about_the_tun_device_and_masked_proc_but_never_fails() {
+fn start_check_warns_about_the_tun_device_masked_proc_and_the_jail_off_but_never_fails() {
     assert!(Path::new("/dev/net/tun").exists(), "this test needs /dev/net/tun on the test machine");
     let (ok, err) = start_check("", &[]);
-    assert!(ok && err.is_empty(), "{err}");
+    assert!(ok, "{err}");
+    assert!(!err.contains("[tun-") && !err.contains("[proc-masked]") && !err.contains("[jail-off]"), "{err}");
     let (ok, err) = start_check("mount -t tmpfs tmpfs /dev/net &&", &[]);
     assert!(ok, "{err}");
-    assert!(err.contains("/dev/net/tun is missing") && err.contains("\"runArgs\": [\"--device=/dev/net/tun\"]"), "{err}");
+    assert!(err.contains("agent-sandbox: WARNING: /dev/net/tun is missing") && err.contains("add \"--device=/dev/net/tun\" to \"runArgs\""), "{err}");
     let (ok, err) = start_check("mount -t tmpfs tmpfs /dev/net &&", &[("AGENT_SANDBOX_EGRESS_JAIL", "0")]);
-    assert!(ok && err.is_empty(), "the jail is off, so no tun warning: {err}");
+    assert!(ok, "{err}");
+    assert!(!err.contains("/dev/net/tun is missing"), "the jail is off, so no tun warning: {err}");
+    assert!(err.contains("the egress jail is off (AGENT_SANDBOX_EGRESS_JAIL is set in the environment)"), "the jail off is said: {err}");
     let (ok, err) = start_check("mount --bind /proc/sys /proc/sys &&", &[]);
     assert!(ok, "{err}");
-    assert!(err.contains("/proc has paths masked") && err.contains("/proc/sys") && err.contains("systempaths=unconfined"), "{err}");
+    assert!(err.contains("/proc has paths masked") && err.contains("systempaths=unconfined"), "{err}");
 }
 
 // ---- packaging --------------------------------------------------------------
@@ -253,7 +276,7 @@ fn packaging_is_reproducible_and_bundles_the_binaries() {
     let listing = tar_listing(&archive);
     let expected: Vec<(String, u32)> = [
         ("./", 0o755), ("./NOTES.md", 0o644), ("./bin/", 0o755), ("./bin/x86_64/", 0o755), ("./bin/x86_64/agent-sandbox", 0o755),
-        ("./bin/x86_64/sandbox-install", 0o755), ("./devcontainer-feature.json", 0o644), ("./entrypoint.sh", 0o755), ("./install.sh", 0o755), ("./start-check.sh", 0o755),
+        ("./bin/x86_64/sandbox-install", 0o755), ("./devcontainer-feature.json", 0o644), ("./entrypoint.sh", 0o755), ("./install.sh", 0o755),
     ]
     .iter()
     .map(|(p, m)| (p.to_string(), *m))

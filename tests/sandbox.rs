@@ -925,6 +925,80 @@ fn entry_points_cannot_be_planted_in_a_path_directory_created_inside() {
     assert_eq!(len, 0, "planted from inside\n{out}");
 }
 
+/// Masking the names is not enough: a session could rename the guarded
+/// directory (or one above it) away and make a new one holding a plant.
+/// Guarded directories are pinned (mount points), up to the bind they lie in.
+#[test]
+fn a_guarded_path_directory_cannot_be_renamed_away() {
+    let td = setup("entry-rename");
+    let ws = td.ws();
+    let venv_bin = ws.join(".venv/bin");
+    mkdir(&venv_bin);
+    let shim_dir = bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}:{SYSTEM_PATH}", venv_bin.display(), shim_dir.display());
+    let out = Launcher::new(&ws).env("PATH", &path).sh("mv .venv/bin .venv/bin.old 2>/dev/null && echo bin=moved || echo bin=refused
+         mv .venv .venv.old 2>/dev/null && echo venv=moved || echo venv=refused
+         mkdir -p .venv/bin 2>/dev/null; (printf '#!/bin/sh\necho planted\n' > .venv/bin/claude) 2>/dev/null; chmod +x .venv/bin/claude 2>/dev/null
+         echo other=$( (echo x > .venv/other) 2>/dev/null && echo written)");
+    out.assert_ok();
+    assert_eq!((out.get("bin"), out.get("venv")), ("refused".into(), "refused".into()), "{out}");
+    assert_eq!(out.get("other"), "written", "the rest of the venv stays writable\n{out}");
+    assert!(!ws.join(".venv/bin.old").exists() && !ws.join(".venv.old").exists(), "{out}");
+    assert_eq!(std::fs::metadata(venv_bin.join("claude")).map(|m| m.len()).unwrap_or(0), 0, "planted\n{out}");
+}
+
+/// The PATH the user's shells will have, not only this session's: a
+/// directory that `pnpm setup`'s lines in ~/.bashrc put on PATH, and the
+/// directory an alias of `claude` points into (Claude Code's old local
+/// installer), can be planted in by no session — nor renamed away. One
+/// that does not exist yet, where a session could make it, refuses the
+/// launch with the line and the fix.
+#[test]
+fn the_users_shell_path_and_aliases_are_guarded() {
+    let td = setup("entry-shellrc");
+    let user = rc_test_user();
+    let ws = td.ws();
+    let pnpm = ws.join("tools/pnpm");
+    mkdir(&pnpm);
+    let local = user.home.join(".claude/local");
+    let _claude = PlacedFile::new(&local.join("claude"), "#!/bin/sh\necho the local install\n");
+    for p in [&ws, &ws.join("tools"), &pnpm, &user.home.join(".claude"), &local, &local.join("claude")] {
+        chown(p, user.uid, user.gid);
+    }
+    let bashrc = format!(
+        "# pnpm\nexport PNPM_HOME=\"{}\"\ncase \":$PATH:\" in\n  *\":$PNPM_HOME:\"*) ;;\n  *) export PATH=\"$PNPM_HOME:$PATH\" ;;\nesac\n# pnpm end\nalias claude=~/.claude/local/claude\n",
+        pnpm.display()
+    );
+    let _rc = PlacedFile::new(&user.home.join(".bashrc"), &bashrc);
+    chown(&user.home.join(".bashrc"), user.uid, user.gid);
+    let launcher = || Launcher::as_account(&ws, user.clone()).bin(&td.public_bin());
+    let out = launcher().sh(&format!(
+        "t={}
+         (printf '#!/bin/sh\\necho planted\\n' > $t/claude) 2>/dev/null && echo pnpm=written || echo pnpm=refused
+         mv $t $t.old 2>/dev/null && echo pnpm_dir=moved || echo pnpm_dir=refused
+         (echo planted > ~/.claude/local/claude) 2>/dev/null && echo local=written || echo local=refused
+         (echo x > ~/.claude/local/other) 2>/dev/null && echo local_other=written || echo local_other=refused
+         mv ~/.claude/local ~/.claude/local.old 2>/dev/null && echo local_dir=moved || echo local_dir=refused
+         (echo x > ~/.claude/verify-state) 2>/dev/null && echo state=written || echo state=refused; rm -f ~/.claude/verify-state",
+        pnpm.display()
+    ));
+    out.assert_ok();
+    for (k, want) in [("pnpm", "refused"), ("pnpm_dir", "refused"), ("local", "refused"), ("local_other", "refused"), ("local_dir", "refused"), ("state", "written")] {
+        assert_eq!(out.get(k), want, "{k}\n{out}");
+    }
+    assert_eq!(std::fs::metadata(pnpm.join("claude")).map(|m| m.len()).unwrap_or(0), 0, "planted in PNPM_HOME\n{out}");
+    assert_eq!(std::fs::read_to_string(local.join("claude")).unwrap(), "#!/bin/sh\necho the local install\n");
+
+    // PNPM_HOME missing where a session could create it: refused, naming the line.
+    std::fs::remove_dir_all(&pnpm).unwrap();
+    let out = launcher().sh("echo ran");
+    out.assert_code(1);
+    assert!(!out.stdout.contains("ran"), "{out}");
+    let line = format!("{}:5 puts on PATH {}, which does not exist yet", user.home.join(".bashrc").display(), pnpm.display());
+    assert!(out.stderr.contains(&line) && out.stderr.contains(&format!("mkdir -p {}", pnpm.display())), "{out}");
+    std::fs::remove_dir_all(user.home.join(".claude")).unwrap();
+}
+
 /// Hides every system directory holding bwrap (in a private mount
 /// namespace of the child), or binds `replacement` over bwrap itself.
 fn bwrap_override(

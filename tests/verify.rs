@@ -24,9 +24,10 @@ fn setup(tag: &str) -> TestDir {
     TestDir::new(tag)
 }
 
-/// `verify --json [EXTRA...]` through `launcher`; the parsed report.
+/// `verify --json --allow-jail-off [EXTRA...]` through `launcher` (these
+/// sessions run with the jail off on purpose); the parsed report.
 fn verify_json(launcher: Launcher, extra: &[&str]) -> (Out, Value) {
-    let mut args = vec!["verify", "--json"];
+    let mut args = vec!["verify", "--json", "--allow-jail-off"];
     args.extend_from_slice(extra);
     let out = launcher.cli(&args);
     let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("verify printed no JSON ({e})\n{out}"));
@@ -117,7 +118,7 @@ fn verify_passes_in_a_workspace_under_the_home() {
 #[test]
 fn text_report_has_one_numbered_line_per_check_and_skips_say_why() {
     let td = setup("verify-text");
-    let out = Launcher::new(&td.ws()).cli(&["verify"]);
+    let out = Launcher::new(&td.ws()).cli(&["verify", "--allow-jail-off"]);
     out.assert_ok();
     let rows: Vec<&str> =
         out.stdout.lines().filter(|l| ["PASS", "FAIL", "SKIP", "BLOCKED", "ESCAPED"].iter().any(|w| l.starts_with(w))).collect();
@@ -130,8 +131,23 @@ fn text_report_has_one_numbered_line_per_check_and_skips_say_why() {
             assert_eq!(*row, format!("SKIP    {:>2} {}: egress jail is off", check.number, check.name), "{out}");
         }
     }
-    assert!(out.stdout.contains("skipped (the egress jail is off; skips are not failures)"), "{out}");
+    assert!(out.stdout.contains("skipped (the egress jail is off)"), "{out}");
+    assert!(!out.stdout.contains("FAIL: the egress jail is off"), "allowed: {out}");
     assert!(out.stdout.contains("egress jail off"), "{out}");
+}
+
+/// A run with the jail off that was not said to be intended fails: its
+/// checks were skipped, not proven.
+#[test]
+fn the_jail_off_fails_verify_unless_allowed() {
+    let td = setup("verify-jail-off");
+    let out = Launcher::new(&td.ws()).cli(&["verify"]);
+    out.assert_code(1);
+    assert!(out.stdout.contains("FAIL: the egress jail is off, so its ") && out.stdout.contains("--allow-jail-off"), "{out}");
+    let out = Launcher::new(&td.ws()).cli(&["verify", "--json"]);
+    out.assert_code(1);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!((v["summary"]["failures"].as_u64(), v["summary"]["jailOffFailure"].as_bool(), v["jailOffAllowed"].as_bool()), (Some(1), Some(true), Some(false)), "{out}");
 }
 
 #[test]
@@ -315,9 +331,18 @@ fn a_writable_root_fails_the_file_system_checks() {
 #[test]
 fn uncovered_entry_points_fail_their_check() {
     let td = setup("weak-entry");
-    let bin = td.ws().join("bin");
+    let bin = td.ws().join("tools/bin");
     mkdir(&bin);
     weakened(Launcher::new(&td.ws()).path_first(&bin), "entry-points", &["entry-points-covered"]);
+    // Without the pins the directory (and the one above it) can be renamed
+    // away: the check says so, and puts them back.
+    let (out, v) = verify_json(Launcher::new(&td.ws()).path_first(&bin), &["--weaken", "entry-points"]);
+    let detail = v["checks"][by_name("entry-points-covered").unwrap().number as usize - 1]["detail"].as_str().unwrap_or("").to_string();
+    assert!(detail.contains(&format!("{} can be renamed away", bin.display())) && detail.contains(&format!("{} can be renamed away", td.ws().join("tools").display())), "{detail}\n{out}");
+    assert!(bin.is_dir(), "the check put the directory back");
+    // With the guard, the check passes on the same PATH.
+    let (out, v) = verify_json(Launcher::new(&td.ws()).path_first(&bin), &[]);
+    assert_eq!(status_of(&v, "entry-points-covered"), "pass", "{out}");
 }
 
 #[test]

@@ -35,6 +35,15 @@ npm install --global --no-audit --no-fund --no-update-notifier $packages
 npm cache clean --force >/dev/null 2>&1 || true
 rm -rf /root/.npm
 
+# npm running as root keeps the owner each package's tarball records (often
+# uid 1000, which is the image's user): that user could change code root
+# runs. Everything npm wrote is root's, and writable by no one else
+# (`image build` audits it).
+npm_root=$(npm root --global)
+chown -R -h root:root "$npm_root"
+chmod -R go-w "$npm_root"
+find "$(npm prefix --global)/bin" -maxdepth 1 -type l ! -uid 0 -exec chown -h root:root {} +
+
 # npm 9 (Debian's) ignores the `libc` field, so Claude Code gets its musl
 # build beside the glibc one (~390 MB each). On a glibc system the musl
 # one never runs: drop it.

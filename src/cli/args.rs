@@ -35,7 +35,8 @@ pub enum Command {
     /// Exit status 1 when something blocks sessions.
     Doctor(DoctorArgs),
     /// Prove the isolation: run the numbered check battery inside a real
-    /// session. Exit status = failed checks + escaped probes.
+    /// session. Exit status = failed checks + escaped probes (+1 with the
+    /// egress jail off, unless --allow-jail-off).
     Verify(VerifyArgs),
     /// Internal: the check battery, run inside the session by `verify`.
     #[command(name = "__probe", hide = true)]
@@ -135,6 +136,10 @@ pub struct VerifyArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The egress jail is meant to be off here: its skipped checks do not
+    /// count as a failure (without this flag a run with the jail off fails).
+    #[arg(long)]
+    pub allow_jail_off: bool,
     /// Tests only: remove this defence from the verify session's plan first
     /// (repeatable). Never available to `run`.
     #[arg(long, hide = true, value_name = "DEFENCE")]
@@ -148,6 +153,11 @@ pub struct DoctorArgs {
     pub json: bool,
     /// The devcontainer.json to lint (default: .devcontainer/devcontainer.json
     /// or .devcontainer.json in the current directory or a parent).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "start_check")]
     pub devcontainer: Option<PathBuf>,
+    /// The container-start check (a devcontainer's postStartCommand): only
+    /// warnings and errors, one line each on stderr, never a failing exit
+    /// status; no devcontainer.json lint (the container is what it is).
+    #[arg(long, conflicts_with = "json")]
+    pub start_check: bool,
 }

@@ -1,7 +1,9 @@
 //! `agent-sandbox verify [--agent A] [--json]`: runs the check battery in a
 //! real session (`agent_sandbox::verify`) and prints the report. The exit
-//! status is the number of failed checks plus escaped probes (255 at most);
-//! when no session could start, every check counts as failed.
+//! status is the number of failed checks plus escaped probes (255 at most),
+//! plus one when the egress jail is off and `--allow-jail-off` was not
+//! given (its checks were skipped, not proven); when no session could
+//! start, every check counts as failed.
 
 use super::args::VerifyArgs;
 use agent_sandbox::agents::Agent;
@@ -24,7 +26,7 @@ pub fn verify(config_path: Option<&Path>, a: VerifyArgs) -> anyhow::Result<u8> {
     }
     let env = env_snapshot();
     let report = match super::load_config(config_path, &env) {
-        Ok(eff) => agent_sandbox::verify::outer::verify(&eff.config, agent, &weakenings, &env),
+        Ok(eff) => agent_sandbox::verify::outer::verify(&eff.config, agent, &weakenings, &env, a.allow_jail_off),
         Err(e) => Report {
             agent: agent.name().into(),
             jail: true,
@@ -32,6 +34,7 @@ pub fn verify(config_path: Option<&Path>, a: VerifyArgs) -> anyhow::Result<u8> {
             weakened: a.weaken.clone(),
             rows: Vec::new(),
             error: Some(format!("{e:#}")),
+            jail_off_allowed: a.allow_jail_off,
         },
     };
     if a.json {

@@ -4,6 +4,7 @@
 
 use super::path::{self, DirInfo, Offence};
 use super::probe::{self, Attach, Filter, Mounts, Tun, Userns};
+pub use super::installed::Installed;
 use super::{Finding, Severity};
 use crate::agents::{Agent, ALL};
 use crate::install::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
@@ -26,15 +27,6 @@ pub enum Resolution {
     /// The first hit is something else; `shim_later`: a shim comes after it.
     Vendor { found: PathBuf, shim_later: bool },
     Nothing,
-}
-
-/// The installation's state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Installed {
-    No,
-    Untrusted(String),
-    /// Installed; shim links that do not lead to the binary.
-    Yes { broken: Vec<PathBuf> },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +60,37 @@ pub struct HostFacts {
     pub path: String,
     pub path_dirs: Vec<DirInfo>,
     pub resolutions: Vec<(Agent, Resolution)>,
+    /// doctor runs as root (its PATH is root's).
+    pub root: bool,
+    /// The container boundary (user namespace, /proc/sys).
+    pub boundary: super::boundary::Boundary,
+    /// The PATH commands run without a shell get, when it is not doctor's own.
+    pub exec: Option<ExecPath>,
+}
+
+/// The PATH of commands run without a shell (`path::exec_path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecPath {
+    pub path: String,
+    /// Where it was read (for messages).
+    pub from: String,
+    pub dirs: Vec<DirInfo>,
+    /// Root's commands get it (pid 1 runs as root).
+    pub root: bool,
+    pub resolutions: Vec<(Agent, Resolution)>,
+}
+
+impl ExecPath {
+    pub fn gather(own: &str) -> Option<ExecPath> {
+        let (path, from) = path::exec_path().filter(|(p, _)| p != own)?;
+        Some(ExecPath {
+            dirs: path::split(&path).into_iter().map(path::dir_info).collect(),
+            root: path::pid1_is_root(),
+            resolutions: ALL.iter().map(|a| (*a, resolve(*a, &path))).collect(),
+            path,
+            from,
+        })
+    }
 }
 
 /// Observes this machine (the probes run here).
@@ -104,8 +127,11 @@ pub fn gather(jail_on: bool) -> HostFacts {
         fresh_proc: crate::sandbox::context::fresh_proc_possible(),
         landlock,
         abstract_scoping,
-        installed: installed(),
+        installed: super::installed::gather(),
         resolutions: ALL.iter().map(|a| (*a, resolve(*a, &path))).collect(),
+        root: nix::unistd::geteuid().is_root(),
+        boundary: super::boundary::gather(),
+        exec: ExecPath::gather(&path),
         path,
         path_dirs,
     }
@@ -129,29 +155,6 @@ fn resolve(agent: Agent, path: &str) -> Resolution {
         Some(first) if is_ours(first) => Resolution::Shim(first.clone()),
         Some(first) => Resolution::Vendor { found: first.clone(), shim_later: hits.iter().any(is_ours) },
     }
-}
-
-fn installed() -> Installed {
-    if std::fs::symlink_metadata(BINARY).is_err() {
-        return Installed::No;
-    }
-    if let Err(e) = crate::sysbin::find_in("agent-sandbox", &[SHIM_DIR], "") {
-        return Installed::Untrusted(e.to_string());
-    }
-    let target = std::fs::canonicalize(BINARY).ok();
-    let mut broken = Vec::new();
-    for name in ALL.iter().map(|a| a.binary()).chain(["agent-sandbox"]) {
-        for dir in [SHIM_DIR, EXEC_LINK_DIR] {
-            let p = Path::new(dir).join(name);
-            if p == Path::new(BINARY) || std::fs::symlink_metadata(&p).is_err() {
-                continue;
-            }
-            if std::fs::canonicalize(&p).ok() != target {
-                broken.push(p);
-            }
-        }
-    }
-    Installed::Yes { broken }
 }
 
 pub(super) fn f(check: &'static str, id: &'static str, severity: Severity, message: String, fix: Option<&str>) -> Finding {
@@ -265,15 +268,16 @@ pub const LANDLOCK_FIX: &str = "run on Linux 6.12 or later with Landlock enabled
 pub fn assess(h: &HostFacts) -> Vec<Finding> {
     let mut out = prerequisites(h);
     out.push(abstract_scoping(h));
+    out.extend(super::boundary::finding(&h.boundary));
     out.push(match &h.installed {
         Installed::No => f("install", "not-installed", Severity::Warning, format!("agent-sandbox is not installed by sandbox-install ({BINARY} is missing), so there are no claude/codex/pi shims"), Some("run sandbox-install as root (see docs/install.md)")),
         Installed::Untrusted(e) => f("install", "binary-untrusted", Severity::Error, e.clone(), None),
-        Installed::Yes { broken } if broken.is_empty() => f("install", "install-ok", Severity::Ok, format!("{BINARY} and its shims are in place"), None),
-        Installed::Yes { broken } => f(
+        Installed::Yes { problems } if problems.is_empty() => f("install", "install-ok", Severity::Ok, format!("{BINARY} and its shims are in place"), None),
+        Installed::Yes { problems } => f(
             "install",
             "shim-broken",
             Severity::Error,
-            format!("{} no longer lead to {BINARY}", broken.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")),
+            format!("the installation is not as sandbox-install left it: {}", problems.join("; ")),
             Some("run sandbox-install again to restore the shims"),
         ),
     });
@@ -284,7 +288,21 @@ pub fn assess(h: &HostFacts) -> Vec<Finding> {
 fn path_findings(h: &HostFacts) -> Vec<Finding> {
     let mut out = Vec::new();
     let entries = path::split(&h.path);
+    let root_writable = if h.root { path::user_writable(&h.path_dirs) } else { Vec::new() };
+    for d in &root_writable {
+        out.push(Finding {
+            check: "path",
+            id: "path-root-writable",
+            severity: Severity::Warning,
+            message: format!("root's PATH has {d}, which users other than root can write: a command missing from the system directories (ps, less, make...) runs what they put there, as root"),
+            fix: Some(format!("take {d} off root's PATH (put a venv or user directory on that user's PATH only, e.g. in their ~/.profile or the devcontainer's remoteEnv)")),
+        });
+    }
     for a in path::ahead_of_system(&h.path_dirs) {
+        // Said above, for root.
+        if a.offence == Offence::Writable && root_writable.contains(&a.dir.as_str()) {
+            continue;
+        }
         let id = match a.offence {
             Offence::Venv => "path-venv-first",
             Offence::Writable => "path-writable-first",
@@ -315,11 +333,52 @@ fn path_findings(h: &HostFacts) -> Vec<Finding> {
             Resolution::Shim(_) | Resolution::Nothing => {}
         }
     }
+    if let Some(e) = &h.exec {
+        out.extend(exec_findings(e));
+    }
     if out.is_empty() {
         out.push(f("path", "path-ok", Severity::Ok, "PATH keeps system directories first and the shims win".into(), None));
     }
     out
 }
+
+/// What commands run without a shell resolve (`docker exec CTR claude`,
+/// tools started from the container's environment): shell start-up files
+/// never put the shims first for them.
+fn exec_findings(e: &ExecPath) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (agent, r) in &e.resolutions {
+        let name = agent.binary();
+        if let Resolution::Vendor { found, .. } = r {
+            out.push(Finding {
+                check: "path",
+                id: "exec-path-vendor-first",
+                severity: Severity::Error,
+                message: format!(
+                    "commands run without a shell (`docker exec CTR {name}`, tasks and tools started from the container's environment) get PATH={} from {}: `{name}` runs {} there, outside the sandbox",
+                    e.path,
+                    e.from,
+                    found.display()
+                ),
+                fix: Some(EXEC_PATH_FIX.into()),
+            });
+        }
+    }
+    if e.root {
+        for d in path::user_writable(&e.dirs) {
+            out.push(Finding {
+                check: "path",
+                id: "exec-path-writable",
+                severity: Severity::Warning,
+                message: format!("root's commands run without a shell get PATH={} from {}, with {d}, which users other than root can write: a command missing from the system directories runs what they put there, as root", e.path, e.from),
+                fix: Some(format!("take {d} off the container's PATH (ENV PATH / containerEnv); put it on the non-root user's PATH only (their ~/.profile, or remoteEnv in devcontainer.json)")),
+            });
+        }
+    }
+    out
+}
+
+pub const EXEC_PATH_FIX: &str = "put /usr/local/lib/agent-sandbox/bin first on the container's PATH: the agent-sandbox feature does so in its containerEnv when it installs after the features that change PATH (list those before it in \"overrideFeatureInstallOrder\"); an image or Dockerfile sets ENV PATH=/usr/local/lib/agent-sandbox/bin:$PATH after everything else that changes PATH";
 
 /// For `sandbox-install`: the PATH that commands run without a shell get
 /// (at image build time, the image's ENV PATH, which the installer cannot
@@ -346,6 +405,15 @@ pub fn exec_path_findings(path: &str, dirs: &[DirInfo]) -> Vec<Finding> {
         }),
         Some(_) => {}
     }
+    for d in path::user_writable(dirs) {
+        out.push(Finding {
+            check: "path",
+            id: "exec-path-writable",
+            severity: Severity::Warning,
+            message: format!("commands run without a shell get PATH={path}, with {d}, which users other than root can write: root's commands missing from the system directories (ps, less, make...) would run what they put there"),
+            fix: Some(format!("take {d} off the image's ENV PATH and put it on the non-root user's PATH only (their ~/.profile, or remoteEnv in devcontainer.json)")),
+        });
+    }
     for a in path::ahead_of_system(dirs) {
         out.push(Finding {
             check: "path",
@@ -356,15 +424,6 @@ pub fn exec_path_findings(path: &str, dirs: &[DirInfo]) -> Vec<Finding> {
         });
     }
     out
-}
-
-/// The configuration's verdict.
-pub fn config_findings(config: &Result<crate::config::Effective, String>) -> Vec<Finding> {
-    vec![match config {
-        Ok(e) if e.file_present => f("config", "config-ok", Severity::Ok, format!("{} is valid", e.path.display()), None),
-        Ok(e) => f("config", "config-ok", Severity::Ok, format!("{} does not exist; the defaults apply", e.path.display()), None),
-        Err(e) => f("config", "config-invalid", Severity::Error, format!("the configuration cannot be used: {e}"), Some("fix the file as the message says (`agent-sandbox config check` re-checks it)")),
-    }]
 }
 
 #[cfg(test)]

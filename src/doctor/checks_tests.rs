@@ -19,10 +19,13 @@ fn healthy() -> HostFacts {
         fresh_proc: true,
         landlock: Support::Abi(7),
         abstract_scoping: Scoping::Enforced { abi: 7 },
-        installed: Installed::Yes { broken: Vec::new() },
+        installed: Installed::Yes { problems: Vec::new() },
         path: format!("{SHIM_DIR}:/usr/local/sbin:/usr/bin"),
         path_dirs: Vec::new(),
         resolutions: vec![(Agent::Claude, Resolution::Shim(format!("{SHIM_DIR}/claude").into()))],
+        root: false,
+        boundary: crate::doctor::boundary::Boundary { in_container: false, uid_map: "0 0 4294967295".into(), proc_sys_writable: true },
+        exec: None,
     }
 }
 
@@ -157,4 +160,59 @@ fn under_emulation_the_userns_finding_names_the_emulator_and_the_platform_fix() 
     let e = got.iter().find(|f| f.id == "emulated").unwrap();
     assert_eq!(e.severity, Severity::Warning);
     assert!(e.message.contains("/run/rosetta/rosetta"), "{}", e.message);
+}
+
+fn dir(d: &str, writable: bool) -> DirInfo {
+    DirInfo { dir: d.into(), exists: true, writable, venv: false }
+}
+
+/// Another feature's containerEnv puts its directory first: commands run
+/// without a shell get the vendor's `claude`, although doctor's own
+/// (login-shell) PATH has the shim first.
+#[test]
+fn a_vendor_first_on_the_containers_path_is_an_error() {
+    let mut h = healthy();
+    let path = "/usr/local/share/nvm/current/bin:/usr/local/sbin:/usr/local/bin:/usr/bin";
+    h.exec = Some(ExecPath {
+        path: path.into(),
+        from: "the container's first process (pid 1)".into(),
+        dirs: vec![dir("/usr/local/share/nvm/current/bin", false), dir("/usr/local/sbin", false)],
+        root: false,
+        resolutions: vec![(Agent::Claude, Resolution::Vendor { found: "/usr/local/share/nvm/current/bin/claude".into(), shim_later: true })],
+    });
+    let got = assess(&h);
+    let f = got.iter().find(|f| f.id == "exec-path-vendor-first").expect("the exec PATH is judged");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.message.contains("`docker exec CTR claude`") && f.message.contains(path) && f.message.contains("runs /usr/local/share/nvm/current/bin/claude"), "{}", f.message);
+    assert!(f.fix.as_deref().unwrap().contains("overrideFeatureInstallOrder"));
+    assert!(!got.iter().any(|f| f.id == "path-ok"));
+}
+
+/// Root's PATH holds no directory a user can write, wherever it stands:
+/// "after the system directories" only protects the names they have.
+#[test]
+fn user_writable_directories_on_roots_path_are_named() {
+    let mut h = healthy();
+    h.path = "/usr/local/sbin:/usr/bin:/opt/venv/bin".into();
+    h.path_dirs = vec![dir("/usr/local/sbin", false), dir("/usr/bin", false), dir("/opt/venv/bin", true)];
+    assert!(!assess(&h).iter().any(|f| f.id == "path-root-writable"), "a non-root user's own directories are theirs");
+    h.root = true;
+    let got = assess(&h);
+    let f = got.iter().find(|f| f.id == "path-root-writable").expect("root's PATH is judged");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.message.contains("/opt/venv/bin") && f.message.contains("as root"), "{}", f.message);
+    // The container's PATH, when root's commands get it.
+    let mut h = healthy();
+    h.exec = Some(ExecPath { path: "/usr/bin:/opt/venv/bin".into(), from: "pid 1".into(), dirs: vec![dir("/usr/bin", false), dir("/opt/venv/bin", true)], root: true, resolutions: vec![] });
+    assert!(assess(&h).iter().any(|f| f.id == "exec-path-writable" && f.message.contains("/opt/venv/bin")));
+}
+
+/// At image build time the installer names a user-writable directory on
+/// the image's PATH, even after the system directories.
+#[test]
+fn the_installer_names_a_user_writable_directory_on_the_images_path() {
+    let dirs = vec![dir("/usr/local/sbin", false), dir("/usr/bin", false), dir("/opt/venv/bin", true)];
+    let got = exec_path_findings("/usr/local/sbin:/usr/bin:/opt/venv/bin", &dirs);
+    assert_eq!(ids(&got), vec![("exec-path-writable", Severity::Warning)]);
+    assert!(got[0].fix.as_deref().unwrap().contains("take /opt/venv/bin off the image's ENV PATH"));
 }

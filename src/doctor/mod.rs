@@ -9,13 +9,21 @@
 //! - `probe`: the live probes (namespace holder, pasta attach), also used
 //!   by `sandbox-install`.
 //! - `path`: PATH-order rules; `devcontainer`: the lint; `render`: output.
+//! - `settings`: the configuration (jail off, environment overrides,
+//!   allowWrite); `installed`: the installation against its manifest;
+//!   `boundary`: the container's root and the host's kernel settings;
+//!   `shell`: what the shells' start-up files put on PATH.
 
+pub mod boundary;
 pub mod checks;
 mod confined;
 pub mod devcontainer;
+pub mod installed;
 pub mod path;
 pub mod probe;
 pub mod render;
+pub mod settings;
+pub mod shell;
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -74,6 +82,8 @@ impl Report {
 pub struct Options {
     /// The devcontainer.json to lint; None: search from the current directory.
     pub devcontainer: Option<PathBuf>,
+    /// The container-start check: the live checks only, no lint.
+    pub start_check: bool,
 }
 
 /// Runs every check. `config` is the result of loading the configuration
@@ -82,8 +92,12 @@ pub fn run(opts: &Options, config: Result<crate::config::Effective, String>) -> 
     let jail_on = config.as_ref().map_or(true, |e| e.config.egress_jail);
     let host = checks::gather(jail_on);
     let mut findings = checks::assess(&host);
-    findings.extend(checks::config_findings(&config));
-    findings.extend(devcontainer_findings(opts));
+    let home = crate::sandbox::context::account().map(|a| a.home).unwrap_or_default();
+    findings.extend(settings::findings(&config, &home));
+    findings.extend(shell::findings(&crate::sandbox::shellrc::gather(&home)));
+    if !opts.start_check {
+        findings.extend(devcontainer_findings(opts));
+    }
     Report { findings }
 }
 

@@ -55,9 +55,64 @@ pub fn is_system(dir: &str) -> bool {
 pub fn dir_info(dir: &str) -> DirInfo {
     let p = Path::new(dir);
     let meta = std::fs::metadata(p).ok();
-    let writable = meta.as_ref().is_some_and(|m| crate::sysbin::untrusted_reason(m.uid(), m.mode()).is_some());
+    // The directory or any directory above it: whoever can write a parent
+    // can rename the directory away and put their own in its place.
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let writable = meta.is_some()
+        && real.ancestors().any(|a| std::fs::metadata(a).is_ok_and(|m| crate::sysbin::untrusted_reason(m.uid(), m.mode()).is_some()));
     let venv = p.join("activate").is_file() || p.parent().is_some_and(|d| d.join("pyvenv.cfg").is_file());
     DirInfo { dir: dir.to_string(), exists: meta.is_some_and(|m| m.is_dir()), writable, venv }
+}
+
+/// Entries of PATH (in order, once each) that users other than root can
+/// write: harmless to them, but a command a root process finds there runs
+/// as root — and "after the system directories" protects only the names
+/// the system directories have (`ps`, `less`, `make` are missing from many
+/// images).
+pub fn user_writable(entries: &[DirInfo]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for e in entries {
+        if e.exists && e.writable && e.dir.starts_with('/') && !out.contains(&e.dir.as_str()) {
+            out.push(&e.dir);
+        }
+    }
+    out
+}
+
+/// The PATH that commands run without a shell get — `docker exec CTR
+/// claude`, tasks and tools started from the container's environment: the
+/// container's first process's (readable by root), or else that of the
+/// oldest ancestor of this process whose environment is readable (a shell
+/// started by `docker exec` has the container's). With where it came from.
+pub fn exec_path() -> Option<(String, String)> {
+    let read = |pid: u32| -> Option<String> {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        env.split(|b| *b == 0).find_map(|kv| kv.strip_prefix(b"PATH=")).map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    if let Some(p) = read(1) {
+        return Some((p, "the container's first process (pid 1)".into()));
+    }
+    let mut chain = Vec::new();
+    let mut pid = std::process::id();
+    while pid > 1 && chain.len() < 64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        pid = status.lines().find_map(|l| l.strip_prefix("PPid:")).and_then(|v| v.trim().parse().ok())?;
+        if pid > 1 {
+            chain.push(pid);
+        }
+    }
+    chain.iter().rev().find_map(|pid| {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        read(*pid).map(|p| (p, format!("process {pid} ({}), the oldest one here whose environment is readable", comm.trim())))
+    })
+}
+
+/// Whether pid 1 runs as root (its PATH is then root's).
+pub fn pid1_is_root() -> bool {
+    std::fs::read_to_string("/proc/1/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|v| v.split_whitespace().next().map(|u| u == "0")))
+        .unwrap_or(false)
 }
 
 pub fn split(path: &str) -> Vec<&str> {
@@ -158,6 +213,20 @@ mod tests {
         assert_eq!(before_shims(&split("/usr/local/bin:/usr/local/sbin:/usr/bin")), Some(vec!["/usr/local/bin"]));
         assert_eq!(before_shims(&split(&format!("{SHIM_DIR}:/usr/local/bin"))), Some(vec![]));
         assert_eq!(before_shims(&split("/usr/local/bin:/usr/bin")), None);
+    }
+
+    /// A root-owned, 0755 directory is still writable by users when a
+    /// directory above it is (it can be renamed away and replaced).
+    #[test]
+    fn a_writable_parent_makes_a_directory_writable() {
+        assert!(!dir_info("/usr/bin").writable);
+        let d = tempfile::tempdir_in("/tmp").unwrap();
+        let inner = d.path().join("bin");
+        std::fs::create_dir(&inner).unwrap();
+        std::fs::set_permissions(d.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let info = dir_info(inner.to_str().unwrap());
+        assert!(info.exists && info.writable, "/tmp above it is world-writable: {info:?}");
+        assert_eq!(user_writable(&[info.clone(), dir_info("/usr/bin"), info]), vec![inner.to_str().unwrap()]);
     }
 
     #[test]

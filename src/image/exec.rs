@@ -4,10 +4,10 @@
 //!     working folder, build (the engine's output goes to stderr, stdout
 //!     stays for `--json`), inspect the image: id, size, architecture, and
 //!     every planned label present;
-//!  2. start one container of it as root (as a devcontainer starts), run
-//!     its check (the verify battery as root and as the non-root user; an
-//!     emulated variant: `uname -m` and doctor), remove it; any failure
-//!     stops a publish;
+//!  2. start one container of it as root (as a devcontainer starts), audit
+//!     who may write what root runs, run its check (the verify battery as
+//!     root and as the non-root user; an emulated variant: `uname -m` and
+//!     doctor), remove it; any failure stops a publish;
 //!  3. (publish) export each variant as an OCI layout, read it, and push
 //!     blobs, the manifests (and the index of several) by digest, then the
 //!     tags (`crate::oci::push`).
@@ -116,6 +116,10 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
     let _running = Running(&v.remove);
     check("starting the check container", &out, true)?;
     let sandbox_size = run("measuring the sandbox", &v.measure, true).ok().filter(|o| o.status.success()).and_then(|o| parse_measure(&String::from_utf8_lossy(&o.stdout)));
+    say(&format!("auditing {}: who may write what root runs", v.tag));
+    let out = run("the ownership audit", &v.audit, true)?;
+    let audit = super::audit::parse(&String::from_utf8_lossy(&out.stdout), &String::from_utf8_lossy(&out.stderr));
+    say(&format!("{} {}", v.platform, audit.summary()));
     let mut outcomes = Vec::new();
     for r in &v.verify {
         say(&format!("verifying {} as {} (agent {}, egress jail {})", v.tag, r.user, r.agent, if r.egress_jail { "on" } else { "off" }));
@@ -136,7 +140,7 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
             Some(o)
         }
     };
-    let verified = outcomes.iter().all(|o| o.ok(p.egress_jail)) && emulated.as_ref().map_or(true, emulated::EmulatedOutcome::ok);
+    let verified = audit.ok() && outcomes.iter().all(|o| o.ok(p.egress_jail)) && emulated.as_ref().map_or(true, emulated::EmulatedOutcome::ok);
     Ok(VariantReport {
         arch: v.arch,
         platform: v.platform.clone(),
@@ -148,6 +152,7 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
         labels: inspected.labels.into_iter().filter(|(k, _)| p.labels.iter().any(|(l, _)| l == k)).collect(),
         verify: outcomes,
         emulated,
+        audit,
         verified,
         build_seconds,
         verify_seconds: start.elapsed().as_secs_f64(),

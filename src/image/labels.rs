@@ -28,10 +28,12 @@ pub const LICENSES_VALUE: &str = "Apache-2.0";
 
 /// The image's non-root user (uid 1000), the devcontainer `remoteUser`.
 pub const REMOTE_USER: &str = "vscode";
-/// The project venv location, appended to PATH after the system directories.
+/// The project venv location (the non-root user's), appended to that
+/// user's PATH after the system directories.
 pub const VENV: &str = "/opt/venv";
-/// The container-start check the image installs.
-pub const START_CHECK: &str = "/usr/local/share/agent-sandbox-image/start-check.sh";
+/// The container-start check (`postStartCommand`): doctor's live checks,
+/// warnings only.
+pub const START_CHECK: &str = "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check";
 /// The image's entrypoint (root at start: /dev/net/tun usable by the user).
 pub const ENTRYPOINT: &str = "/usr/local/share/agent-sandbox-image/entrypoint.sh";
 /// PID 1 of the image's containers (Debian's `tini`): passes signals on
@@ -65,11 +67,21 @@ pub fn devcontainer_metadata() -> serde_json::Value {
     json!([{
         "remoteUser": REMOTE_USER,
         "containerEnv": { "UV_PROJECT_ENVIRONMENT": VENV },
+        // The venv on the remote user's PATH only, after the system
+        // directories (root's PATH never names a directory a user can write).
+        "remoteEnv": { "PATH": format!("${{containerEnv:PATH}}:{VENV}/bin") },
         "securityOpt": SECURITY_OPT,
         "entrypoint": ENTRYPOINT,
         "postStartCommand": START_CHECK,
     }])
 }
+
+/// Labels the Containerfile sets itself and the build must not pass again:
+/// engines that turn `--label` into Containerfile text (buildah, podman)
+/// substitute variables in it, and devcontainer.metadata holds the Dev
+/// Containers CLI's own `${containerEnv:PATH}`. The build still checks
+/// that the image carries it (a unit test keeps both equal).
+pub const FROM_CONTAINERFILE: &[&str] = &[DEVCONTAINER_METADATA];
 
 /// Every label the image gets, in a fixed order.
 pub fn labels(p: &Provenance) -> Vec<(String, String)> {
@@ -134,7 +146,7 @@ mod tests {
         assert_eq!(got[4].1, "1.2.3");
         assert_eq!(
             got[7].1,
-            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/share/agent-sandbox-image/start-check.sh","remoteUser":"vscode","securityOpt":["systempaths=unconfined","seccomp=unconfined","apparmor=unconfined"]}]"#
+            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check","remoteEnv":{"PATH":"${containerEnv:PATH}:/opt/venv/bin"},"remoteUser":"vscode","securityOpt":["systempaths=unconfined","seccomp=unconfined","apparmor=unconfined"]}]"#
         );
     }
 
@@ -169,12 +181,17 @@ mod tests {
     #[test]
     fn containerfile_carries_the_same_static_labels() {
         let text = include_str!("../../image/Containerfile");
-        let meta: serde_json::Value = serde_json::from_str(&containerfile_label(text, DEVCONTAINER_METADATA).unwrap()).unwrap();
-        assert_eq!(meta, devcontainer_metadata());
+        // Byte for byte: the build compares the image's label with it.
+        assert_eq!(containerfile_label(text, DEVCONTAINER_METADATA).unwrap(), devcontainer_metadata().to_string());
         assert_eq!(containerfile_label(text, TITLE).as_deref(), Some(TITLE_VALUE));
         assert_eq!(containerfile_label(text, DESCRIPTION).as_deref(), Some(DESCRIPTION_VALUE));
         assert_eq!(containerfile_label(text, LICENSES).as_deref(), Some(LICENSES_VALUE));
-        assert!(text.contains(&format!("ENV PATH=${{PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}}:{VENV}/bin")), "the venv is appended to PATH");
+        // The image's PATH (root's too): the shims, then the system; the
+        // user's venv is only on the user's PATH.
+        let env_path = text.lines().find_map(|l| l.strip_prefix("ENV PATH=")).expect("ENV PATH");
+        assert_eq!(env_path, "/usr/local/lib/agent-sandbox/bin:${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}");
+        assert!(!env_path.contains(VENV));
+        assert!(text.contains(&format!(r#"PATH="$PATH:{VENV}/bin""#)), "the user's shells append the venv");
         assert!(text.contains(START_CHECK));
         // tini is PID 1 of a plain `docker run`/`podman run`; the Dev
         // Containers CLI runs the metadata's entrypoint itself.

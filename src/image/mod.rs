@@ -8,6 +8,7 @@
 //! - [`labels`]: the OCI labels and `devcontainer.metadata` (pure);
 //! - [`plan`]: build context, argv, verify runs, tag set, push plan (pure);
 //! - [`verify`]: the verify container's command and its report (pure);
+//! - [`audit`]: nothing root may run is writable by anyone else (pure);
 //! - [`emulated`]: the check of a platform this machine only emulates (pure);
 //! - [`layout`]: the exported OCI layout → manifest, config, layer files;
 //! - [`docker_archive`]: docker's legacy `save` archive (before 25) → the
@@ -22,6 +23,7 @@
 //! streamed from their files).
 
 pub mod docker_archive;
+pub mod audit;
 pub mod emulated;
 pub mod engine;
 pub mod error;

@@ -9,6 +9,8 @@
 //! - its own architecture (`Native`): a container started as root like a
 //!   devcontainer, the verify battery exec'd as root and as the non-root
 //!   user, jail on unless asked otherwise;
+//! - either way, the ownership audit (`audit`): nothing root may run is
+//!   writable by anyone else;
 //! - another architecture (`Emulated`, qemu-user through binfmt_misc):
 //!   sessions cannot start there (no namespaces or seccomp filters under
 //!   qemu-user, see `crate::arch::emulation`), so the container runs
@@ -199,6 +201,8 @@ pub struct Variant {
     pub start: Vec<String>,
     /// Measures what the sandbox adds to the image (bubblewrap, passt, the binaries).
     pub measure: Vec<String>,
+    /// The ownership audit (`audit`), as root.
+    pub audit: Vec<String>,
     /// Native: the battery as root, then as the non-root user, in that container.
     pub verify: Vec<VerifyRun>,
     /// Emulated: `uname -m` and `agent-sandbox doctor --json` as root.
@@ -230,11 +234,12 @@ pub fn build_plan(req: &BuildRequest, inp: &Inputs) -> Result<BuildPlan, ImageEr
     let mut build_args = vec![("AGENTS".to_owned(), agent_names.join(","))];
     build_args.extend(req.build_args.iter().cloned());
     let labels = labels::labels(&inp.provenance);
+    let build_labels: Vec<(String, String)> = labels.iter().filter(|(k, _)| !labels::FROM_CONTAINERFILE.contains(&k.as_str())).cloned().collect();
     let variants = platforms
         .iter()
         .map(|arch| {
             let tag = if platforms.len() == 1 { tag.clone() } else { variant_tag(&tag, *arch) };
-            variant(req, inp, *arch, tag, &build_args, &labels)
+            variant(req, inp, *arch, tag, &build_args, &build_labels)
         })
         .collect::<Result<_, _>>()?;
     Ok(BuildPlan { engine: inp.tools.engine, runner: inp.tools.runner, tag, agents: agent_names, labels, egress_jail: req.egress_jail, variants })
@@ -278,7 +283,7 @@ fn variant(req: &BuildRequest, inp: &Inputs, arch: Arch, tag: String, build_args
                 user: user.to_string(),
                 agent: agent.to_owned(),
                 egress_jail: req.egress_jail,
-                argv: engine::exec_argv(&inp.tools, &container, user, &env, &verify::command(agent)),
+                argv: engine::exec_argv(&inp.tools, &container, user, &env, &verify::command(agent, req.egress_jail)),
             })
             .collect(),
     };
@@ -294,6 +299,7 @@ fn variant(req: &BuildRequest, inp: &Inputs, arch: Arch, tag: String, build_args
         inspect: engine::inspect_argv(&inp.tools, &tag),
         start: engine::start_argv(&inp.tools, &tag, &container, network),
         measure: engine::exec_argv(&inp.tools, &container, "root", &[], &["sh".into(), "-c".into(), MEASURE_SCRIPT.into()]),
+        audit: engine::exec_argv(&inp.tools, &container, "root", &[], &super::audit::command()),
         verify,
         emulated,
         remove: engine::remove_argv(&inp.tools, &container),

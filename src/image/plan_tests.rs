@@ -16,7 +16,7 @@ fn inputs() -> Inputs {
         tools: engine::choose(None, &found, "/usr/bin").unwrap(),
         provenance: Provenance { source: "https://example.org/as".into(), version: "1.2.3".into(), revision: "abc123".into(), created: "2026-01-02T03:04:05Z".into() },
         definition: "/src/image".into(),
-        definition_files: vec!["Containerfile".into(), "bin/agent-sandbox".into(), "build/install-agents.sh".into(), "start-check.sh".into()],
+        definition_files: vec!["Containerfile".into(), "bin/agent-sandbox".into(), "build/install-agents.sh".into(), "entrypoint.sh".into()],
         bin_dirs: vec![BinDir { arch: Arch::X86_64, dir: "/static/x86_64".into() }, BinDir { arch: Arch::Aarch64, dir: "/static/aarch64".into() }],
         work: "/w".into(),
         container: "ctr".into(),
@@ -38,8 +38,16 @@ fn request() -> BuildRequest {
     }
 }
 
+/// The labels the build passes: all but devcontainer.metadata, which the
+/// Containerfile sets (an engine would substitute its `${containerEnv:PATH}`).
 fn label_flags(inp: &Inputs) -> Vec<String> {
-    labels::labels(&inp.provenance).into_iter().flat_map(|(k, v)| ["--label".to_owned(), format!("{k}={v}")]).collect()
+    let flags: Vec<String> = labels::labels(&inp.provenance)
+        .into_iter()
+        .filter(|(k, _)| k != labels::DEVCONTAINER_METADATA)
+        .flat_map(|(k, v)| ["--label".to_owned(), format!("{k}={v}")])
+        .collect();
+    assert!(!flags.iter().any(|f| f.contains("${")), "no label the build passes holds a substitution: {flags:?}");
+    flags
 }
 
 fn cf(dest: &str, source: &str) -> ContextFile {
@@ -80,7 +88,7 @@ fn build_plan_whole() {
                 context_files: vec![
                     cf("Containerfile", "/src/image/Containerfile"),
                     cf("build/install-agents.sh", "/src/image/build/install-agents.sh"),
-                    cf("start-check.sh", "/src/image/start-check.sh"),
+                    cf("entrypoint.sh", "/src/image/entrypoint.sh"),
                     cf("bin/agent-sandbox", "/static/x86_64/agent-sandbox"),
                     cf("bin/sandbox-install", "/static/x86_64/sandbox-install"),
                     cf("build/extra-ca.pem", "/etc/ssl/ca.pem"),
@@ -93,6 +101,7 @@ fn build_plan_whole() {
                     "--network", "host", "localhost/agent-sandbox:1.2.3", "sleep", "infinity",
                 ]),
                 measure: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-amd64", "sh", "-c", MEASURE_SCRIPT]),
+                audit: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-amd64", "sh", "-c", &crate::image::audit::script()]),
                 verify: vec![verify_as("root"), verify_as("vscode")],
                 emulated: None,
                 remove: v(&["/usr/bin/podman", "rm", "--force", "--time", "0", "ctr-amd64"]),
@@ -129,7 +138,7 @@ fn two_platforms_make_two_variants_and_the_foreign_one_is_emulated() {
             context_files: vec![
                 cf("Containerfile", "/src/image/Containerfile"),
                 cf("build/install-agents.sh", "/src/image/build/install-agents.sh"),
-                cf("start-check.sh", "/src/image/start-check.sh"),
+                cf("entrypoint.sh", "/src/image/entrypoint.sh"),
                 cf("bin/agent-sandbox", "/static/aarch64/agent-sandbox"),
                 cf("bin/sandbox-install", "/static/aarch64/sandbox-install"),
             ],
@@ -141,6 +150,7 @@ fn two_platforms_make_two_variants_and_the_foreign_one_is_emulated() {
                 "--network", "host", "localhost/agent-sandbox:1.2.3-arm64", "sleep", "infinity",
             ]),
             measure: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-arm64", "sh", "-c", MEASURE_SCRIPT]),
+            audit: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-arm64", "sh", "-c", &crate::image::audit::script()]),
             verify: vec![],
             emulated: Some(v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-arm64", "sh", "-c", crate::image::emulated::SCRIPT])),
             remove: v(&["/usr/bin/podman", "rm", "--force", "--time", "0", "ctr-arm64"]),
@@ -196,6 +206,7 @@ fn jail_off_is_explicit_in_every_verify_run() {
         let at = run.argv.iter().position(|a| a == "AGENT_SANDBOX_EGRESS_JAIL=0").expect("jail off passed");
         assert_eq!(run.argv[at - 1], "--env");
         assert!(at < run.argv.iter().position(|a| a == "ctr-amd64").unwrap(), "options before the container");
+        assert_eq!(run.argv.last().map(String::as_str), Some("--allow-jail-off"), "verify is told the jail is meant to be off");
     }
     assert!(!p.context_files.iter().any(|f| f.dest == Path::new(EXTRA_CA)));
 }

@@ -1,6 +1,7 @@
 //! What `image build` and `image publish` report (`--json`), and the
 //! failure a build's checks turn into. Values only.
 
+use super::audit::AuditOutcome;
 use super::emulated::EmulatedOutcome;
 use super::engine::Engine;
 use super::error::ImageError;
@@ -30,6 +31,8 @@ pub struct VariantReport {
     pub verify: Vec<VerifyOutcome>,
     /// Emulated: `uname -m` and doctor.
     pub emulated: Option<EmulatedOutcome>,
+    /// The ownership audit (both kinds of check).
+    pub audit: AuditOutcome,
     /// Native: every verify run passed; emulated: its check passed (the
     /// sandbox itself was not exercised).
     pub verified: bool,
@@ -40,18 +43,24 @@ pub struct VariantReport {
 impl VariantReport {
     /// One line per check run.
     pub fn summaries(&self) -> Vec<String> {
-        match &self.emulated {
+        let mut out: Vec<String> = match &self.emulated {
             Some(e) => vec![e.summary()],
             None => self.verify.iter().map(|v| format!("{} {}", self.platform, v.summary())).collect(),
+        };
+        if !self.audit.ok() {
+            out.push(format!("{} {}", self.platform, self.audit.summary()));
         }
+        out
     }
 
     /// The lines explaining a failed check.
     pub fn problems(&self, want_jail: bool) -> Vec<String> {
-        match &self.emulated {
-            Some(e) => e.problems.iter().map(|p| format!("{} (emulated): {p}", self.platform)).collect(),
+        let mut out: Vec<String> = self.audit.problems().iter().map(|p| format!("{} {p}", self.platform)).collect();
+        out.extend(match &self.emulated {
+            Some(e) => e.problems.iter().map(|p| format!("{} (emulated): {p}", self.platform)).collect::<Vec<_>>(),
             None => self.verify.iter().flat_map(|v| v.problems(want_jail)).map(|p| format!("{} {p}", self.platform)).collect(),
-        }
+        });
+        out
     }
 }
 
@@ -169,6 +178,7 @@ mod tests {
             labels: BTreeMap::new(),
             verify,
             emulated,
+            audit: AuditOutcome { offenders: 0, examples: vec![], error: None },
             verified,
             build_seconds: 1.0,
             verify_seconds: 2.0,
@@ -187,6 +197,20 @@ mod tests {
              Fix the failing checks (see docs/verify.md) and build again:\n  linux/amd64 root: FAIL 25 workspace-writable: EACCES\n  \
              linux/amd64 vscode: the egress jail was off, verify asked for it on (check /etc/agent-sandbox/config.json5 in the image)"
         );
+    }
+
+    /// Files root runs that a user can write fail the build, whatever
+    /// verify said.
+    #[test]
+    fn a_failed_audit_fails_the_build_and_names_the_files() {
+        let mut v = variant(Arch::X86_64, vec![outcome("root", vec![], true), outcome("vscode", vec![], true)], None);
+        v.audit = crate::image::audit::parse("1000 1000 644 /usr/local/lib/node_modules/x/index.js\naudit-complete\n", "");
+        v.verified = v.audit.ok();
+        let r = BuildReport::new(Engine::Podman, "t".into(), vec!["pi"], true, vec![v]);
+        assert!(!r.verified);
+        let e = r.failure().unwrap().to_string();
+        assert!(e.contains("linux/amd64 ownership audit: 1 files or directories root may run are not root's alone"), "{e}");
+        assert!(e.contains("\n  linux/amd64   /usr/local/lib/node_modules/x/index.js (uid 1000, gid 1000, mode 644)"), "{e}");
     }
 
     #[test]

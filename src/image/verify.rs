@@ -8,12 +8,18 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The script a verify container runs as its user: a fresh workspace in
-/// the user's home, then the battery (`$1` is the agent profile).
-pub const SCRIPT: &str = r#"mkdir -p "$HOME/verify-workspace" && cd "$HOME/verify-workspace" && exec agent-sandbox verify --agent "$1" --json"#;
+/// the user's home, then the battery (`$1` is the agent profile, the rest
+/// are verify's flags).
+pub const SCRIPT: &str = r#"mkdir -p "$HOME/verify-workspace" && cd "$HOME/verify-workspace" && agent=$1 && shift && exec agent-sandbox verify --agent "$agent" --json "$@""#;
 
-/// The container command for `agent`.
-pub fn command(agent: &str) -> Vec<String> {
-    ["sh", "-c", SCRIPT, "sh", agent].iter().map(|s| s.to_string()).collect()
+/// The container command for `agent`; `egress_jail` false: the jail is
+/// meant to be off (`--allow-jail-off`, else verify counts it a failure).
+pub fn command(agent: &str, egress_jail: bool) -> Vec<String> {
+    let mut v: Vec<String> = ["sh", "-c", SCRIPT, "sh", agent].iter().map(|s| s.to_string()).collect();
+    if !egress_jail {
+        v.push("--allow-jail-off".into());
+    }
+    v
 }
 
 /// One verify run, planned.
@@ -171,6 +177,7 @@ mod tests {
 
     #[test]
     fn the_container_command_passes_the_agent_as_an_argument() {
-        assert_eq!(command("codex"), ["sh", "-c", SCRIPT, "sh", "codex"]);
+        assert_eq!(command("codex", true), ["sh", "-c", SCRIPT, "sh", "codex"]);
+        assert_eq!(command("codex", false), ["sh", "-c", SCRIPT, "sh", "codex", "--allow-jail-off"]);
     }
 }

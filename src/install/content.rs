@@ -51,13 +51,31 @@ pub fn default_config(seed: &ConfigSeed) -> String {
 /// (through managed blocks) by interactive ones. Puts the shim directory
 /// first, then the system directories, then everything else in its old
 /// order: a venv or a user's bin directory is kept, but after the system.
+/// For root (`[ -O / ]`: the shell's effective user owns /) the rest keeps
+/// only directories that root owns and no one else can write, all the way
+/// up: "after the system directories" protects only the names those have,
+/// and root would run whatever a user planted under any other name.
 pub fn profile_script() -> String {
     let system = SYSTEM_PATH_DIRS.join("|");
     format!(
         r#"# agent-sandbox: keep the sandbox shims first and system directories ahead of
-# venvs and user-writable directories on PATH. Installed by sandbox-install
-# (docs/install.md); `sandbox-install --uninstall` removes it.
-_as_sys= _as_rest= _as_ifs=$IFS
+# venvs and user-writable directories on PATH; root keeps no directory another
+# user can write. Installed by sandbox-install (docs/install.md);
+# `sandbox-install --uninstall` removes it.
+_as_trusted() {{
+  _as_p=$1
+  while [ -n "$_as_p" ]; do
+    [ -O "$_as_p" ] || return 1
+    case $(ls -ldnL -- "$_as_p" 2>/dev/null) in
+      d????w????* | d???????w?*) return 1 ;;
+      d*) ;;
+      *) return 1 ;;
+    esac
+    _as_p=${{_as_p%/*}}
+  done
+}}
+_as_sys= _as_rest= _as_ifs=$IFS _as_root=
+[ -O / ] && _as_root=1
 IFS=:
 for _as_d in $PATH; do
   case "$_as_d" in
@@ -65,13 +83,17 @@ for _as_d in $PATH; do
     {system})
       case ":$_as_sys:" in *":$_as_d:"*) ;; *) _as_sys=$_as_sys${{_as_sys:+:}}$_as_d ;; esac ;;
     *)
+      if [ -n "$_as_root" ]; then
+        case "$_as_d" in /*) _as_trusted "$_as_d" || continue ;; *) continue ;; esac
+      fi
       case ":$_as_rest:" in *":$_as_d:"*) ;; *) _as_rest=$_as_rest${{_as_rest:+:}}$_as_d ;; esac ;;
   esac
 done
 IFS=$_as_ifs
 PATH={shim}${{_as_sys:+:$_as_sys}}${{_as_rest:+:$_as_rest}}
 export PATH
-unset _as_sys _as_rest _as_ifs _as_d
+unset _as_sys _as_rest _as_ifs _as_d _as_p _as_root
+unset -f _as_trusted
 "#,
         shim = SHIM_DIR,
     )

@@ -77,19 +77,26 @@ fn codex_setting_goes_before_tables() {
     assert!(codex_system(Some("[x]\ncheck_for_update_on_startup = true\n")).is_ok());
 }
 
+/// Runs the profile snippet in a real sh as `uid` with `path`; PATH after.
+fn profile_path(uid: u32, path: &str) -> String {
+    use std::os::unix::process::CommandExt;
+    let out = std::process::Command::new("/bin/sh")
+        .args(["-c", &format!("{}\nprintf %s \"$PATH\"", profile_script())])
+        .env("PATH", path)
+        .current_dir("/")
+        .uid(uid)
+        .output()
+        .expect("run /bin/sh");
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The profile snippet, run by a real sh: shim directory first, system
 /// directories next, the rest (venvs, user dirs) after, duplicates gone.
 #[test]
 fn profile_script_orders_path_in_sh() {
-    let script = profile_script();
-    let run = |path: &str| {
-        let out = std::process::Command::new("/bin/sh")
-            .args(["-c", &format!("{script}\nprintf %s \"$PATH\"")])
-            .env("PATH", path)
-            .output()
-            .expect("run /bin/sh");
-        String::from_utf8(out.stdout).unwrap()
-    };
+    assert!(nix::unistd::geteuid().is_root(), "this test runs sh as another user: run it as root");
+    let run = |path: &str| profile_path(65534, path);
     assert_eq!(
         run("/opt/venv/bin:/home/u/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/bin:/opt/venv/bin"),
         format!("{SHIM_DIR}:/usr/local/bin:/usr/bin:/bin:/opt/venv/bin:/home/u/.local/bin")
@@ -100,6 +107,45 @@ fn profile_script_orders_path_in_sh() {
     assert_eq!(run(&once), once);
     // Empty entries (the current directory) are dropped.
     assert_eq!(run("::/usr/bin:"), format!("{SHIM_DIR}:/usr/bin"));
+}
+
+/// A directory on PATH that is kept for root.
+struct Dir(std::path::PathBuf);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Root's PATH keeps no directory another user can write (owned by them,
+/// group- or world-writable, or below such a directory), nor a relative
+/// one; its own directories stay, after the system ones.
+#[test]
+fn profile_script_keeps_user_writable_directories_off_roots_path() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(nix::unistd::geteuid().is_root(), "this test makes root-owned directories: run it as root");
+    // Under /run (root-owned, 0755), not /tmp (world-writable).
+    let top = Dir(std::path::PathBuf::from(format!("/run/agent-sandbox-profile-test-{}", std::process::id())));
+    let mk = |name: &str, mode: u32, uid: u32| {
+        let d = top.0.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+        std::os::unix::fs::chown(&d, Some(uid), Some(uid)).unwrap();
+        d.display().to_string()
+    };
+    std::fs::create_dir(&top.0).unwrap();
+    std::fs::set_permissions(&top.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root_bin = mk("root-bin", 0o755, 0);
+    let user_bin = mk("user-bin", 0o755, 1000);
+    let group_w = mk("group-w", 0o775, 0);
+    let under_user = mk("user-bin/inner", 0o755, 0);
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let in_tmp = tmp.path().display().to_string();
+    let path = format!("{user_bin}:/usr/local/bin:{root_bin}:/usr/bin:{group_w}:{under_user}:{in_tmp}:.:/usr/bin");
+    assert_eq!(profile_path(0, &path), format!("{SHIM_DIR}:/usr/local/bin:/usr/bin:{root_bin}"));
+    // Another user keeps them all (after the system directories).
+    assert_eq!(profile_path(65534, &path), format!("{SHIM_DIR}:/usr/local/bin:/usr/bin:{user_bin}:{root_bin}:{group_w}:{under_user}:{in_tmp}:."));
 }
 
 #[test]

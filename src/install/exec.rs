@@ -57,7 +57,7 @@ fn open_nofollow(path: &Path) -> Result<std::fs::File, InstallError> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)
         .map_err(InstallError::io("cannot open", path))
 }
@@ -113,7 +113,13 @@ fn copy_preserving(src: &Path, dst: &Path) -> Result<(), InstallError> {
             std::os::unix::fs::lchown(&tmp, Some(meta.uid()), Some(meta.gid())).map_err(InstallError::io("cannot change the owner of", &tmp))?;
         }
     } else {
+        // Mode, owner and contents from one handle: a file swapped after
+        // the look above cannot lend its contents another file's owner.
         let mut from = open_nofollow(src)?;
+        let meta = from.metadata().map_err(InstallError::io("cannot read", src))?;
+        if !meta.is_file() {
+            return Err(InstallError::InTheWay { path: src.into(), what: "special file", want: "file" });
+        }
         let owner = nix::unistd::geteuid().is_root().then_some(Owner { uid: meta.uid(), gid: meta.gid() });
         create_new(&tmp, meta.mode() & 0o7777, owner, |f| std::io::copy(&mut from, f).map(drop))?;
     }
@@ -239,4 +245,52 @@ fn prune_empty(dir: &Path) {
         }
     }
     let _ = std::fs::remove_dir(dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::fcntl::{renameat2, RenameFlags};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// A backup takes owner, mode and contents from the same file, even
+    /// when the user who owns the directory swaps the name for another file
+    /// (here a root-only one) while it is being copied.
+    #[test]
+    fn a_backup_never_gives_one_file_the_contents_of_another() {
+        assert!(nix::unistd::geteuid().is_root(), "this test sets file owners: run it as root");
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().to_path_buf();
+        std::fs::write(dir.join(".bashrc"), "# bashrc\n").unwrap();
+        std::os::unix::fs::chown(dir.join(".bashrc"), Some(1000), Some(1000)).unwrap();
+        std::fs::write(dir.join("swap"), "SECRET\n").unwrap();
+        std::fs::set_permissions(dir.join("swap"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (stop, dir) = (stop.clone(), dir.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    if renameat2(None, &dir.join(".bashrc"), None, &dir.join("swap"), RenameFlags::RENAME_EXCHANGE).is_err() {
+                        break;
+                    }
+                }
+            })
+        };
+        let backup = dir.join("backup");
+        let mut secrets = 0;
+        for _ in 0..5_000 {
+            copy_preserving(&dir.join(".bashrc"), &backup).unwrap();
+            let meta = std::fs::metadata(&backup).unwrap();
+            if std::fs::read_to_string(&backup).unwrap() == "SECRET\n" {
+                secrets += 1;
+                assert_eq!((meta.uid(), meta.mode() & 0o777), (0, 0o600), "the root-only contents got the user's file's owner and mode");
+            } else {
+                assert_eq!((meta.uid(), meta.mode() & 0o777), (1000, 0o644), "the user's contents got the root-only file's owner and mode");
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert!(secrets > 0, "the swap never raced the copy");
+    }
 }

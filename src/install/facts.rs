@@ -12,7 +12,6 @@ use super::users::User;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Files larger than this are hashed but their text is not kept.
@@ -74,26 +73,59 @@ impl Facts {
     }
 }
 
-/// Reads one path (without following a final symlink).
+/// Reads one path without following a symbolic link at its last
+/// component. Its kind, owner, mode and contents all come from one
+/// descriptor (`O_NOFOLLOW`, non-blocking): the owner of the directory (a
+/// user's home) cannot swap the name for a link to a file only root may
+/// read between a look and a read, and a FIFO costs no hang. The parent is
+/// taken as it is: the installer's paths sit in root-owned directories or
+/// directly in a home, whose own name only root can change. A device node
+/// is never opened (only looked at through an `O_PATH` handle).
 pub fn observe(real: &Path) -> Observed {
-    let Ok(meta) = std::fs::symlink_metadata(real) else { return Observed::Absent };
-    let ft = meta.file_type();
-    let (mode, uid, gid) = (meta.mode() & 0o7777, meta.uid(), meta.gid());
-    if ft.is_symlink() {
-        return match std::fs::read_link(real) {
-            Ok(target) => Observed::Link { target },
+    use nix::fcntl::{open, openat, readlinkat, OFlag};
+    use nix::sys::stat::{fstat, Mode, SFlag};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else { return Observed::Other };
+    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+    let dir = match open(parent, OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty()) {
+        // SAFETY: a new descriptor owned only here.
+        Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+        Err(_) => return Observed::Absent,
+    };
+    let at = |flags: OFlag| {
+        // SAFETY: a new descriptor owned only here.
+        openat(Some(dir.as_raw_fd()), name, flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC, Mode::empty()).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    // First only a handle on the name itself: a device node is never opened.
+    let looked = match at(OFlag::O_PATH) {
+        Ok(fd) => fd,
+        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return Observed::Absent,
+        Err(_) => return Observed::Other,
+    };
+    let Ok(st) = fstat(looked.as_raw_fd()) else { return Observed::Other };
+    let (mode, uid, gid) = (st.st_mode & 0o7777, st.st_uid, st.st_gid);
+    match SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) {
+        SFlag::S_IFLNK => match readlinkat(Some(dir.as_raw_fd()), name) {
+            Ok(target) => Observed::Link { target: target.into() },
             Err(_) => Observed::Other,
-        };
+        },
+        SFlag::S_IFDIR => Observed::Dir { mode, uid, gid },
+        SFlag::S_IFREG => {
+            // Opened again to read; still the same file, or left alone.
+            let Ok(fd) = at(OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY) else { return Observed::Other };
+            match fstat(fd.as_raw_fd()) {
+                Ok(again) if (again.st_dev, again.st_ino) == (st.st_dev, st.st_ino) => {}
+                _ => return Observed::Other,
+            }
+            let mut bytes = Vec::new();
+            if std::fs::File::from(fd).read_to_end(&mut bytes).is_err() {
+                return Observed::Other;
+            }
+            let text = if bytes.len() as u64 <= TEXT_LIMIT { String::from_utf8(bytes.clone()).ok() } else { None };
+            Observed::File { mode, uid, gid, hash: content::hash(&bytes), text }
+        }
+        _ => Observed::Other,
     }
-    if ft.is_dir() {
-        return Observed::Dir { mode, uid, gid };
-    }
-    if !ft.is_file() {
-        return Observed::Other;
-    }
-    let Ok(bytes) = std::fs::read(real) else { return Observed::Other };
-    let text = if meta.len() <= TEXT_LIMIT { String::from_utf8(bytes.clone()).ok() } else { None };
-    Observed::File { mode, uid, gid, hash: content::hash(&bytes), text }
 }
 
 /// Hashes a binary to copy.
@@ -132,3 +164,7 @@ pub fn read_manifest(layout: &Layout) -> ManifestState {
         },
     }
 }
+
+#[cfg(test)]
+#[path = "facts_tests.rs"]
+mod tests;

@@ -361,6 +361,16 @@ impl Planner<'_> {
             }
             return;
         };
+        // In a user's home, only what that user owns is edited: anything
+        // else there (a root-only file renamed in from a directory the user
+        // can write) is not theirs to have rewritten, nor to read.
+        if let Some(u) = self.facts.user.as_ref().filter(|u| path.starts_with(&u.home) && self.facts.can_chown && *uid != u.uid) {
+            self.note(
+                Level::Warning,
+                format!("left {} alone: it is owned by uid {uid}, not by {} whose home it is in; if it is theirs, `chown {}: {0}` and run sandbox-install again", path.display(), u.name, u.name),
+            );
+            return;
+        }
         let Some(text) = text else {
             self.note(Level::Warning, format!("left {} alone: it is not UTF-8 text; add `. {PROFILE_SCRIPT}` to it yourself", path.display()));
             return;

@@ -186,6 +186,30 @@ fn remote_user_gets_state_dirs_and_rc_blocks_with_their_ownership() {
     assert!(p.notes.iter().any(|n| n.text.contains("PI_SKIP_VERSION_CHECK")));
 }
 
+/// A file in the user's home that the user does not own (a root-only file
+/// renamed in from a directory the user can write) is neither read into a
+/// rewrite nor edited: left alone, with the reason and the fix.
+#[test]
+fn a_file_in_the_home_not_owned_by_its_user_is_left_alone() {
+    let mut f = fresh();
+    f.user = Some(vscode());
+    f.paths.insert("/home/vscode/.bashrc".into(), Observed::File { mode: 0o600, uid: 0, gid: 0, hash: content::hash(b"SECRET\n"), text: Some("SECRET\n".into()) });
+    let p = plan(&req(&[Agent::Pi]), &f).unwrap();
+    assert!(!p.steps.iter().any(|s| s_path(&s.action).is_some_and(|p| p.ends_with(".bashrc"))), "{:#?}", actions(&p));
+    let note = p.notes.iter().find(|n| n.text.contains("/home/vscode/.bashrc")).expect("a note about .bashrc");
+    assert_eq!(note.level, Level::Warning);
+    assert!(note.text.contains("owned by uid 0, not by vscode") && note.text.contains("chown vscode: /home/vscode/.bashrc"), "{}", note.text);
+    // The user's own ~/.profile still gets its block.
+    assert!(actions(&p).iter().any(|l| l.starts_with("edit") && l.contains("/home/vscode/.profile")));
+}
+
+fn s_path(a: &Action) -> Option<&Path> {
+    match a {
+        Action::Write { path, .. } | Action::SetMode { path, .. } | Action::Symlink { path, .. } | Action::Remove { path } | Action::Restore { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
 #[test]
 fn foreign_files_are_backed_up_and_restored() {
     let mut f = fresh();

@@ -50,6 +50,10 @@ pub struct Context {
     pub fresh_proc: bool,
     /// The AppArmor profile this process runs under, if any.
     pub apparmor: Option<crate::confinement::AppArmor>,
+    /// What the user's shell start-up files put on PATH and alias the
+    /// entry points to (`shellrc`, read without running them): the entry
+    /// guard covers those too.
+    pub shell_path: crate::sandbox::shellrc::ShellPath,
 }
 
 /// Reads the process environment once, so everything after works on a value.

@@ -24,6 +24,7 @@ pub mod protect;
 pub mod rootscan;
 pub mod scope;
 pub mod seccomp;
+pub mod shellrc;
 pub mod supervise;
 
 pub use context::{Context, Network};

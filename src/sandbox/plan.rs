@@ -16,8 +16,11 @@
 //!  7. the workspace writable, its host-executed parts read-only (bound
 //!     from descriptors: `protect.rs` decides, nothing is followed);
 //!  8. `allowWrite` paths writable;
-//!  9. entry points in writable PATH directories covered (must come after
-//!     every writable mount, since it asks which directories are writable);
+//!  9. entry points in writable PATH directories covered — the session's
+//!     PATH and the one the user's shell start-up files make — and those
+//!     directories pinned; vendor install directories and aliased files'
+//!     directories read-only (must come after every writable mount, since
+//!     it asks which directories are writable);
 //! 10. the data files (git config, session marker, resolv.conf).
 
 use crate::config::Config;
@@ -132,6 +135,12 @@ pub const FORGE_DIRS: &[&str] = &[".config/gh", ".config/glab-cli"];
 /// Names that must always lead to the launcher, never to a planted file.
 pub const ENTRY_POINTS: &[&str] = &["claude", "codex", "pi", "agent-sandbox", "sandbox-install"];
 
+/// Where vendors install a CLI (relative to the home) that runs outside
+/// sessions later — Claude Code's old local installer (`~/.claude/local`,
+/// run through an alias) and its native installer's versions — inside the
+/// agent state or tool data that sessions get bound back: read-only there.
+pub const VENDOR_INSTALL_DIRS: &[&str] = &[".claude/local", ".local/share/claude"];
+
 /// GPU device nodes exposed by `gpu: true`.
 pub const GPU_DEVICE_PREFIXES: &[&str] = &["nvidia"];
 pub const GPU_DEVICE_DIRS: &[&str] = &["/dev/dri"];
@@ -226,10 +235,25 @@ pub enum PlanError {
     AppArmorMounts(String),
     #[error("PATH names {0} ahead of the agent-sandbox shims; it does not exist yet, but a session could create it in a writable place and plant a `claude` there that runs outside the sandbox later. Put it after the system directories (e.g. PATH=$PATH:{0}) or create it before the session")]
     UnguardablePathDir(PathBuf),
+    #[error("{origin} {what} {dir}, which does not exist yet; a session could create it in a writable place and plant a `claude` there that your next shell runs outside the sandbox. Create it now (mkdir -p {dir}) or remove that line")]
+    UnguardableShellDir { dir: PathBuf, origin: String, what: String },
+    #[error("{dir} is reached through the symbolic link {link}, which a session can point elsewhere and so shadow the agent-sandbox shims; put the directory the link leads to on PATH (or in the alias) instead")]
+    UnguardableLink { dir: PathBuf, link: PathBuf },
     #[error("the command to run is empty")]
     EmptyCommand,
     #[error(transparent)]
     UnsafeEntry(#[from] UnsafeEntry),
+}
+
+/// Whether what a session writes at `p` lands at `p` outside, where a
+/// shell outside finds it: the mount that covers it binds it onto itself
+/// (a bind of another source, such as a private copy, does not).
+pub fn writes_land_outside(mounts: &[Mount], p: &Path) -> bool {
+    match mounts.iter().rev().find(|m| p.starts_with(m.dest())) {
+        Some(Mount::Bind { src, dest, .. }) => src == dest,
+        Some(Mount::BindFd { writable, .. }) => *writable,
+        _ => false,
+    }
 }
 
 /// Builds the whole plan. Pure: every question about the file system goes
@@ -271,7 +295,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
     m.workspace(&workspace, &protected);
     m.allow_write(config, &ctx.home)?;
-    m.entry_guard(&path_dirs(&session_path), ctx.shim_dir.as_deref())?;
+    m.entry_guard(&path_dirs(&session_path), ctx)?;
     m.data_files(ctx, &git_config_path);
 
     let chdir = if ctx.cwd.starts_with(&workspace) { ctx.cwd.clone() } else { workspace.clone() };
@@ -524,7 +548,7 @@ impl MountBuilder<'_> {
             // From descriptors: an earlier session (with shared tool dirs)
             // could have left a link where the private copy belongs.
             for (rel, private) in TOOL_DIRS.iter().zip(PRIVATE_TOOL_DIRS) {
-                self.bind_fd_at(home, Path::new(private), &home.join(rel), true, true);
+                self.bind_fd_at("protected", home, Path::new(private), &home.join(rel), true, true);
             }
             return;
         }
@@ -565,7 +589,7 @@ impl MountBuilder<'_> {
                 return;
             }
             let dir = parts.next().is_some();
-            self.bind_fd_at(home, &rel, &home.join(&rel), dir, false);
+            self.bind_fd_at("installed command", home, &rel, &home.join(&rel), dir, false);
             return;
         }
     }
@@ -636,14 +660,18 @@ impl MountBuilder<'_> {
     }
 
     fn bind_fd(&mut self, root: &Path, rel: &Path, dir: bool, writable: bool) {
-        self.bind_fd_at(root, rel, &root.join(rel), dir, writable);
+        self.bind_fd_for("protected", root, rel, dir, writable);
+    }
+
+    fn bind_fd_for(&mut self, purpose: &'static str, root: &Path, rel: &Path, dir: bool, writable: bool) {
+        self.bind_fd_at(purpose, root, rel, &root.join(rel), dir, writable);
     }
 
     /// `rel` under `root`, opened by the executor without following
     /// anything, bound on `dest`.
-    fn bind_fd_at(&mut self, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
+    fn bind_fd_at(&mut self, purpose: &'static str, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
         let open = OpenBeneath { root: root.into(), rel: rel.into(), dir };
-        self.data.push(DataFile { purpose: "protected", bytes: Vec::new(), open: Some(open) });
+        self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(open) });
         let data = self.data.len() - 1;
         self.push(Mount::BindFd { dest: dest.into(), data, writable });
     }
@@ -662,14 +690,32 @@ impl MountBuilder<'_> {
         Ok(())
     }
 
-    /// Step 9: every PATH directory before the shims' own that the session
-    /// can write gets read-only empty files over the entry-point names, so
-    /// nothing planted there can shadow the shims — inside, or outside later.
-    /// A PATH directory that does not exist yet but could be created with
-    /// a persistent write (e.g. `.venv/bin` in the workspace) cannot be
-    /// guarded — a mount point would have to be created in it — so the
-    /// launch is refused instead.
-    fn entry_guard(&mut self, path_dirs: &[PathBuf], shim_dir: Option<&Path>) -> Result<(), PlanError> {
+    /// Step 9: the entry points (`ENTRY_POINTS`) cannot be shadowed from
+    /// inside, in this session or in a later shell outside:
+    ///  a. every directory of the session's PATH before the shims' own that
+    ///     the session can write, and every directory the user's shell
+    ///     start-up files put on PATH (`ctx.shell_path`) where what a
+    ///     session writes lands outside, gets read-only empty files over
+    ///     the entry-point names — and is pinned, with each directory
+    ///     between it and the bind it lies in: bound onto itself from a
+    ///     descriptor, it is a mount point, which can be neither renamed
+    ///     nor removed, so it cannot be swapped for one holding a plant;
+    ///  b. the directory of the file an entry-point alias runs, and the
+    ///     vendors' install directories (`VENDOR_INSTALL_DIRS`), are pinned
+    ///     read-only where they lie in a bind that writes through;
+    ///  c. such a directory that does not exist yet but could be created
+    ///     with a persistent write cannot be guarded (a mount point would
+    ///     have to be made in it): the launch is refused, naming it and
+    ///     where it came from.
+    /// Must come after every writable mount, since it asks which
+    /// directories are writable.
+    fn entry_guard(&mut self, path_dirs: &[PathBuf], ctx: &Context) -> Result<(), PlanError> {
+        let shim_dir = ctx.shim_dir.as_deref();
+        let made: Vec<PathBuf> = ctx.agent.state_paths(&ctx.home).into_iter().filter(|(_, k)| *k == crate::agents::StateKind::Dir).map(|(p, _)| p).collect();
+        let mut done: Vec<PathBuf> = Vec::new();
+        // Directories are judged (and guarded) where they really are: a
+        // PATH entry reached through a link outside the session's reach
+        // (~/proj -> /workspaces/proj) lands in the bind of its target.
         for dir in path_dirs {
             if Some(dir.as_path()) == shim_dir {
                 break;
@@ -680,12 +726,92 @@ impl MountBuilder<'_> {
                 }
                 continue;
             }
-            if !access(&self.mounts, dir).writable() {
+            let real = self.fs.resolve(dir).unwrap_or_else(|| dir.clone());
+            if access(&self.mounts, &real).writable() && !done.contains(&real) {
+                self.guard_path_dir(&real)?;
+                done.push(real);
+            }
+        }
+        for (dir, origin) in &ctx.shell_path.dirs {
+            if Some(dir.as_path()) == shim_dir {
                 continue;
             }
-            for name in ENTRY_POINTS {
-                self.mask(dir.join(name));
+            match self.fs.kind(dir) {
+                Some(Kind::Dir) => {
+                    let real = self.fs.resolve(dir).unwrap_or_else(|| dir.clone());
+                    if self.lands_outside(&real) && !done.contains(&real) {
+                        self.guard_path_dir(&real)?;
+                        done.push(real);
+                    }
+                }
+                None if self.lands_outside_once_made(dir, &made) => {
+                    return Err(PlanError::UnguardableShellDir { dir: dir.clone(), origin: origin.to_string(), what: "puts on PATH".into() })
+                }
+                _ => {}
             }
+        }
+        let vendor = VENDOR_INSTALL_DIRS.iter().map(|rel| (ctx.home.join(rel), None));
+        let aliased = ctx.shell_path.aliases.iter().filter_map(|(name, file, origin)| Some((file.parent()?.to_path_buf(), Some((name, origin)))));
+        for (dir, alias) in vendor.chain(aliased).collect::<Vec<_>>() {
+            let real = self.fs.resolve(&dir).unwrap_or_else(|| dir.clone());
+            match (self.fs.kind(&dir), alias) {
+                (Some(Kind::Dir), _) if self.lands_outside(&real) => self.pin(&real, false)?,
+                (None, Some((name, origin))) if self.lands_outside_once_made(&dir, &made) => {
+                    return Err(PlanError::UnguardableShellDir { dir, origin: origin.to_string(), what: format!("aliases `{name}` to a file in") })
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// 9a for one directory: pinned, writable, the entry points masked.
+    fn guard_path_dir(&mut self, dir: &Path) -> Result<(), PlanError> {
+        if self.lands_outside(dir) {
+            self.pin(dir, true)?;
+        }
+        for name in ENTRY_POINTS {
+            self.mask(dir.join(name));
+        }
+        Ok(())
+    }
+
+    fn lands_outside(&self, p: &Path) -> bool {
+        writes_land_outside(&self.mounts, p)
+    }
+
+    /// Whether a session could create the missing `p` where it lands
+    /// outside. `made`: directories the launcher creates before the session
+    /// (the agent's state), which count as existing.
+    fn lands_outside_once_made(&self, p: &Path, made: &[PathBuf]) -> bool {
+        p.ancestors().skip(1).find(|a| self.fs.kind(a).is_some() || made.iter().any(|m| m == a)).is_some_and(|a| {
+            let real = self.fs.resolve(a).unwrap_or_else(|| a.to_path_buf());
+            self.lands_outside(&real) && access(&self.mounts, &real).writable_outside()
+        })
+    }
+
+    /// Makes `dir`, and each directory between it and the bind it lies in,
+    /// a mount point bound onto itself from a descriptor (opened without
+    /// following anything, so what is pinned is what the plan saw): none
+    /// of them can then be renamed or removed from inside. `writable`: what
+    /// `dir` itself stays; the ones above it stay writable.
+    fn pin(&mut self, dir: &Path, writable: bool) -> Result<(), PlanError> {
+        let Some(root) = self.mounts.iter().rev().map(Mount::dest).find(|d| dir.starts_with(d)).cloned() else { return Ok(()) };
+        let Ok(rel) = dir.strip_prefix(&root) else { return Ok(()) };
+        let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        let mut cur = PathBuf::new();
+        for (i, part) in parts.iter().enumerate() {
+            cur.push(part);
+            if self.fs.is_symlink(&root.join(&cur)) {
+                return Err(PlanError::UnguardableLink { dir: dir.to_path_buf(), link: root.join(&cur) });
+            }
+            let last = i + 1 == parts.len();
+            self.bind_fd_for("pinned", &root, &cur, true, writable || !last);
+        }
+        // The bind's own root is a mount point already; read-only, it is
+        // bound again so.
+        if parts.is_empty() && !writable {
+            self.bind_fd_for("pinned", &root, Path::new(""), true, false);
         }
         Ok(())
     }

@@ -117,10 +117,24 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         outside_refuses: Vec::new(),
         helpers,
         launcher_dir: crate::sandbox::context::shim_dir(),
+        shell_dirs: shell_dirs(home, &plan.mounts),
         git_config,
         scope: Vec::new(),
         jail: None,
     }
+}
+
+/// The directories beyond the session's PATH where a planted entry point
+/// would run outside later: those the shells' start-up files name (on PATH,
+/// or an alias's file's directory) and the vendors' install directories,
+/// where the session's writes land outside (a private copy's do not).
+fn shell_dirs(home: &Path, mounts: &[crate::sandbox::mounts::Mount]) -> Vec<PathBuf> {
+    let found = crate::sandbox::shellrc::gather(home);
+    let mut dirs: Vec<PathBuf> = found.dirs.into_iter().map(|(d, _)| d).collect();
+    dirs.extend(found.aliases.into_iter().filter_map(|(_, f, _)| f.parent().map(Path::to_path_buf)));
+    dirs.extend(crate::sandbox::plan::VENDOR_INSTALL_DIRS.iter().map(|r| home.join(r)));
+    dirs.retain(|d| crate::sandbox::plan::writes_land_outside(mounts, d));
+    dirs
 }
 
 /// What `scope` says for a sample of interesting paths, computed from the

@@ -37,7 +37,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Runs the battery in a real session of `agent`.
-pub fn verify(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap) -> Report {
+pub fn verify(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, jail_off_allowed: bool) -> Report {
     let mut report = Report {
         agent: agent.name().into(),
         jail: config.egress_jail,
@@ -45,6 +45,7 @@ pub fn verify(config: &Config, agent: Agent, weakenings: &[Weakening], env: &Env
         weakened: weakenings.iter().map(|w| w.name().to_string()).collect(),
         rows: Vec::new(),
         error: None,
+        jail_off_allowed,
     };
     match run(config, agent, weakenings, env, &mut report) {
         Ok(rows) => report.rows = rows,

@@ -89,7 +89,7 @@ pub const CHECKS: &[Check] = &[
     c(26, "host-executed-read-only", FileSystem, ".devcontainer, .devcontainer.json, .git/hooks and .git/config cannot be written (unless their protection is off)", fs::host_executed_read_only),
     c(27, "scope-matches-session", Scope, "what `agent-sandbox scope` reports for sample paths is what the session sees", fs::scope_matches),
     c(28, "git-config-curated", Git, "git reads only the curated read-only global config (safe.directory, allowed helpers), no system config", misc::git_config),
-    c(29, "entry-points-covered", EntryPoints, "in writable PATH directories ahead of the launcher, claude/codex/pi/agent-sandbox are empty read-only files", misc::entry_points),
+    c(29, "entry-points-covered", EntryPoints, "in writable PATH directories ahead of the launcher and those the shell start-up files name, the entry points are empty read-only files and the directories cannot be renamed away", misc::entry_points),
     c(30, "helpers-not-replaceable", OwnBinaries, "bwrap (and pasta) sit in system directories the session cannot write", misc::helpers),
     c(31, "recursion-runs-directly", Recursion, "`agent-sandbox run` inside runs the command in the same namespaces; the marker names this session", misc::recursion),
     c(32, "no-inherited-descriptors", Descriptors, "only stdin, stdout and stderr are open when the session starts", misc::descriptors),

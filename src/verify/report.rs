@@ -25,6 +25,10 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Why the session could not run (then every check counts as failed).
     pub error: Option<String>,
+    /// The caller said the jail is meant to be off (`--allow-jail-off`);
+    /// otherwise a run with the jail off counts one failure: its checks
+    /// were skipped, so the defence was not proven.
+    pub jail_off_allowed: bool,
 }
 
 /// The word a row is reported with.
@@ -65,12 +69,18 @@ impl Report {
         self.rows.iter().filter(|r| r.check.kind == kind && r.outcome.status == status).count()
     }
 
-    /// Failed checks plus escaped probes (every check when nothing ran).
+    /// Failed checks plus escaped probes (every check when nothing ran),
+    /// plus one for the jail switched off unless that was allowed.
     pub fn failures(&self) -> usize {
         if self.error.is_some() {
             return CHECKS.len();
         }
-        self.rows.iter().filter(|r| r.outcome.status == Status::Fail).count()
+        self.rows.iter().filter(|r| r.outcome.status == Status::Fail).count() + usize::from(self.jail_off_failure())
+    }
+
+    /// The jail was off and the caller did not say that is intended.
+    pub fn jail_off_failure(&self) -> bool {
+        !self.jail && !self.jail_off_allowed
     }
 
     pub fn text(&self) -> String {
@@ -102,8 +112,13 @@ impl Report {
             self.count(Kind::Probe, Status::Pass),
             self.count(Kind::Probe, Status::Fail),
             skipped,
-            if skipped > 0 { " (the egress jail is off; skips are not failures)" } else { "" },
+            if skipped > 0 { " (the egress jail is off)" } else { "" },
         ));
+        if self.jail_off_failure() {
+            s.push_str(&format!(
+                "FAIL: the egress jail is off, so its {skipped} checks were skipped, not passed (this counts as a failure; `--allow-jail-off` says it is intended)\n"
+            ));
+        }
         s
     }
 
@@ -128,6 +143,7 @@ impl Report {
             "session": self.session,
             "weakened": self.weakened,
             "error": self.error,
+            "jailOffAllowed": self.jail_off_allowed,
             "checks": checks,
             "summary": {
                 "passed": self.count(Kind::Check, Status::Pass),
@@ -136,6 +152,7 @@ impl Report {
                 "escaped": self.count(Kind::Probe, Status::Fail),
                 "skipped": self.count(Kind::Check, Status::Skip) + self.count(Kind::Probe, Status::Skip),
                 "failures": self.failures(),
+                "jailOffFailure": self.error.is_none() && self.jail_off_failure(),
             },
         })
     }
@@ -155,7 +172,7 @@ mod tests {
         results.insert(34, Outcome::skip("egress jail is off"));
         results.insert(52, Outcome::fail("attached"));
         results.remove(&3);
-        let r = Report { agent: "claude".into(), jail: false, session: "s".into(), weakened: vec![], rows: Report::assemble(results, "probe died"), error: None };
+        let r = Report { agent: "claude".into(), jail: false, session: "s".into(), weakened: vec![], rows: Report::assemble(results, "probe died"), error: None, jail_off_allowed: true };
         assert_eq!(r.failures(), 3);
         let text = r.text();
         assert!(text.contains("FAIL     2 env-allow-list-only: x\n"), "{text}");
@@ -163,23 +180,43 @@ mod tests {
         assert!(text.contains("SKIP    34 jail-blocks-10-8: egress jail is off\n"), "{text}");
         assert!(text.contains("ESCAPED 52 ptrace-outer-process: attached\n"), "{text}");
         assert!(text.contains("BLOCKED 53 proc-root-of-outer-process\n"), "{text}");
-        assert!(text.contains("1 skipped (the egress jail is off"), "{text}");
+        assert!(text.contains("1 skipped (the egress jail is off)"), "{text}");
+        assert!(!text.contains("FAIL: the egress jail is off"), "allowed: {text}");
         let j = r.json();
         assert_eq!(j["summary"]["failures"], 3);
         assert_eq!(j["checks"][51]["status"], "escaped");
     }
 
+    /// A clean run with the jail off fails once, unless the caller allowed it.
+    #[test]
+    fn the_jail_off_is_a_failure_unless_allowed() {
+        let mut results = BTreeMap::new();
+        for c in CHECKS {
+            results.insert(c.number, if c.defence == crate::verify::Defence::EgressJail { Outcome::skip("egress jail is off") } else { Outcome::pass() });
+        }
+        let mut r = Report { agent: "claude".into(), jail: false, session: "s".into(), weakened: vec![], rows: Report::assemble(results, "x"), error: None, jail_off_allowed: false };
+        assert_eq!(r.failures(), 1);
+        assert!(r.text().contains("FAIL: the egress jail is off, so its "), "{}", r.text());
+        assert_eq!((r.json()["summary"]["failures"].as_u64(), r.json()["summary"]["jailOffFailure"].as_bool()), (Some(1), Some(true)));
+        r.jail_off_allowed = true;
+        assert_eq!(r.failures(), 0);
+        assert_eq!(r.json()["summary"]["jailOffFailure"], false);
+        r.jail = true;
+        r.jail_off_allowed = false;
+        assert_eq!(r.failures(), 0, "the jail on: nothing to allow");
+    }
+
     #[test]
     fn a_probe_without_result_is_a_failure_not_an_escape() {
         let rows = Report::assemble(BTreeMap::new(), "gone");
-        let r = Report { agent: "claude".into(), jail: false, session: "s".into(), weakened: vec![], rows, error: None };
+        let r = Report { agent: "claude".into(), jail: true, session: "s".into(), weakened: vec![], rows, error: None, jail_off_allowed: false };
         assert!(r.text().contains("FAIL    52 ptrace-outer-process: no result: gone\n"));
         assert_eq!(r.failures(), CHECKS.len());
     }
 
     #[test]
     fn a_session_that_did_not_start_fails_everything() {
-        let r = Report { agent: "pi".into(), jail: true, session: String::new(), weakened: vec![], rows: vec![], error: Some("no bwrap".into()) };
+        let r = Report { agent: "pi".into(), jail: true, session: String::new(), weakened: vec![], rows: vec![], error: Some("no bwrap".into()), jail_off_allowed: false };
         assert_eq!(r.failures(), CHECKS.len());
         assert!(r.text().contains("the session did not start: no bwrap"));
     }

@@ -76,6 +76,10 @@ pub struct Spec {
     pub helpers: Vec<PathBuf>,
     /// The launcher's own directory (where the shims live).
     pub launcher_dir: Option<PathBuf>,
+    /// Directories the user's shell start-up files put on PATH or alias an
+    /// entry point into, and the vendors' install directories: where they
+    /// are writable inside, the entry guard must hold there too.
+    pub shell_dirs: Vec<PathBuf>,
     pub git_config: PathBuf,
     /// What `scope` says about a sample of paths, with the outer facts.
     pub scope: Vec<ScopeSample>,

@@ -162,10 +162,15 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
                 }
             }
         }
-        Weakening::EntryPoints => remove(mounts, |m| {
-            let name = m.dest().file_name().and_then(|n| n.to_str()).unwrap_or("");
-            matches!(m, Mount::Mask { .. }) && ENTRY_POINTS.contains(&name)
-        }),
+        Weakening::EntryPoints => {
+            // The masks over the entry-point names, and the pins that keep
+            // their directories (and vendor install directories) in place.
+            let pinned: Vec<usize> = plan.data.iter().enumerate().filter(|(_, d)| d.purpose == "pinned").map(|(i, _)| i).collect();
+            remove(mounts, |m| {
+                let name = m.dest().file_name().and_then(|n| n.to_str()).unwrap_or("");
+                (matches!(m, Mount::Mask { .. }) && ENTRY_POINTS.contains(&name)) || matches!(m, Mount::BindFd { data, .. } if pinned.contains(data))
+            })
+        }
         Weakening::Git => {
             for k in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"] {
                 plan.env.remove(std::ffi::OsStr::new(k));

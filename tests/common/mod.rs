@@ -267,32 +267,41 @@ pub fn root_account() -> Account {
 /// with its home directory if it does not exist yet.
 pub fn test_user() -> Account {
     static USER: OnceLock<Account> = OnceLock::new();
-    USER.get_or_init(|| {
-        require_root();
-        const NAME: &str = "astest";
-        let lookup = || nix::unistd::User::from_name(NAME).ok().flatten();
-        if lookup().is_none() {
-            require_tool("/usr/sbin/useradd", "apt-get install passwd");
-            // Another test binary may be creating it at the same moment:
-            // useradd then fails on the passwd lock; retry and look again.
-            for _ in 0..20 {
-                let out = Command::new("/usr/sbin/useradd").args(["-m", "-U", "-s", "/bin/sh", NAME]).output().unwrap();
-                if out.status.success() || lookup().is_some() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
+    USER.get_or_init(|| user_named("astest")).clone()
+}
+
+/// A second non-root test user (`astrc`) whose shell start-up files tests
+/// may write: the sessions of `test_user` never read them.
+pub fn rc_test_user() -> Account {
+    static USER: OnceLock<Account> = OnceLock::new();
+    USER.get_or_init(|| user_named("astrc")).clone()
+}
+
+/// The non-root user `name` (any free uid), created with its home
+/// directory if it does not exist yet.
+fn user_named(name: &str) -> Account {
+    require_root();
+    let lookup = || nix::unistd::User::from_name(name).ok().flatten();
+    if lookup().is_none() {
+        require_tool("/usr/sbin/useradd", "apt-get install passwd");
+        // Another test binary may be creating it at the same moment:
+        // useradd then fails on the passwd lock; retry and look again.
+        for _ in 0..20 {
+            let out = Command::new("/usr/sbin/useradd").args(["-m", "-U", "-s", "/bin/sh", name]).output().unwrap();
+            if out.status.success() || lookup().is_some() {
+                break;
             }
+            std::thread::sleep(Duration::from_millis(100));
         }
-        let u = lookup().unwrap_or_else(|| panic!("cannot create the test user {NAME} with useradd"));
-        assert_ne!(u.uid.as_raw(), 0, "{NAME} must not be uid 0");
-        if !u.dir.exists() {
-            mkdir(&u.dir);
-        }
-        chown(&u.dir, u.uid.as_raw(), u.gid.as_raw());
-        chmod(&u.dir, 0o755);
-        Account { name: u.name, uid: u.uid.as_raw(), gid: u.gid.as_raw(), home: u.dir }
-    })
-    .clone()
+    }
+    let u = lookup().unwrap_or_else(|| panic!("cannot create the test user {name} with useradd"));
+    assert_ne!(u.uid.as_raw(), 0, "{name} must not be uid 0");
+    if !u.dir.exists() {
+        mkdir(&u.dir);
+    }
+    chown(&u.dir, u.uid.as_raw(), u.gid.as_raw());
+    chmod(&u.dir, 0o755);
+    Account { name: u.name, uid: u.uid.as_raw(), gid: u.gid.as_raw(), home: u.dir }
 }
 
 /// What a finished process left: exit status and captured output.

@@ -3,7 +3,7 @@
 # time: picks the bundled static `sandbox-install` for this machine's
 # architecture (bin/<arch>/, added when the feature is packaged), turns the
 # feature options into its flags, runs it for the remote user, and installs
-# the container-start check named by the feature's postStartCommand.
+# the container-start script named by the feature's entrypoint.
 #
 # Options arrive as environment variables (devcontainer convention: the
 # option id upper-cased): AGENTS, EGRESSJAIL, ALLOWIP, LOCALPORTS,
@@ -73,14 +73,17 @@ fi
 say "running bin/$arch/sandbox-install $*"
 "$installer" "$@"
 
-# The container-start scripts; a second run leaves identical copies as they
-# are (not even their times change), like sandbox-install does.
+# The container-start script (the start check itself is
+# `agent-sandbox doctor --start-check`, the feature's postStartCommand); a
+# second run leaves an identical copy as it is (not even its times change),
+# like sandbox-install does. An older feature's start-check.sh goes.
 check_dir=/usr/local/share/agent-sandbox-feature
 mkdir -p "$check_dir"
-for f in start-check.sh entrypoint.sh; do
+for f in entrypoint.sh; do
   if ! cmp -s "$feature_dir/$f" "$check_dir/$f" 2>/dev/null; then
     cp "$feature_dir/$f" "$check_dir/$f"
   fi
 done
-chmod 0755 "$check_dir" "$check_dir/start-check.sh" "$check_dir/entrypoint.sh"
+rm -f "$check_dir/start-check.sh"
+chmod 0755 "$check_dir" "$check_dir/entrypoint.sh"
 say "done; sessions start with: claude | codex | pi | agent-sandbox run -- CMD (check with: agent-sandbox verify)"

@@ -44,6 +44,7 @@ fn ctx(uid: u32, user: &str, home: &str, cwd: &str, agent: Agent) -> Context {
         peers_flag: false,
         fresh_proc: true,
         apparmor: None,
+        shell_path: Default::default(),
     }
 }
 
@@ -335,6 +336,122 @@ fn entry_points_in_writable_path_dirs_are_covered() {
         // Directories after the shims cannot shadow them.
         assert!(!got.contains(&format!("/workspaces/app/late/{name}")), "{name}: {got}");
     }
+}
+
+/// The mounts over `under` in order, as `KIND DEST` (binds from
+/// descriptors as `pin`/`pin-ro`, masks as `mask`).
+fn guard_mounts(plan: &Plan, under: &str) -> Vec<String> {
+    plan.mounts
+        .iter()
+        .filter(|m| m.dest().starts_with(under))
+        .filter_map(|m| match m {
+            Mount::BindFd { dest, data, writable } if plan.data[*data].purpose == "pinned" => {
+                Some(format!("{} {}", if *writable { "pin" } else { "pin-ro" }, dest.display()))
+            }
+            Mount::Mask { dest, .. } => Some(format!("mask {}", dest.display())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn masks(dir: &str) -> Vec<String> {
+    ENTRY_POINTS.iter().map(|n| format!("mask {dir}/{n}")).collect()
+}
+
+/// A guarded directory is pinned, with each directory between it and the
+/// bind it lies in, before its entry points are masked: a mount point can
+/// be neither renamed nor removed, so the session cannot swap the
+/// directory for one holding a plant.
+#[test]
+fn guarded_path_dirs_are_pinned_up_to_their_bind() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.env.insert("PATH".into(), "/workspaces/app/.venv/bin:/usr/local/bin".into());
+    let table = fs().with("/workspaces/app/.venv/bin", Kind::Dir).with("/workspaces/app/.venv", Kind::Dir);
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    let mut want = vec!["pin /workspaces/app/.venv".to_string(), "pin /workspaces/app/.venv/bin".to_string()];
+    want.extend(masks("/workspaces/app/.venv/bin"));
+    assert_eq!(guard_mounts(&plan, "/workspaces/app/.venv"), want);
+    // Reached through a link the session could point elsewhere: refused.
+    let linked = fs().with("/workspaces/app/.venv/bin", Kind::Dir).with_link("/workspaces/app/.venv", "/workspaces/app/venv-real");
+    assert_eq!(
+        build(&c, &Config::default(), &linked),
+        Err(PlanError::UnguardableLink { dir: "/workspaces/app/.venv/bin".into(), link: "/workspaces/app/.venv".into() })
+    );
+}
+
+fn origin(file: &str, line: usize) -> crate::sandbox::shellrc::Origin {
+    crate::sandbox::shellrc::Origin { file: file.into(), line }
+}
+
+/// The PATH the user's shells will have (their start-up files), not only
+/// this session's: a directory there that a session's writes reach outside
+/// is guarded; one in the home's tmpfs is not (nothing persists); one that
+/// does not exist yet where a session could make it refuses the launch.
+#[test]
+fn directories_the_shells_put_on_path_are_guarded_too() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.shell_path.dirs = vec![
+        ("/root/.local/share/pnpm".into(), origin("/root/.bashrc", 12)),
+        ("/root/.local/bin".into(), origin("/root/.profile", 3)),
+        ("/workspaces/app/node_modules/.bin".into(), origin("/root/.bashrc", 20)),
+    ];
+    let table = fs()
+        .with("/root/.local/share", Kind::Dir)
+        .with("/root/.local/share/pnpm", Kind::Dir)
+        .with("/root/.local/bin", Kind::Dir)
+        .with("/workspaces/app/node_modules/.bin", Kind::Dir)
+        .with("/workspaces/app/node_modules", Kind::Dir);
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    let mut want = vec!["pin /root/.local/share/pnpm".to_string()];
+    want.extend(masks("/root/.local/share/pnpm"));
+    assert_eq!(guard_mounts(&plan, "/root/.local/share/pnpm"), want, "shared tool data: writes land outside");
+    assert_eq!(guard_mounts(&plan, "/root/.local/bin"), Vec::<String>::new(), "in the home's tmpfs nothing persists");
+    let mut want = vec!["pin /workspaces/app/node_modules".to_string(), "pin /workspaces/app/node_modules/.bin".to_string()];
+    want.extend(masks("/workspaces/app/node_modules/.bin"));
+    assert_eq!(guard_mounts(&plan, "/workspaces/app/node_modules"), want);
+
+    // Missing where a session could make it: refused, naming the line.
+    let no_pnpm = fs().with("/root/.local/share", Kind::Dir).with("/root/.local/bin", Kind::Dir);
+    c.shell_path.dirs.truncate(1);
+    let e = build(&c, &Config::default(), &no_pnpm).unwrap_err();
+    assert_eq!(e, PlanError::UnguardableShellDir { dir: "/root/.local/share/pnpm".into(), origin: "/root/.bashrc:12".into(), what: "puts on PATH".into() });
+    assert!(e.to_string().starts_with("/root/.bashrc:12 puts on PATH /root/.local/share/pnpm, which does not exist yet") && e.to_string().contains("mkdir -p /root/.local/share/pnpm"), "{e}");
+}
+
+/// A directory the shells put on PATH through a link outside the session's
+/// reach (~/proj -> /workspaces/app) is guarded where it really is.
+#[test]
+fn a_shell_path_dir_reached_through_a_link_is_guarded_at_its_target() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.shell_path.dirs = vec![("/root/proj/bin".into(), origin("/root/.bashrc", 4))];
+    let table = fs().with("/workspaces/app/bin", Kind::Dir).with_link("/root/proj", "/workspaces/app");
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    let mut want = vec!["pin /workspaces/app/bin".to_string()];
+    want.extend(masks("/workspaces/app/bin"));
+    assert_eq!(guard_mounts(&plan, "/workspaces/app/bin"), want);
+    // Missing there: refused, as a session could make it.
+    c.shell_path.dirs = vec![("/root/proj/tools".into(), origin("/root/.bashrc", 4))];
+    assert!(matches!(build(&c, &Config::default(), &table), Err(PlanError::UnguardableShellDir { .. })));
+}
+
+/// An alias of an entry point to a file, and the vendors' install
+/// directories in the bound-back state: their directory is read-only.
+#[test]
+fn aliased_files_and_vendor_install_dirs_are_read_only() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.shell_path.aliases = vec![("codex".into(), "/workspaces/app/tools/codex".into(), origin("/root/.bashrc", 7))];
+    let table = fs().with("/root/.claude/local", Kind::Dir).with("/workspaces/app/tools", Kind::Dir);
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    assert_eq!(guard_mounts(&plan, "/root/.claude"), vec!["pin-ro /root/.claude/local"]);
+    assert_eq!(guard_mounts(&plan, "/workspaces/app/tools"), vec!["pin-ro /workspaces/app/tools"]);
+    assert_eq!(access(&plan.mounts, Path::new("/root/.claude/local/claude")), crate::sandbox::scope::Access::Read);
+    // No local install: nothing to pin; an alias into a missing directory
+    // a session could make refuses the launch.
+    c.shell_path.aliases = vec![("claude".into(), "/root/.claude/local/claude".into(), origin("/root/.bashrc", 9))];
+    let e = build(&c, &Config::default(), &fs()).unwrap_err();
+    assert!(e.to_string().starts_with("/root/.bashrc:9 aliases `claude` to a file in /root/.claude/local, which does not exist yet"), "{e}");
+    c.shell_path.aliases.clear();
+    assert_eq!(guard_mounts(&build(&c, &Config::default(), &fs()).unwrap(), "/root/.claude"), Vec::<String>::new());
 }
 
 #[test]

@@ -77,14 +77,24 @@ fn git_scopes(c: &Ctx) -> Vec<String> {
         .collect()
 }
 
+/// In every directory a shell would search for the entry points — this
+/// session's PATH before the launcher's directory, and the directories the
+/// user's start-up files name — that the session can write: the names are
+/// empty read-only files, and neither the directory nor any writable one
+/// above it can be renamed away (and replaced by one holding a plant).
 pub fn entry_points(c: &Ctx) -> Outcome {
     let path = std::env::var("PATH").unwrap_or_default();
-    let mut bad = Vec::new();
-    let mut guarded = 0;
-    for dir in path.split(':').filter(|d| d.starts_with('/')).map(Path::new) {
-        if Some(dir) == c.spec.launcher_dir.as_deref() {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for dir in path.split(':').filter(|d| d.starts_with('/')).map(PathBuf::from) {
+        if Some(dir.as_path()) == c.spec.launcher_dir.as_deref() {
             break;
         }
+        dirs.push(dir);
+    }
+    dirs.extend(c.spec.shell_dirs.iter().cloned());
+    let mut bad = Vec::new();
+    let mut guarded = 0;
+    for dir in &dirs {
         if !dir.is_dir() || try_create(dir, &c.spec.nonce).is_err() {
             continue;
         }
@@ -97,11 +107,34 @@ pub fn entry_points(c: &Ctx) -> Outcome {
                 Ok(_) => bad.push(format!("{} is not an empty read-only file", p.display())),
             }
         }
+        bad.extend(renamable(dir, &c.spec.nonce));
     }
     if guarded == 0 && bad.is_empty() {
         return Outcome::pass_note("no writable PATH directory precedes the launcher's");
     }
     Outcome::from_problems(bad)
+}
+
+/// `dir` and each directory above it whose parent is writable: which of
+/// them can be renamed (each is put back at once).
+fn renamable(dir: &Path, nonce: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in dir.ancestors() {
+        let Some(parent) = d.parent() else { break };
+        if try_create(parent, nonce).is_err() {
+            break;
+        }
+        let aside = parent.join(format!(".agent-sandbox-verify-moved-{nonce}"));
+        if std::fs::rename(d, &aside).is_ok() {
+            let back = std::fs::rename(&aside, d);
+            out.push(format!(
+                "{} can be renamed away (and replaced by a directory holding a plant){}",
+                d.display(),
+                if back.is_err() { format!("; it could not be put back from {}", aside.display()) } else { String::new() }
+            ));
+        }
+    }
+    out
 }
 
 pub fn helpers(c: &Ctx) -> Outcome {
