@@ -16,7 +16,7 @@ pub const TUN_FIX: &str = "start the container with /dev/net/tun: add \"--device
 pub const PASTA_FIX: &str = "install passt (apt-get install passt; dnf install passt; apk add passt), or run sandbox-install";
 pub const PASTA_ATTACH_FIX: &str = "use a newer passt: Debian 13 (trixie) and Ubuntu 24.04 base images ship one that attaches inside containers";
 pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, a seccomp profile that allows them (Docker's default does not: `--security-opt seccomp=unconfined` in runArgs; podman's does)";
-pub const EMULATED_FIX: &str = "use the image or base image built for this machine's own architecture: agent-sandbox ships for linux/amd64 and linux/arm64 (e.g. `--platform linux/arm64` on Apple Silicon and other arm64 hosts, `--platform linux/amd64` on x86_64 ones)";
+pub use crate::arch::emulation::EMULATED_FIX;
 pub const PROC_FIX: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";
 
 /// How `claude` (or codex, pi) resolves on PATH.

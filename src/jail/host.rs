@@ -50,6 +50,9 @@ pub struct UsernsFacts {
     pub unprivileged_userns_clone: Option<u64>,
     pub apparmor_restrict_unprivileged_userns: Option<u64>,
     pub confinement: Confinement,
+    /// The user-mode emulator this process runs under (read only when
+    /// explaining a failure: `current_userns_facts`).
+    pub emulator: Option<PathBuf>,
 }
 
 impl UsernsFacts {
@@ -75,6 +78,8 @@ pub enum UsernsBlocker {
     /// container engine's profile (Docker's default refuses them to a
     /// container without CAP_SYS_ADMIN).
     Seccomp,
+    /// This process runs under a user-mode emulator (qemu-user).
+    Emulated,
     /// Nothing the facts name.
     Unknown,
 }
@@ -168,12 +173,13 @@ fn read_userns(sysctl_root: &Path) -> UsernsFacts {
         unprivileged_userns_clone: read("kernel/unprivileged_userns_clone"),
         apparmor_restrict_unprivileged_userns: read("kernel/apparmor_restrict_unprivileged_userns"),
         confinement: crate::confinement::read(),
+        emulator: None,
     }
 }
 
 /// The sysctls as currently set (for diagnosing a failure after launch).
 pub fn current_userns_facts() -> UsernsFacts {
-    read_userns(Path::new("/proc/sys"))
+    UsernsFacts { emulator: crate::arch::emulation::emulator(), ..read_userns(Path::new("/proc/sys")) }
 }
 
 /// A sysctl that certainly stops the jail, as (cause, fix).
@@ -213,6 +219,20 @@ pub fn diagnose_userns(f: &UsernsFacts, uid: u32, errno: i32) -> UsernsDiagnosis
         return found;
     }
     let what = std::io::Error::from_raw_os_error(errno);
+    // qemu-user refuses clone() with namespace flags and runs a helper
+    // thread, so the kernel refuses unshare(CLONE_NEWUSER): no sysctl helps.
+    if let Some(emu) = &f.emulator {
+        return UsernsDiagnosis {
+            blocker: UsernsBlocker::Emulated,
+            cause: format!(
+                "creating a user namespace failed: {what}; this agent-sandbox ({}) runs under the emulator {}, and user-mode \
+                 emulators such as qemu-user cannot create namespaces or load seccomp filters",
+                crate::arch::Arch::native(),
+                emu.display()
+            ),
+            fix: crate::arch::emulation::EMULATED_FIX.into(),
+        };
+    }
     let seccomp = errno == libc::EPERM && f.confinement.seccomp_filtered();
     if !f.privileged(uid) && f.apparmor_restrict_unprivileged_userns == Some(1) {
         let mut fix = "set `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` on the host, or give pasta and the launcher an AppArmor profile that allows `userns`".to_owned();
@@ -288,6 +308,16 @@ mod tests {
             eth1\t000011AC\t00000000\t0000\t0\t0\t0\t0000FFFF\t0\t0\t0\n";
         let nets: Vec<String> = connected_subnets(table).iter().map(|n| n.to_string()).collect();
         assert_eq!(nets, ["169.254.169.254/32", "192.0.2.0/24"]);
+    }
+
+    #[test]
+    fn an_emulator_is_named_before_any_other_cause() {
+        let f = UsernsFacts { emulator: Some("/usr/libexec/qemu-binfmt/aarch64-binfmt-P".into()), ..Default::default() };
+        let d = diagnose_userns(&f, 0, libc::EINVAL);
+        assert_eq!(d.blocker, UsernsBlocker::Emulated);
+        assert!(d.cause.contains("runs under the emulator /usr/libexec/qemu-binfmt/aarch64-binfmt-P"), "{}", d.cause);
+        assert_eq!(d.fix, crate::arch::emulation::EMULATED_FIX);
+        assert_eq!(diagnose_userns(&UsernsFacts::default(), 0, libc::EINVAL).blocker, UsernsBlocker::Unknown);
     }
 
     #[test]

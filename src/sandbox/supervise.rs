@@ -39,8 +39,9 @@ pub fn run(exec_inner: &mut dyn FnMut() -> std::io::Error) -> std::io::Result<i3
         ForkResult::Child => {
             let err = exec_inner();
             eprintln!("agent-sandbox: cannot start the sandbox: {err}");
+            // A refusal, like every other one before the command runs.
             // SAFETY: _exit is always safe; skips atexit handlers of the parent's image.
-            unsafe { libc::_exit(127) }
+            unsafe { libc::_exit(1) }
         }
         ForkResult::Parent { child } => wait_forwarding(child),
     }
