@@ -128,7 +128,9 @@ fn list_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), Ima
         let rel = rel.join(entry.file_name());
         if kind.is_dir() {
             list_files(root, &rel, out)?;
-        } else if kind.is_file() {
+        } else if kind.is_file() || (kind.is_symlink() && root.join(&rel).is_file()) {
+            // A link is copied as what it names (image/entrypoint.sh is the
+            // feature's own script).
             out.push(rel);
         }
     }

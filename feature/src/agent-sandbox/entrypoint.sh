@@ -1,7 +1,9 @@
 #!/bin/sh
-# agent-sandbox devcontainer feature: the feature's "entrypoint", which the
-# Dev Containers CLI runs at container start, as root. Then runs the command
-# it was given, if any. (The reference image ships the same script.)
+# agent-sandbox's container entrypoint, shipped by the devcontainer feature
+# (its "entrypoint") and the reference image (its ENTRYPOINT and
+# devcontainer.metadata "entrypoint"; image/entrypoint.sh links here). The
+# Dev Containers CLI runs it at container start, as root; then it runs the
+# command it was given, if any.
 #
 # The egress jail opens /dev/net/tun as the user running the agent. An
 # engine copies the host's device mode into the container, and a host
