@@ -10,6 +10,10 @@
 #                                                 qemu-user (qemu-user-static)
 # scripts/deps.sh installs those tools. The runner is named by its absolute
 # path, so it works without binfmt_misc.
+# A toolchain scripts/deps.sh installed with rustup lives in ~/.cargo.
+if ! command -v cargo >/dev/null && [[ -f $HOME/.cargo/env ]]; then
+  . "$HOME/.cargo/env"
+fi
 native_arch=$(uname -m)
 for cross_arch in x86_64 aarch64; do
   [[ $cross_arch == "$native_arch" ]] && continue

@@ -2,6 +2,7 @@
 # Installs what building, running and testing agent-sandbox needs on a fresh
 # Debian/Ubuntu machine (as root). Safe to run again.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   bubblewrap   # the sandbox
@@ -15,6 +16,7 @@ APT_PACKAGES=(
   nftables     # tests: plant nf_tables objects in a jail's namespace
   git          # the curated git config is checked with real git
   ca-certificates
+  curl         # rustup, when no Rust toolchain is installed
   gcc          # linking, and the musl build's C bits
   musl-tools   # static (musl) release build
   binutils     # readelf: scripts/build-static.sh checks the binaries are static
@@ -39,9 +41,27 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! command -v cargo >/dev/null; then
-  echo "cargo is missing: install Rust (https://rustup.rs) first" >&2
-  exit 1
+# Rust: the version Cargo.toml's rust-version names, or newer, with rustfmt
+# and clippy (scripts/test.sh checks both). Without any toolchain, rustup's
+# stable one is installed for root (~/.cargo; scripts/cross-env.sh puts it
+# on PATH for the other scripts).
+[[ -f $HOME/.cargo/env ]] && . "$HOME/.cargo/env"
+need=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+have=$(rustc --version 2>/dev/null | awk '{print $2}')
+if [[ -z $have ]]; then
+  echo "installing Rust (rustup, stable) into $HOME/.cargo"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y -q --profile minimal --component rustfmt,clippy
+  . "$HOME/.cargo/env"
+elif [[ $(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1) != "$need" ]]; then
+  if command -v rustup >/dev/null; then
+    rustup update stable >/dev/null
+  else
+    echo "Rust $have is older than $need (Cargo.toml's rust-version) and rustup is not installed: install a newer Rust (https://rustup.rs)" >&2
+    exit 1
+  fi
+fi
+if command -v rustup >/dev/null; then
+  rustup component add rustfmt clippy >/dev/null 2>&1 || echo "note: rustfmt or clippy could not be added; scripts/test.sh's format and lint checks need them" >&2
 fi
 # The static release builds. This machine's architecture falls back to a
 # static glibc build if its musl target cannot be downloaded (see
