@@ -95,10 +95,10 @@ fn main() -> ExitCode {
     match result {
         Ok((opts, out)) => {
             if cli.json {
-                println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                write_out(&format!("{}\n", serde_json::to_string_pretty(&out).unwrap_or_default()));
             } else {
                 let root = opts.root.unwrap_or_else(|| PathBuf::from("/"));
-                print!("{}", install::render::outcome(&out, &root, start.elapsed().as_secs_f64()));
+                write_out(&install::render::outcome(&out, &root, start.elapsed().as_secs_f64()));
             }
             ExitCode::SUCCESS
         }
@@ -107,4 +107,12 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The report on stdout; a reader that went away (`| head`) is not an error
+/// worth a panic: the install already happened, the exit status says so.
+fn write_out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }

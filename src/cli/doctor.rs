@@ -18,9 +18,9 @@ pub fn doctor(config_path: Option<&Path>, a: DoctorArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&render::json(&report))?);
+        outln!("{}", serde_json::to_string_pretty(&render::json(&report))?);
     } else {
-        print!("{}", render::text(&report));
+        out!("{}", render::text(&report));
     }
     Ok(u8::from(report.blocking()))
 }

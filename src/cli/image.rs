@@ -148,17 +148,17 @@ fn build(f: &BuildFlags, platforms: Option<&str>) -> anyhow::Result<u8> {
     let p = plan::build_plan(&req, &inputs)?;
     let report = exec::build(&p)?;
     if f.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         for v in &report.variants {
             let share = v.sandbox_size.map(|s| format!(", of which the sandbox {}", mb(s))).unwrap_or_default();
-            println!("built {} for {} ({}; {}{share}) in {:.0} s", v.tag, v.platform, v.image_id, mb(v.size), v.build_seconds);
+            outln!("built {} for {} ({}; {}{share}) in {:.0} s", v.tag, v.platform, v.image_id, mb(v.size), v.build_seconds);
             for line in v.summaries() {
-                println!("verify {line}");
+                outln!("verify {line}");
             }
         }
         if !report.sessions_verified && report.verified {
-            println!("note: emulated platforms were checked with doctor only; sessions were not run on them (docs/image.md)");
+            outln!("note: emulated platforms were checked with doctor only; sessions were not run on them (docs/image.md)");
         }
     }
     match report.failure() {
@@ -179,36 +179,36 @@ fn publish(a: &ImagePublishArgs) -> anyhow::Result<u8> {
     let client = RegistryClient::new(&registry, found.credential)?;
     let report = image::exec::publish(&req, &inputs, &target, &client, a.dry_run, a.allow_emulated)?;
     if a.flags.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(0);
     }
     if report.already_published {
-        println!("{}:{} is already published; nothing built, tags left as they are", report.reference, report.version);
+        outln!("{}:{} is already published; nothing built, tags left as they are", report.reference, report.version);
         return Ok(0);
     }
     if let Some(p) = &report.plan {
         for v in &p.build.variants {
-            println!("would build {} for {} with {}: {}", v.tag, v.platform, p.build.engine.name(), v.build.join(" "));
+            outln!("would build {} for {} with {}: {}", v.tag, v.platform, p.build.engine.name(), v.build.join(" "));
             if v.check == image::Check::Emulated {
-                println!("would check {} under emulation with uname -m and doctor (sessions cannot start there)", v.platform);
+                outln!("would check {} under emulation with uname -m and doctor (sessions cannot start there)", v.platform);
             } else {
                 let users: Vec<&str> = v.verify.iter().map(|r| r.user.as_str()).collect();
-                println!("would verify {} as {} (egress jail {})", v.platform, users.join(" and "), if p.build.egress_jail { "on" } else { "off" });
+                outln!("would verify {} as {} (egress jail {})", v.platform, users.join(" and "), if p.build.egress_jail { "on" } else { "off" });
             }
         }
         let what = if p.index { "an index of the platforms" } else { "the image" };
-        println!("would push {what} as {}:{{{}}}", report.reference, report.tags.join(","));
+        outln!("would push {what} as {}:{{{}}}", report.reference, report.tags.join(","));
     } else {
         let digest = report.digest.as_ref().map(ToString::to_string).unwrap_or_default();
-        println!("pushed {}:{{{}}} ({digest}, {})", report.reference, report.tags.join(","), mb(report.pushed_size.unwrap_or(0)));
+        outln!("pushed {}:{{{}}} ({digest}, {})", report.reference, report.tags.join(","), mb(report.pushed_size.unwrap_or(0)));
         for pl in &report.platforms {
             let how = if pl.check == image::Check::Emulated { "checked under emulation, sessions not run" } else { "verified" };
-            println!("  {} {} ({}, {how})", pl.platform, pl.digest, mb(pl.size));
+            outln!("  {} {} ({}, {how})", pl.platform, pl.digest, mb(pl.size));
         }
     }
-    println!("labels:");
+    outln!("labels:");
     for (k, v) in &report.labels {
-        println!("  {k}={v}");
+        outln!("  {k}={v}");
     }
     Ok(0)
 }

@@ -1,6 +1,32 @@
 //! The binary's verbs: each turns parsed flags into library calls and an
 //! exit status. Errors go up as `anyhow` and become one line in `main`.
 
+/// `println!` for what the verbs print: a reader that went away (`| head`)
+/// ends the program quietly, as it ends coreutils, instead of a panic. (Not
+/// by restoring SIGPIPE: the verbs also write to pipes of their children.)
+macro_rules! outln {
+    () => { $crate::cli::out(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::out(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+/// `print!`, the same way.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::out(format_args!($($t)*)) };
+}
+
+pub fn out(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            // 128 + SIGPIPE: what a shell reports for a writer its reader left.
+            std::process::exit(141);
+        }
+        eprintln!("agent-sandbox: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub mod args;
 pub mod config_cmd;
 pub mod doctor;

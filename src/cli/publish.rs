@@ -171,12 +171,12 @@ fn templates_package(src: &TemplateSource) -> anyhow::Result<Package> {
 fn write(pkg: &Package, out: &OutputArgs) -> anyhow::Result<u8> {
     let report = publish::write_package(pkg, &out.output, out.force)?;
     if out.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         for i in &report.items {
-            println!("{} {} {} -> {} ({}, {} bytes)", report.kind, i.id, i.version, i.archive.display(), i.digest, i.size);
+            outln!("{} {} {} -> {} ({}, {} bytes)", report.kind, i.id, i.version, i.archive.display(), i.digest, i.size);
         }
-        println!("collection -> {}", report.collection.display());
+        outln!("collection -> {}", report.collection.display());
     }
     Ok(0)
 }
@@ -196,18 +196,18 @@ fn push(pkg: &Package, target: &Target, t: &TargetArgs) -> anyhow::Result<u8> {
     let report = publish::publish(pkg, target, &client, t.dry_run)
         .with_context(|| format!("publishing the {}s to {registry}/{}", pkg.kind.word(), target.namespace))?;
     if t.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(0);
     }
     let verb = if t.dry_run { "would push" } else { "pushed" };
     for i in &report.items {
         if i.already_published {
-            println!("{} {} is already published; tags left as they are", i.reference, i.version);
+            outln!("{} {} is already published; tags left as they are", i.reference, i.version);
         } else {
-            println!("{verb} {}:{{{}}} ({})", i.reference, i.tags.join(","), i.digest);
+            outln!("{verb} {}:{{{}}} ({})", i.reference, i.tags.join(","), i.digest);
         }
     }
     let c = &report.collection;
-    println!("{verb} {}:latest ({}) [collection]", c.reference, c.digest);
+    outln!("{verb} {}:latest ({}) [collection]", c.reference, c.digest);
     Ok(0)
 }

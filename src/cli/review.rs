@@ -46,9 +46,9 @@ pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
         print_json(&workspace, base.as_ref(), &r)?;
     } else {
         if let Some(b) = &base {
-            println!("changes in {} since {}:", workspace.display(), b.describe());
+            outln!("changes in {} since {}:", workspace.display(), b.describe());
         }
-        print!("{}", report::render(&r));
+        out!("{}", report::render(&r));
     }
     if a.ack {
         store.acknowledge(now.snapshot)?;
@@ -56,7 +56,7 @@ pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if !a.json && r.needs_look() {
-        println!("\nonce reviewed: `agent-sandbox review --ack`");
+        outln!("\nonce reviewed: `agent-sandbox review --ack`");
     }
     Ok(u8::from(r.needs_look()))
 }
@@ -70,6 +70,6 @@ fn print_json(workspace: &Path, base: Option<&store::Record>, r: &report::Report
         "other_changes": r.other_changes,
         "warnings": r.warnings,
     });
-    println!("{}", serde_json::to_string_pretty(&v)?);
+    outln!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())
 }

@@ -79,29 +79,29 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
             "chdir": plan.chdir,
             "egressJail": jail,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("egress jail: {}", if jail { "on" } else { "off" });
-    println!("workspace:   {}", plan.workspace.display());
-    println!("command line:");
-    print!("  {}", shell_quote(&plan.bwrap.to_string_lossy()));
+    outln!("egress jail: {}", if jail { "on" } else { "off" });
+    outln!("workspace:   {}", plan.workspace.display());
+    outln!("command line:");
+    out!("  {}", shell_quote(&plan.bwrap.to_string_lossy()));
     for a in &plan.args() {
         let a = a.to_string_lossy();
         if a.starts_with("--") && a != "--" {
-            print!(" \\\n    {}", shell_quote(&a));
+            out!(" \\\n    {}", shell_quote(&a));
         } else {
-            print!(" {}", shell_quote(&a));
+            out!(" {}", shell_quote(&a));
         }
     }
-    println!();
-    println!("data files:");
+    outln!();
+    outln!("data files:");
     for (i, d) in plan.data.iter().enumerate() {
-        println!("  fd {}: {} ({} bytes)", sandbox::plan::FIRST_DATA_FD + i as i32, d.purpose, d.bytes.len());
+        outln!("  fd {}: {} ({} bytes)", sandbox::plan::FIRST_DATA_FD + i as i32, d.purpose, d.bytes.len());
     }
-    println!("environment:");
+    outln!("environment:");
     for (k, v) in env {
-        println!("  {k}={}", v.as_str().unwrap_or(""));
+        outln!("  {k}={}", v.as_str().unwrap_or(""));
     }
     Ok(())
 }

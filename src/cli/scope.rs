@@ -39,7 +39,7 @@ pub fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
             .iter()
             .map(|(p, acc)| serde_json::json!({"path": p, "access": acc, "read": acc.readable(), "write": acc.writable_outside()}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         for (p, acc) in rows {
             let what = match acc {
@@ -49,7 +49,7 @@ pub fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
                 agent_sandbox::sandbox::scope::Access::Write => "read-write",
                 agent_sandbox::sandbox::scope::Access::Private => "private (fresh tmpfs: outer contents hidden, writes stay in the session)",
             };
-            println!("{:<45} {what}", p.display());
+            outln!("{:<45} {what}", p.display());
         }
     }
     Ok(0)

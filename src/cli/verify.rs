@@ -38,9 +38,9 @@ pub fn verify(config_path: Option<&Path>, a: VerifyArgs) -> anyhow::Result<u8> {
         },
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report.json())?);
+        outln!("{}", serde_json::to_string_pretty(&report.json())?);
     } else {
-        print!("{}", report.text());
+        out!("{}", report.text());
     }
     Ok(report.failures().min(255) as u8)
 }
