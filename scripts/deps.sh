@@ -47,10 +47,19 @@ fi
 # on PATH for the other scripts).
 [[ -f $HOME/.cargo/env ]] && . "$HOME/.cargo/env"
 need=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
-have=$(rustc --version 2>/dev/null | awk '{print $2}')
+have=$( (rustc --version 2>/dev/null || true) | awk '{print $2}')
 if [[ -z $have ]]; then
   echo "installing Rust (rustup, stable) into $HOME/.cargo"
-  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y -q --profile minimal --component rustfmt,clippy
+  # rustup-init straight from the Rust project's distribution server,
+  # checked against its published digest.
+  init_url="https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
+  init=$(mktemp -d)
+  curl --proto '=https' --tlsv1.2 -sSf -o "$init/rustup-init" "$init_url"
+  want=$(curl --proto '=https' --tlsv1.2 -sSf "$init_url.sha256" | awk '{print $1}')
+  echo "$want  $init/rustup-init" | sha256sum -c --quiet
+  chmod +x "$init/rustup-init"
+  "$init/rustup-init" -y -q --profile minimal --component rustfmt,clippy >/dev/null
+  rm -rf "$init"
   . "$HOME/.cargo/env"
 elif [[ $(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1) != "$need" ]]; then
   if command -v rustup >/dev/null; then

@@ -103,6 +103,8 @@ fn observe_exec(bin: &Path) -> Option<Observed> {
     let wfd = w.as_raw_fd();
     // SAFETY: single-threaded probe; the child only dup2s and execs.
     let child = match unsafe { nix::unistd::fork() }.ok()? {
+        // SAFETY: in the forked child: dup2 on descriptors we own, execve
+        // with NUL-terminated arrays of live CStrings, _exit if it fails.
         nix::unistd::ForkResult::Child => unsafe {
             libc::dup2(wfd, 1);
             libc::dup2(wfd, 2);
