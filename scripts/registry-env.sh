@@ -56,8 +56,15 @@ http:
   addr: 127.0.0.1:$port
 EOF
   log "starting docker-registry on 127.0.0.1:$port (storage $storage)"
-  # setsid: the registry outlives this script and the shell that evals it.
-  setsid docker-registry serve "$state/config.yml" >"$state/registry.log" 2>&1 </dev/null &
+  # setsid: the registry outlives this script and the shell that evals it,
+  # so it keeps none of their descriptors (a lock the caller holds, say).
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      ((fd > 2)) && eval "exec $fd>&-"
+    done
+    exec setsid docker-registry serve "$state/config.yml"
+  ) >"$state/registry.log" 2>&1 </dev/null &
   echo $! >"$state/registry.pid"
   for _ in $(seq 1 100); do
     up && break
