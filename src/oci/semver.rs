@@ -66,7 +66,7 @@ pub fn tag_set(version: &Version, existing: &[String]) -> TagSet {
     }
     let releases: Vec<Version> =
         existing.iter().filter_map(|t| Version::parse(t).ok()).filter(|v| !v.is_prerelease()).collect();
-    let highest_in = |pred: &dyn Fn(&Version) -> bool| releases.iter().filter(|v| pred(v)).max().map_or(true, |max| version > max);
+    let highest_in = |pred: &dyn Fn(&Version) -> bool| releases.iter().filter(|v| pred(v)).max().is_none_or(|max| version > max);
     let mut tags = Vec::new();
     if highest_in(&|v| v.major() == version.major()) {
         tags.push(version.major().to_string());
