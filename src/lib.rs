@@ -11,6 +11,7 @@ pub mod env_vars;
 pub mod image;
 pub mod install;
 pub mod jail;
+pub mod jsonc;
 pub mod launch;
 pub mod nofollow;
 pub mod oci;

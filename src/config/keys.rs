@@ -267,7 +267,7 @@ pub fn suggest(unknown: &str) -> Option<Key> {
     }
     Key::ALL
         .into_iter()
-        .map(|k| (edit_distance(&folded, &fold(k.name())), k))
+        .map(|k| (strsim::levenshtein(&folded, &fold(k.name())), k))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
@@ -278,20 +278,4 @@ fn fold(s: &str) -> String {
         .filter(|c| *c != '_' && *c != '-')
         .flat_map(char::to_lowercase)
         .collect()
-}
-
-/// Levenshtein distance; key names are short, so O(n*m) is fine.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = diag + usize::from(ca != *cb);
-            diag = row[j + 1];
-            row[j + 1] = sub.min(row[j] + 1).min(diag + 1);
-        }
-    }
-    row[b.len()]
 }

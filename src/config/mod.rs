@@ -5,8 +5,8 @@
 //! This file holds the public types and the load pipeline:
 //! 1. read the file (`file.rs`; missing = defaults; the default path must be
 //!    root-owned and not group/world writable),
-//! 2. parse and validate it (`parse.rs`; positions from `locate.rs`,
-//!    clearer syntax messages from `syntax.rs`, both over `lex.rs`),
+//! 2. parse and validate it (`parse.rs`, over the crate's JSONC parser,
+//!    which keeps positions; json5 confirms the text is JSON5),
 //! 3. apply the environment (`env.rs`): scalars replace, lists extend,
 //! 4. record where each value came from; `show.rs` renders that.
 //!
@@ -17,11 +17,8 @@ mod env;
 mod error;
 mod file;
 mod keys;
-mod lex;
-mod locate;
 mod parse;
 mod show;
-mod syntax;
 mod validate;
 mod value;
 

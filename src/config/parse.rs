@@ -1,136 +1,138 @@
 //! The config file's text → a [`Config`] and the file line of each key set.
-//! json5 checks the syntax and yields values; `locate` supplies the lines
-//! json5 loses; this file checks the structure (an object of known, unique
-//! keys) and each value's type, then hands values to `validate`.
+//! The crate's JSONC parser ([`crate::jsonc`]) checks the syntax, bounds
+//! the nesting and keeps every value's position; json5 then confirms the
+//! text is JSON5 as documented and reads it the same way. This file checks
+//! the structure (an object of known, unique keys) and each value's type,
+//! then hands values to `validate`.
 //! Not responsible for reading the file or for the environment.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde_json::{Map, Value};
+use crate::jsonc::{self, ast, SyntaxError};
+use jsonc_parser::common::Ranged;
 
 use super::error::{At, ConfigError, Hint, Origin};
 use super::keys::{suggest, ItemKind, Key, Kind};
-use super::locate::{self, Item, Outline, MAX_DEPTH};
-use super::syntax;
 use super::validate::{self, Invalid};
 use super::value::{self, Typed};
 use super::{Config, Source};
 
 type Sources = BTreeMap<&'static str, Source>;
 
+/// Deepest `{`/`[` nesting accepted; no valid config nests deeper than two
+/// levels, and json5's recursive parser runs only below this bound.
+pub(crate) const MAX_DEPTH: usize = 16;
+
 /// Parses and validates a whole document. Errors come in source order.
 pub(crate) fn parse_document(path: &Path, src: &str) -> Result<(Config, Sources), ConfigError> {
-    // The outline runs first: it also refuses nesting json5 could not survive.
-    let outline = locate::outline(src).map_err(|deep| ConfigError::Syntax {
-        file: path.to_path_buf(),
-        line: deep.line,
-        column: deep.column,
-        message: format!("nested deeper than {MAX_DEPTH} levels"),
-    })?;
-    let value: Value = json5::from_str(src).map_err(|e| syntax_error(path, src, &outline, e))?;
-    let Value::Object(map) = value else {
-        return Err(ConfigError::NotAnObject {
-            file: path.to_path_buf(),
-            line: outline.first_line,
-            found: describe(&value, None),
-        });
+    let doc = Doc { path, src };
+    let Some(root) = jsonc::parse(src).map_err(|e| doc.syntax(e))? else {
+        let end = SyntaxError { line: jsonc::line_of(src, src.len()), column: 1, message: "the file is empty; write {} to use the defaults".into() };
+        return Err(doc.syntax(end));
     };
-    check_duplicates(path, &outline)?;
+    doc.check_depth(&root, 0)?;
+    doc.check_json5(&root)?;
+    let ast::Value::Object(object) = &root else {
+        return Err(ConfigError::NotAnObject { file: path.to_path_buf(), line: doc.line(&root), found: describe(&root) });
+    };
+    check_duplicates(&doc, object)?;
     let mut config = Config::default();
     let mut sources = Sources::new();
-    for (name, value) in in_source_order(&map, &outline) {
-        let member = Member::new(path, name, &outline);
+    for prop in &object.properties {
+        let member = Member { doc, name: prop.name.as_str(), line: doc.line(prop), value: &prop.value };
         let key = member.known_key()?;
-        value::assign(&mut config, key, member.typed(key, value)?, false);
+        value::assign(&mut config, key, member.typed(key)?, false);
         sources.insert(key.name(), member.source());
     }
-    check_port_conflict(path, &config, &map, &outline)?;
+    check_port_conflict(&doc, &config, object)?;
     Ok((config, sources))
 }
 
-/// Our own explanation of a structural mistake if there is one, else
-/// json5's message and position.
-fn syntax_error(path: &Path, src: &str, outline: &Outline, err: json5::Error) -> ConfigError {
-    let file = path.to_path_buf();
-    if let Some(p) = syntax::explain(src) {
-        let (line, column, message) = (p.line, p.column, p.message);
-        return ConfigError::Syntax {
-            file,
-            line,
-            column,
-            message,
-        };
-    }
-    let json5::Error::Message { msg, location } = err;
-    let (line, column) = location.map_or((outline.first_line, 1), |l| (l.line, l.column));
-    ConfigError::Syntax {
-        file,
-        line,
-        column,
-        message: concise(&msg),
-    }
+/// The file being parsed: its path for messages, its text for lines.
+#[derive(Clone, Copy)]
+struct Doc<'a> {
+    path: &'a Path,
+    src: &'a str,
 }
 
-/// pest's messages draw the source line with arrows; the position is
-/// already in our prefix, so keep only its `= expected ...` line.
-fn concise(msg: &str) -> String {
-    let detail = msg.lines().rev().find_map(|l| l.trim().strip_prefix("= "));
-    detail.unwrap_or(msg).trim().to_string()
+impl Doc<'_> {
+    fn line(&self, node: &dyn Ranged) -> usize {
+        jsonc::line_of(self.src, node.start())
+    }
+
+    fn syntax(&self, e: SyntaxError) -> ConfigError {
+        ConfigError::Syntax { file: self.path.to_path_buf(), line: e.line, column: e.column, message: e.message }
+    }
+
+    fn at(&self, key: Key, line: usize) -> At {
+        At { origin: Origin::File { path: self.path.to_path_buf(), line }, key: key.name() }
+    }
+
+    /// Refuses nesting deeper than [`MAX_DEPTH`] (the parser's own bound is
+    /// far deeper), at the container that goes too deep.
+    fn check_depth(&self, v: &ast::Value, depth: usize) -> Result<(), ConfigError> {
+        let children: Vec<&ast::Value> = match v {
+            ast::Value::Array(a) => a.elements.iter().collect(),
+            ast::Value::Object(o) => o.properties.iter().map(|p| &p.value).collect(),
+            _ => return Ok(()),
+        };
+        if depth >= MAX_DEPTH {
+            let start = v.start();
+            let column = 1 + self.src[..start].rsplit(['\n', '\r']).next().unwrap_or("").chars().count();
+            let message = format!("nested deeper than {MAX_DEPTH} levels");
+            return Err(self.syntax(SyntaxError { line: self.line(v), column, message }));
+        }
+        children.into_iter().try_for_each(|c| self.check_depth(c, depth + 1))
+    }
+
+    /// The file is documented as JSON5: json5 must accept it too (it
+    /// refuses what only JSONC allows, such as a number too large for any
+    /// integer or a number as a key) and read the same values: JSON5 ends
+    /// a `//` comment at U+2028, the JSONC parser does not, and a key the
+    /// two read differently must not pass.
+    fn check_json5(&self, root: &ast::Value) -> Result<(), ConfigError> {
+        match json5::from_str::<serde_json::Value>(self.src) {
+            Ok(v) if v == jsonc::to_value(root) => Ok(()),
+            Ok(_) => Err(self.syntax(SyntaxError {
+                line: self.line(root),
+                column: 1,
+                message: "JSON5 and JSONC readers see different values in this file (a U+2028 or U+2029 line separator in a // comment?); write plain line breaks".into(),
+            })),
+            Err(e) => {
+                let (line, column) = e.position().map_or((self.line(root), 1), |p| (p.line + 1, p.column + 1));
+                let message = e.code().map_or_else(|| e.to_string(), |c| c.to_string());
+                Err(self.syntax(SyntaxError { line, column, message }))
+            }
+        }
+    }
 }
 
 /// JSON5 keeps the last of two equal keys, while a reader sees the first:
 /// refuse rather than guess which one the author meant.
-fn check_duplicates(path: &Path, outline: &Outline) -> Result<(), ConfigError> {
-    for (i, m) in outline.members.iter().enumerate() {
-        if let Some(first) = outline.members[..i].iter().find(|f| f.name == m.name) {
-            return Err(ConfigError::DuplicateKey {
-                file: path.to_path_buf(),
-                line: m.line,
-                key: m.name.clone(),
-                first_line: first.line,
-            });
+fn check_duplicates(doc: &Doc, object: &ast::Object) -> Result<(), ConfigError> {
+    let props = &object.properties;
+    for (i, p) in props.iter().enumerate() {
+        let name = p.name.as_str();
+        if let Some(first) = props[..i].iter().find(|f| f.name.as_str() == name) {
+            return Err(ConfigError::DuplicateKey { file: doc.path.to_path_buf(), line: doc.line(p), key: name.to_string(), first_line: doc.line(first) });
         }
     }
     Ok(())
 }
 
-/// The object's members sorted by line, so the first error reported is
-/// the first in the file (the map itself is sorted by name).
-fn in_source_order<'a>(
-    map: &'a Map<String, Value>,
-    outline: &Outline,
-) -> Vec<(&'a str, &'a Value)> {
-    let mut members: Vec<_> = map.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    members.sort_by_key(|(name, _)| outline.member(name).map_or(0, |m| m.line));
-    members
-}
-
 /// One top-level member and where it sits.
 struct Member<'a> {
-    path: &'a Path,
+    doc: Doc<'a>,
     name: &'a str,
     line: usize,
-    value: Option<&'a Item>,
-    items: &'a [Item],
+    value: &'a ast::Value<'a>,
 }
 
-impl<'a> Member<'a> {
-    fn new(path: &'a Path, name: &'a str, outline: &'a Outline) -> Member<'a> {
-        let located = outline.member(name);
-        Member {
-            path,
-            name,
-            // Only if the locator and json5 disagree on a name; never seen.
-            line: located.map_or(outline.first_line, |m| m.line),
-            value: located.and_then(|m| m.value.as_ref()),
-            items: located.map_or(&[], |m| m.items.as_slice()),
-        }
-    }
-
+impl Member<'_> {
     fn known_key(&self) -> Result<Key, ConfigError> {
         Key::from_name(self.name).ok_or_else(|| ConfigError::UnknownKey {
-            file: self.path.to_path_buf(),
+            file: self.doc.path.to_path_buf(),
             line: self.line,
             key: self.name.to_string(),
             suggestion: suggest(self.name).map(Key::name),
@@ -139,141 +141,102 @@ impl<'a> Member<'a> {
     }
 
     fn source(&self) -> Source {
-        Source::File {
-            path: self.path.to_path_buf(),
-            line: self.line,
+        Source::File { path: self.doc.path.to_path_buf(), line: self.line }
+    }
+
+    fn typed(&self, key: Key) -> Result<Typed, ConfigError> {
+        let at = self.doc.at(key, self.line);
+        match (key.kind(), self.value) {
+            (Kind::Bool, ast::Value::BooleanLit(b)) => Ok(Typed::Bool(b.value)),
+            (Kind::Path, ast::Value::StringLit(s)) => validate::abs_path(&s.value).map(Typed::Path).map_err(|e| e.at(at)),
+            (Kind::List(ItemKind::Port), ast::Value::Array(a)) => self.ports(key, &a.elements),
+            (Kind::List(kind), ast::Value::Array(a)) => self.texts(key, kind, &a.elements),
+            (kind, other) => Err(wrong_type(at, kind, other)),
         }
     }
 
-    fn at(&self, key: Key, line: usize) -> At {
-        let path: PathBuf = self.path.to_path_buf();
-        At {
-            origin: Origin::File { path, line },
-            key: key.name(),
-        }
-    }
-
-    /// The place of array element `i`, falling back to the key's line.
-    fn at_item(&self, key: Key, i: usize) -> At {
-        self.at(key, self.items.get(i).map_or(self.line, |item| item.line))
-    }
-
-    fn typed(&self, key: Key, value: &Value) -> Result<Typed, ConfigError> {
-        let at = self.at(key, self.line);
-        match (key.kind(), value) {
-            (Kind::Bool, Value::Bool(b)) => Ok(Typed::Bool(*b)),
-            (Kind::Path, Value::String(s)) => {
-                validate::abs_path(s).map(Typed::Path).map_err(|e| e.at(at))
-            }
-            (Kind::List(ItemKind::Port), Value::Array(items)) => self.ports(key, items),
-            (Kind::List(kind), Value::Array(items)) => self.texts(key, kind, items),
-            (kind, other) => Err(wrong_type(at, kind, other, self.value)),
-        }
-    }
-
-    fn ports(&self, key: Key, items: &[Value]) -> Result<Typed, ConfigError> {
-        let ports = items.iter().enumerate().map(|(i, v)| {
-            let at = self.at_item(key, i);
+    fn ports(&self, key: Key, items: &[ast::Value]) -> Result<Typed, ConfigError> {
+        let ports = items.iter().map(|v| {
+            let at = self.doc.at(key, self.doc.line(v));
             match v {
-                Value::Number(n) => match n.as_i64() {
-                    Some(n) => validate::port(n).map_err(|e| e.at(at)),
-                    // A float, or past i64: not a port either way.
-                    None => Err(Invalid::Port(n.to_string()).at(at)),
+                ast::Value::NumberLit(n) => match jsonc::number(n.value) {
+                    Some(number) => match number.as_i64() {
+                        Some(n) => validate::port(n).map_err(|e| e.at(at)),
+                        // A float, or past i64: not a port either way.
+                        None => Err(Invalid::Port(number.to_string()).at(at)),
+                    },
+                    // NaN and Infinity are not numbers JSON can hold.
+                    None => Err(wrong_item(at, ItemKind::Port, v)),
                 },
-                other => Err(wrong_item(at, ItemKind::Port, other, self.items.get(i))),
+                other => Err(wrong_item(at, ItemKind::Port, other)),
             }
         });
         Ok(Typed::Ports(ports.collect::<Result<_, _>>()?))
     }
 
-    fn texts(&self, key: Key, kind: ItemKind, items: &[Value]) -> Result<Typed, ConfigError> {
+    fn texts(&self, key: Key, kind: ItemKind, items: &[ast::Value]) -> Result<Typed, ConfigError> {
         let mut texts = Vec::new();
-        for (i, v) in items.iter().enumerate() {
-            let at = self.at_item(key, i);
+        for v in items {
+            let at = self.doc.at(key, self.doc.line(v));
             match v {
-                Value::String(s) => texts.push((s.as_str(), at)),
-                other => return Err(wrong_item(at, kind, other, self.items.get(i))),
+                ast::Value::StringLit(s) => texts.push((s.value.as_ref(), at)),
+                other => return Err(wrong_item(at, kind, other)),
             }
         }
         value::text_list(kind, texts)
     }
 }
 
-fn wrong_type(at: At, kind: Kind, found: &Value, raw: Option<&Item>) -> ConfigError {
+fn wrong_type(at: At, kind: Kind, found: &ast::Value) -> ConfigError {
     let hint = match (kind, found) {
-        (Kind::Bool, Value::String(s)) if s == "true" || s == "false" => {
-            Hint::new(format!("write {s} without quotes"))
-        }
-        (Kind::List(_), Value::String(_) | Value::Number(_)) => {
-            Hint::new(format!("write a list: [{found}]"))
-        }
+        (Kind::Bool, ast::Value::StringLit(s)) if s.value == "true" || s.value == "false" => Hint::new(format!("write {} without quotes", s.value)),
+        (Kind::List(_), ast::Value::StringLit(_) | ast::Value::NumberLit(_)) => Hint::new(format!("write a list: [{}]", jsonc::to_value(found))),
         _ => Hint::none(),
     };
-    ConfigError::WrongType {
-        at,
-        expected: kind.expected(),
-        found: describe(found, raw),
-        hint,
-    }
+    ConfigError::WrongType { at, expected: kind.expected(), found: describe(found), hint }
 }
 
-fn wrong_item(at: At, kind: ItemKind, found: &Value, raw: Option<&Item>) -> ConfigError {
+fn wrong_item(at: At, kind: ItemKind, found: &ast::Value) -> ConfigError {
     let hint = match (kind, found) {
-        (ItemKind::Port, Value::String(s)) if s.trim().parse::<u16>().is_ok() => {
-            Hint::new(format!("write {} without quotes", s.trim()))
-        }
+        (ItemKind::Port, ast::Value::StringLit(s)) if s.value.trim().parse::<u16>().is_ok() => Hint::new(format!("write {} without quotes", s.value.trim())),
         _ => Hint::none(),
     };
-    ConfigError::WrongType {
-        at,
-        expected: kind.expected(),
-        found: describe(found, raw),
-        hint,
-    }
+    ConfigError::WrongType { at, expected: kind.expected(), found: describe(found), hint }
 }
 
-/// "string \"80\"", "number 1.5", "an array", ... `raw` recovers what was
-/// written where json5 turned it into null (`NaN`, `Infinity`).
-fn describe(value: &Value, raw: Option<&Item>) -> String {
+/// A number as JSON writes it (`0x50` is 80), or as written where JSON
+/// has none (`NaN`, `Infinity`).
+fn shown_number(raw: &str) -> String {
+    jsonc::number(raw).map_or_else(|| raw.to_string(), |n| n.to_string())
+}
+
+/// "string \"80\"", "number 1.5", "an array", ...
+fn describe(value: &ast::Value) -> String {
     match value {
-        Value::Null => match raw.map(|r| r.text.as_str()) {
-            Some(text) if text != "null" => format!("number {text}"),
-            _ => "null".to_string(),
-        },
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Number(n) => format!("number {n}"),
-        Value::String(s) if s.chars().count() > 60 => {
-            format!("string {:?}...", s.chars().take(60).collect::<String>())
-        }
-        Value::String(s) => format!("string {s:?}"),
-        Value::Array(_) => "an array".to_string(),
-        Value::Object(_) => "an object".to_string(),
+        ast::Value::NullKeyword(_) => "null".to_string(),
+        ast::Value::BooleanLit(b) => format!("boolean {}", b.value),
+        ast::Value::NumberLit(n) => format!("number {}", shown_number(n.value)),
+        ast::Value::StringLit(s) if s.value.chars().count() > 60 => format!("string {:?}...", s.value.chars().take(60).collect::<String>()),
+        ast::Value::StringLit(s) => format!("string {:?}", s.value),
+        ast::Value::Array(_) => "an array".to_string(),
+        ast::Value::Object(_) => "an object".to_string(),
     }
 }
 
 /// A port cannot be both a local and a callback relay; blame the
 /// callbackPorts element that repeats a localPorts one.
-fn check_port_conflict(
-    path: &Path,
-    config: &Config,
-    map: &Map<String, Value>,
-    outline: &Outline,
-) -> Result<(), ConfigError> {
+fn check_port_conflict(doc: &Doc, config: &Config, object: &ast::Object) -> Result<(), ConfigError> {
     let Some(port) = value::port_conflict(config) else {
         return Ok(());
     };
     let key = Key::CallbackPorts;
-    let member = Member::new(path, key.name(), outline);
-    let index = map
-        .get(key.name())
-        .and_then(Value::as_array)
-        .and_then(|items| {
-            items
-                .iter()
-                .position(|v| v.as_i64() == Some(i64::from(port)))
-        });
-    Err(ConfigError::PortConflict {
-        at: member.at_item(key, index.unwrap_or(usize::MAX)),
-        port,
-    })
+    let prop = object.properties.iter().find(|p| p.name.as_str() == key.name());
+    let items = prop.and_then(|p| p.value.as_array()).map_or(&[][..], |a| &a.elements[..]);
+    let item = items.iter().find(|v| v.as_number_lit().and_then(|n| jsonc::number(n.value)).and_then(|n| n.as_i64()) == Some(i64::from(port)));
+    let line = match (item, prop) {
+        (Some(item), _) => doc.line(item),
+        (None, Some(prop)) => doc.line(prop),
+        (None, None) => 1,
+    };
+    Err(ConfigError::PortConflict { at: doc.at(key, line), port })
 }

@@ -5,7 +5,6 @@ mod docs;
 mod env;
 mod file;
 mod keys;
-mod locate;
 mod parse;
 mod show;
 mod trust;

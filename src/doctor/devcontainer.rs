@@ -1,5 +1,5 @@
 //! Lint of a devcontainer.json (JSONC: comments and trailing commas, read
-//! with `json5`): the settings a sandboxed session needs from the
+//! with the crate's [`crate::jsonc`] parser): the settings a sandboxed session needs from the
 //! container — /dev/net/tun for the egress jail, an unmasked /proc, the
 //! feature (or the reference image, or a Dockerfile running
 //! sandbox-install) — and a PATH that keeps venvs after the system
@@ -33,13 +33,13 @@ fn finding(id: &'static str, severity: Severity, message: String, fix: Option<St
 /// `build.dockerfile`, relative to the file's directory.
 pub fn lint(path: &Path, text: &str, read: &dyn Fn(&Path) -> Option<String>) -> Vec<Finding> {
     let shown = path.display();
-    let doc: Value = match json5::from_str(text) {
+    let doc: Value = match crate::jsonc::parse_value(text) {
         Ok(v) => v,
         Err(e) => {
             return vec![finding(
                 "devcontainer-invalid",
                 Severity::Error,
-                format!("{shown} cannot be parsed: {}", parse_error(&e.to_string())),
+                format!("{shown} cannot be parsed: {e}"),
                 Some("fix the syntax (comments and trailing commas are fine)".into()),
             )]
         }
@@ -166,16 +166,6 @@ fn sandbox_source(path: &Path, obj: &serde_json::Map<String, Value>, read: &dyn 
     }
 }
 
-/// json5's multi-line error as one line: "line L, column C: what".
-fn parse_error(e: &str) -> String {
-    let at = e.split("-->").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|lc| lc.split_once(':'));
-    let what = e.lines().rev().find_map(|l| l.trim().strip_prefix("= ")).unwrap_or_else(|| e.lines().next().unwrap_or(e).trim());
-    match at {
-        Some((l, c)) => format!("line {l}, column {c}: {what}"),
-        None => what.to_string(),
-    }
-}
-
 /// A PATH value's entries; `:` inside `${...}` (`${containerEnv:PATH}`)
 /// does not separate.
 fn split_path_value(value: &str) -> Vec<&str> {
@@ -236,9 +226,11 @@ mod tests {
     }
 
     #[test]
-    fn parse_errors_read_as_one_line() {
-        let e = " --> 3:15\n  |\n3 |   x\n  |   ^---\n  |\n  = expected boolean or null";
-        assert_eq!(parse_error(e), "line 3, column 15: expected boolean or null");
-        assert_eq!(parse_error("oops"), "oops");
+    fn deep_nesting_is_a_finding_not_a_stack_overflow() {
+        let text = format!("{{\"runArgs\": {}", "[".repeat(100_000));
+        let got = lint(Path::new("devcontainer.json"), &text, &|_| None);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!((got[0].id, got[0].severity), ("devcontainer-invalid", Severity::Error));
+        assert!(got[0].message.contains("line 1, column") && got[0].message.contains("nested deeper than"), "{}", got[0].message);
     }
 }

@@ -140,7 +140,7 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
             Some(o)
         }
     };
-    let verified = audit.ok() && outcomes.iter().all(|o| o.ok(p.egress_jail)) && emulated.as_ref().map_or(true, emulated::EmulatedOutcome::ok);
+    let verified = audit.ok() && outcomes.iter().all(|o| o.ok(p.egress_jail)) && emulated.as_ref().is_none_or(emulated::EmulatedOutcome::ok);
     Ok(VariantReport {
         arch: v.arch,
         platform: v.platform.clone(),

@@ -166,7 +166,7 @@ mod tests {
     }
 
     fn variant(arch: Arch, verify: Vec<VerifyOutcome>, emulated: Option<EmulatedOutcome>) -> VariantReport {
-        let verified = verify.iter().all(|v| v.ok(true)) && emulated.as_ref().map_or(true, EmulatedOutcome::ok);
+        let verified = verify.iter().all(|v| v.ok(true)) && emulated.as_ref().is_none_or(EmulatedOutcome::ok);
         VariantReport {
             arch,
             platform: arch.platform(),

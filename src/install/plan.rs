@@ -207,7 +207,7 @@ struct Planner<'a> {
 }
 
 fn owner_matches(want: Option<Owner>, uid: u32, gid: u32) -> bool {
-    want.map_or(true, |o| o.uid == uid && o.gid == gid)
+    want.is_none_or(|o| o.uid == uid && o.gid == gid)
 }
 
 fn kind_name(o: &Observed) -> &'static str {

@@ -8,110 +8,38 @@
 //! (`1.2.3-rc.1`) gets only its own tag, never a floating one.
 
 use super::error::OciError;
-use std::cmp::Ordering;
 use std::fmt;
 
-/// A semantic version (semver 2.0.0). Build metadata is rejected: `+` is
-/// not allowed in a registry tag.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Version {
-    pub major: u64,
-    pub minor: u64,
-    pub patch: u64,
-    pub pre: Vec<String>,
-}
+/// A semantic version (semver 2.0.0, parsed and ordered by the `semver`
+/// crate). Build metadata is rejected: `+` is not allowed in a registry tag.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(semver::Version);
 
 impl Version {
     pub fn parse(input: &str) -> Result<Self, OciError> {
-        Self::parse_inner(input).ok_or_else(|| OciError::InvalidVersion { version: input.to_owned() })
+        match semver::Version::parse(input) {
+            Ok(v) if v.build.is_empty() => Ok(Version(v)),
+            _ => Err(OciError::InvalidVersion { version: input.to_owned() }),
+        }
     }
 
-    fn parse_inner(s: &str) -> Option<Self> {
-        if s.contains('+') {
-            return None;
-        }
-        let (core, pre) = match s.split_once('-') {
-            Some((c, p)) => (c, Some(p)),
-            None => (s, None),
-        };
-        let numeric = |p: &str| -> Option<u64> {
-            let ok = !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && (p == "0" || !p.starts_with('0'));
-            if ok {
-                p.parse().ok()
-            } else {
-                None
-            }
-        };
-        let mut parts = core.split('.');
-        let (major, minor, patch) = (numeric(parts.next()?)?, numeric(parts.next()?)?, numeric(parts.next()?)?);
-        if parts.next().is_some() {
-            return None;
-        }
-        let pre = match pre {
-            None => Vec::new(),
-            Some(p) => {
-                let ids: Vec<String> = p.split('.').map(str::to_owned).collect();
-                let id_ok = |id: &String| {
-                    !id.is_empty()
-                        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                        && (!id.bytes().all(|b| b.is_ascii_digit()) || id == "0" || !id.starts_with('0'))
-                };
-                if !ids.iter().all(id_ok) {
-                    return None;
-                }
-                ids
-            }
-        };
-        Some(Version { major, minor, patch, pre })
+    pub fn major(&self) -> u64 {
+        self.0.major
+    }
+
+    pub fn minor(&self) -> u64 {
+        self.0.minor
     }
 
     pub fn is_prerelease(&self) -> bool {
-        !self.pre.is_empty()
+        !self.0.pre.is_empty()
     }
 }
 
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
-        if !self.pre.is_empty() {
-            write!(f, "-{}", self.pre.join("."))?;
-        }
-        Ok(())
+        self.0.fmt(f)
     }
-}
-
-impl Ord for Version {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.major, self.minor, self.patch).cmp(&(other.major, other.minor, other.patch)).then_with(|| {
-            match (self.pre.is_empty(), other.pre.is_empty()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                (false, false) => cmp_pre(&self.pre, &other.pre),
-            }
-        })
-    }
-}
-
-impl PartialOrd for Version {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-fn cmp_pre(a: &[String], b: &[String]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        let o = match (x.parse::<u64>(), y.parse::<u64>()) {
-            (Ok(m), Ok(n)) => m.cmp(&n),
-            (Ok(_), Err(_)) => Ordering::Less,
-            (Err(_), Ok(_)) => Ordering::Greater,
-            (Err(_), Err(_)) => x.cmp(y),
-        };
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    a.len().cmp(&b.len())
 }
 
 /// What publishing a version does to a repository's tags.
@@ -138,13 +66,13 @@ pub fn tag_set(version: &Version, existing: &[String]) -> TagSet {
     }
     let releases: Vec<Version> =
         existing.iter().filter_map(|t| Version::parse(t).ok()).filter(|v| !v.is_prerelease()).collect();
-    let highest_in = |pred: &dyn Fn(&Version) -> bool| releases.iter().filter(|v| pred(v)).max().map_or(true, |max| version > max);
+    let highest_in = |pred: &dyn Fn(&Version) -> bool| releases.iter().filter(|v| pred(v)).max().is_none_or(|max| version > max);
     let mut tags = Vec::new();
-    if highest_in(&|v| v.major == version.major) {
-        tags.push(version.major.to_string());
+    if highest_in(&|v| v.major() == version.major()) {
+        tags.push(version.major().to_string());
     }
-    if highest_in(&|v| v.major == version.major && v.minor == version.minor) {
-        tags.push(format!("{}.{}", version.major, version.minor));
+    if highest_in(&|v| v.major() == version.major() && v.minor() == version.minor()) {
+        tags.push(format!("{}.{}", version.major(), version.minor()));
     }
     if highest_in(&|_| true) {
         tags.push("latest".to_owned());
@@ -169,8 +97,9 @@ mod tests {
 
     #[test]
     fn versions_parse_strictly() {
-        assert_eq!(v("1.2.3"), Version { major: 1, minor: 2, patch: 3, pre: vec![] });
-        assert_eq!(v("0.1.0-rc.1").pre, vec!["rc", "1"]);
+        assert_eq!((v("1.2.3").major(), v("1.2.3").minor(), v("1.2.3").to_string()), (1, 2, "1.2.3".into()));
+        assert_eq!(v("0.1.0-rc.1").to_string(), "0.1.0-rc.1");
+        assert!(v("0.1.0-rc.1").is_prerelease());
         for bad in ["1.2", "1.2.3.4", "01.2.3", "1.2.3+b", "v1.2.3", "1.2.3-", "1.2.3-01", "latest", "", "1..3"] {
             assert!(Version::parse(bad).is_err(), "{bad}");
         }

@@ -3,15 +3,15 @@
 //! The Dev Containers CLI puts `JSON.stringify(metadata)` into the
 //! `dev.containers.metadata` annotation and pretty-prints
 //! `devcontainer-collection.json` with 4 spaces, both in the source file's
-//! key order. This type parses JSON with comments (JSON5 is accepted, a
-//! superset of the CLI's JSONC), keeps key order (a repeated key keeps its
-//! first position and last value, as `JSON.parse` does) and writes those
-//! two forms byte for byte: integral numbers are written without a
-//! fraction, as JavaScript does.
+//! key order. This type is read from the crate's JSONC parser's AST
+//! ([`crate::jsonc`], which accepts JSON5's extensions too), keeps key
+//! order (a repeated key keeps its first position and last value, as
+//! `JSON.parse` does) and writes those two forms byte for byte through
+//! serde_json: integral numbers are written without a fraction, as
+//! JavaScript does.
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use crate::jsonc::{self, ast};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use std::fmt;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
@@ -27,7 +27,30 @@ impl Json {
     /// Parses JSON (with comments and trailing commas); the error says
     /// where, as `line:column` when the parser knows it.
     pub fn parse(text: &str) -> Result<Json, String> {
-        json5::from_str(text).map_err(|e| e.to_string())
+        match jsonc::parse(text) {
+            Ok(Some(v)) => Ok(Json::from_ast(&v)),
+            Ok(None) => Err("there is no value, only blanks and comments".into()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The AST is at most the parser's nesting limit deep, so the
+    /// recursion is bounded.
+    fn from_ast(v: &ast::Value) -> Json {
+        match v {
+            ast::Value::NullKeyword(_) => Json::Null,
+            ast::Value::BooleanLit(b) => Json::Bool(b.value),
+            ast::Value::StringLit(s) => Json::String(s.value.to_string()),
+            ast::Value::NumberLit(n) => jsonc::number(n.value).and_then(|n| n.as_f64()).map_or(Json::Null, Json::Number),
+            ast::Value::Array(a) => Json::Array(a.elements.iter().map(Json::from_ast).collect()),
+            ast::Value::Object(o) => {
+                let mut obj = Json::Object(Vec::new());
+                for p in &o.properties {
+                    obj.set(p.name.as_str(), Json::from_ast(&p.value));
+                }
+                obj
+            }
+        }
     }
 
     pub fn get(&self, key: &str) -> Option<&Json> {
@@ -119,60 +142,6 @@ impl Serialize for Json {
     }
 }
 
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(JsonVisitor)
-    }
-}
-
-struct JsonVisitor;
-
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<Json, E> {
-        Ok(Json::Null)
-    }
-    fn visit_none<E>(self) -> Result<Json, E> {
-        Ok(Json::Null)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
-        Ok(Json::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::Number(v as f64))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-        Ok(Json::Number(v as f64))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
-        Ok(Json::Number(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::String(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Json, E> {
-        Ok(Json::String(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-        let mut items = Vec::new();
-        while let Some(v) = seq.next_element()? {
-            items.push(v);
-        }
-        Ok(Json::Array(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let mut obj = Json::Object(Vec::new());
-        while let Some((k, v)) = map.next_entry::<String, Json>()? {
-            obj.set(&k, v);
-        }
-        Ok(obj)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +171,8 @@ mod tests {
     #[test]
     fn errors_name_the_position() {
         let e = Json::parse("{\n  \"a\": ,\n}").unwrap_err();
-        assert!(e.contains('2'), "{e}");
+        assert!(e.starts_with("line 2, column 8: "), "{e}");
+        let e = Json::parse(&"[".repeat(100_000)).unwrap_err();
+        assert!(e.contains("nested deeper than"), "{e}");
     }
 }

@@ -118,7 +118,7 @@ fn package_scripts(text: &str) -> String {
 }
 
 fn devcontainer(text: &str) -> String {
-    let Ok(v) = json5::from_str::<serde_json::Value>(text) else { return first_line(text) };
+    let Ok(v) = crate::jsonc::parse_value(text) else { return first_line(text) };
     match v.get("initializeCommand") {
         Some(cmd) => summary(&format!("initializeCommand (on the host): {}", cmd.as_str().map_or_else(|| cmd.to_string(), str::to_string))),
         None => "container definition (image, mounts, runArgs, features, lifecycle commands)".into(),

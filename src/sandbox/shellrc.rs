@@ -445,7 +445,7 @@ impl Reader<'_> {
                 }
                 ('`', _) => return Err(format!("a command's output ({raw})")),
                 ('~', None) if i == 0 || chars[i - 1] == ':' => {
-                    if chars.get(i + 1).map_or(true, |&n| n == '/' || n == ':') {
+                    if chars.get(i + 1).is_none_or(|&n| n == '/' || n == ':') {
                         out += &self.home();
                     } else {
                         return Err(format!("another user's home ({raw})"));

@@ -258,7 +258,7 @@ fn syntax_error_names_line_and_column() {
     let e = parse_err("{\n  gpu: true\n  peers: false,\n}");
     assert_eq!(
         e.to_string(),
-        "/etc/agent-sandbox/config.json5:3:3: JSON5 syntax error: expected ',' or '}' before peers: is a comma missing?"
+        "/etc/agent-sandbox/config.json5:3:3: JSON5 syntax error: expected ',' before peers: is a comma missing?"
     );
 }
 
@@ -268,24 +268,24 @@ fn structural_mistakes_are_explained() {
         (
             "{ a: [1 2] }",
             (1, 9),
-            "expected ',' or ']' before 2: is a comma missing?",
+            "expected ',' before 2: is a comma missing?",
         ),
         ("{\n a 1 }", (2, 4), "expected ':' after the key, found 1"),
         ("{ a: 1,, }", (1, 8), "expected a key or '}', found ','"),
         (
             "{\n a: [1, 2\n}",
             (3, 1),
-            "found '}' but the '[' opened on line 2 is not closed",
+            "unexpected '}': a value is missing, or a '[' before it is not closed",
         ),
         (
             "{ a: 1 }}",
             (1, 9),
-            "unexpected '}' after the end of the document",
+            "unexpected text after the end of the document",
         ),
         (
             "{\n a: 1,\n",
-            (3, 1),
-            "the file ends before the '{' opened on line 1 is closed",
+            (1, 1),
+            "this '{' is never closed (the text ends first)",
         ),
         ("{ a: 'x }\n", (1, 6), "this string is never closed"),
         ("{ a: 1 } /* x", (1, 10), "this comment is never closed"),
@@ -299,7 +299,7 @@ fn structural_mistakes_are_explained() {
             (1, 1),
             "the file is empty; write {} to use the defaults",
         ),
-        ("{ a: : 1 }", (1, 6), "expected a value, found ':'"),
+        ("{ a: : 1 }", (1, 6), "unexpected ':': expected a value"),
     ];
     for (src, (line, column), message) in cases {
         assert_eq!(syntax(src), (line, column, message.to_string()), "{src:?}");
@@ -307,15 +307,27 @@ fn structural_mistakes_are_explained() {
 }
 
 #[test]
-fn literal_mistakes_keep_the_json5_message() {
+fn literal_mistakes_name_the_literal() {
     let (line, column, message) = syntax("{\n a: tru }");
     assert_eq!((line, column), (2, 5));
     assert_eq!(
         message,
-        "expected array, boolean, null, number, object, or string"
+        "tru is not a value (strings need quotes; the literals are true, false and null)"
     );
-    let (line, _, message) = syntax("{\n a: 'x',\n b: 99999999999999999999999 }");
-    assert_eq!((line, message.as_str()), (3, "error parsing integer"));
+    // Past any integer: read as a float, and so not a port.
+    let e = parse_err("{\n localPorts: [\n  99999999999999999999999] }");
+    assert_eq!(e.to_string(), "/etc/agent-sandbox/config.json5:3: key \"localPorts\": 1e+23 is not a valid port (1-65535)");
+}
+
+#[test]
+fn what_only_jsonc_accepts_is_refused() {
+    // A number as a key is JSONC's extension, not JSON5.
+    let (line, _, message) = syntax("{\n gpu: true,\n 1: true }");
+    assert_eq!((line, message.as_str()), (3, "expected identifier"));
+    // JSON5 ends a line comment at U+2028; a JSONC reader would not.
+    let (line, _, message) = syntax("{ // note\u{2028} gpu: true,\n}");
+    assert_eq!(line, 1);
+    assert!(message.contains("JSON5 and JSONC readers see different values"), "{message}");
 }
 
 #[test]
@@ -324,6 +336,11 @@ fn absurd_nesting_is_a_syntax_error_not_a_crash() {
     let e = parse_err(&src);
     assert!(matches!(&e, ConfigError::Syntax { line: 1, .. }), "{e:?}");
     assert!(e.to_string().contains("nested deeper than"));
+    let e = parse_err(&format!("{{ a: {} }}", "{b:".repeat(100_000)));
+    assert!(e.to_string().contains("nested deeper than"), "{e}");
+    // Below the parser's limit, the config's own bound (16 levels) holds.
+    let src = format!("{{\n a: {}{} }}", "[".repeat(16), "]".repeat(16));
+    assert_eq!(syntax(&src), (2, 20, "nested deeper than 16 levels".to_string()));
 }
 
 #[test]

@@ -39,7 +39,7 @@ fn bad_ports() {
     assert_eq!(bad_port("{ callbackPorts: [1.5] }").1, "1.5");
     assert_eq!(bad_port("{ callbackPorts: [80.0] }").1, "80.0");
     assert_eq!(bad_port("{ localPorts: [1e3] }").1, "1000.0");
-    // json5 turns Infinity into a float serde_json cannot hold (null).
+    // Infinity is no number JSON can hold: a wrong type, as NaN is.
     assert_eq!(
         wrong_type("{ localPorts: [-Infinity] }").2,
         "number -Infinity"

@@ -105,7 +105,7 @@ impl Ctx<'_> {
         let json = n.ends_with(".json");
         let mut named = Named::default();
         if kind == Kind::Devcontainer && json {
-            if let Ok(v) = json5::from_str::<serde_json::Value>(text) {
+            if let Ok(v) = crate::jsonc::parse_value(text) {
                 devcontainer(&v, &mut named);
                 return named;
             }
