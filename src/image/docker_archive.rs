@@ -17,7 +17,7 @@ use super::error::ImageError;
 use super::layout::LocalImage;
 use crate::arch::Arch;
 use crate::oci::manifest::{Blob, Descriptor, Document, Manifest, OCI_MANIFEST};
-use crate::oci::push::FileBlob;
+use crate::oci::manifest::FileBlob;
 use crate::oci::Digest;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};

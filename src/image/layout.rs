@@ -10,7 +10,7 @@
 use super::error::ImageError;
 use crate::arch::Arch;
 use crate::oci::manifest::{Annotations, Blob, Descriptor, Manifest, OCI_MANIFEST};
-use crate::oci::push::FileBlob;
+use crate::oci::manifest::FileBlob;
 use crate::oci::Digest;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
