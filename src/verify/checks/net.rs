@@ -259,7 +259,7 @@ pub fn no_inbound_forwarding(c: &Ctx) -> Outcome {
     }
     let Ok(l) = std::net::TcpListener::bind("0.0.0.0:0") else { return Outcome::fail("cannot listen") };
     let Ok(port) = l.local_addr().map(|a| a.port()) else { return Outcome::fail("no local port") };
-    crate::verify::probe::request_connect(port);
+    crate::verify::protocol::request_connect(port);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&l);
     if sys::poll_one(fd, libc::POLLIN, Duration::from_secs(2)) {
         return Outcome::fail(format!("a connection to the container's 127.0.0.1:{port} reached the session"));
