@@ -7,7 +7,7 @@ use super::probe::{self, Attach, Filter, Mounts, Tun, Userns};
 pub use super::installed::Installed;
 use super::{Finding, Severity};
 use crate::agents::{Agent, ALL};
-use crate::install::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
+use crate::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
 use crate::sandbox::landlock::{self, Scoping, Support};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
