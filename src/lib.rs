@@ -17,6 +17,7 @@ pub mod layout;
 pub mod nofollow;
 pub mod oci;
 pub mod publish;
+pub mod resident;
 pub mod review;
 pub mod sandbox;
 pub mod sysbin;

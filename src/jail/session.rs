@@ -200,7 +200,7 @@ fn run(
     open_gate(kids);
     step("gate opened");
     // 6. The session.
-    crate::sandbox::supervise::shed_resident_text();
+    crate::resident::shed_text();
     let code = wait_session(holder.pid, signals, kids);
     step("session ended");
     code
