@@ -37,3 +37,9 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
 }
+
+impl Finding {
+    pub fn new(check: &'static str, id: &'static str, severity: Severity, message: String, fix: Option<&str>) -> Self {
+        Finding { check, id, severity, message, fix: fix.map(str::to_string) }
+    }
+}
