@@ -2,7 +2,7 @@
 //! and links the jail's namespace must hold once it is locked, computed
 //! from what pasta configured (the interface, its addresses, the gateway)
 //! and the launch inputs (forwarder, allowIp, the container's connected
-//! subnets). Applying it is `lock.rs`; checking it is `compare.rs`.
+//! subnets). Applying it is `run/lockdown.rs`; checking it is `compare.rs`.
 
 use super::net::{blocked_ranges, Block, Ipv4Net};
 use serde::{Deserialize, Serialize};
