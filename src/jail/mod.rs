@@ -1,4 +1,4 @@
-//! The egress jail (SPEC §4): the session runs in its own network
+//! The egress jail (docs/jail.md): the session runs in its own network
 //! namespace, owned by a user namespace the sandbox's namespaces descend
 //! from, connected to the outside by pasta, with a locked route table that
 //! blackholes internal networks and cloud metadata.

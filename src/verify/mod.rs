@@ -40,7 +40,7 @@ pub use registry::{Check, Kind, CHECKS};
 
 use serde::{Deserialize, Serialize};
 
-/// The defence a check proves (SPEC §3 rows, the jail of §4, and the few
+/// The defence a check proves (the rows of docs/defences.md, the jail of docs/jail.md, and the few
 /// extra properties verify also covers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -160,7 +160,7 @@ fn choose_forwarder(connected: &[Ipv4Net], allow_ip: &[Ipv4Addr]) -> Result<Ipv4
 /// attaches to it.
 pub const JAIL_IFNAME: &str = "eth0";
 
-/// pasta's options (SPEC §4): configure the namespace, IPv4 only, no port
+/// pasta's options (docs/jail.md, "How it works"): configure the namespace, IPv4 only, no port
 /// forwarding in any direction, no gateway-to-loopback mapping, DNS
 /// through the forwarder, in the foreground (so it is our child and dies
 /// with us), errors on stderr (not only syslog), on the interface the

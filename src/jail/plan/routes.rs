@@ -255,7 +255,7 @@ pub fn observe(snap: &Snapshot) -> Result<Observed, ObserveError> {
     Ok(Observed { dev: dev.to_string(), addrs, gateway })
 }
 
-/// The plan (SPEC §4): blackhole every connected subnet and the private
+/// The plan (docs/jail.md, "The route plan"): blackhole every connected subnet and the private
 /// ranges, unreachable link-local, then the gateway on-link, the default
 /// route, the DNS forwarder and one /32 per allowIp via the gateway.
 pub fn net_plan(obs: &Observed, inputs: &PlanInputs) -> NetPlan {

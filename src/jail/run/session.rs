@@ -3,7 +3,7 @@
 //! gate, waits for the session, forwards signals to it, and stops every
 //! helper on every path.
 //!
-//! Order (security-relevant, SPEC §4):
+//! Order (security-relevant, docs/jail.md, "How it works"):
 //! 1. signals blocked (read from a signalfd) before any child exists;
 //! 2. holder: new user + net namespace, its id maps, IPv6 off, the
 //!    (persistent) interface for pasta; then it execs the sandbox, which

@@ -1,4 +1,4 @@
-//! Checks of the home and the masked secrets (SPEC §3 home, dotfile
+//! Checks of the home and the masked secrets (docs/defences.md, home and dotfile
 //! masks): the home is a fresh tmpfs holding only what the registry binds
 //! back, the outer home's entries are invisible, the credential corners and
 //! dotfiles read as empty, and /etc's secrets are empty.

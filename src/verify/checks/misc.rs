@@ -1,6 +1,6 @@
 //! Checks of git, entry points, helpers, recursion and inherited
-//! descriptors (SPEC §3 git, entry points, own binaries, recursion; the
-//! descriptor defence of docs/defences.md).
+//! descriptors (docs/defences.md, the rows git, entry points, own
+//! binaries, recursion and descriptors).
 
 use super::sys::{self, open_for_write, try_create};
 use super::Ctx;

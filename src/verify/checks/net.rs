@@ -1,4 +1,4 @@
-//! Egress-jail checks (SPEC §4), by behaviour: a connection to an address
+//! Egress-jail checks (docs/jail.md), by behaviour: a connection to an address
 //! of each blocked range is refused by the local stack at once; routes
 //! cannot be changed (also from a new user namespace); DNS answers only
 //! through the jail's forwarder; the container's loopback and the host's
