@@ -4,11 +4,13 @@
 //! blackholes internal networks and cloud metadata.
 //!
 //! Decide as data, act once — the tree shows which is which:
+//! - `net`: IPv4 prefixes and the blocked ranges, the vocabulary of both
+//!   halves and of the host facts;
 //! - `host` (`host_facts`) reads the container (TUN device, trusted pasta,
 //!   resolv.conf, connected subnets, user-namespace sysctls);
 //! - `plan/`: pure values only. `launch` turns config + facts into a
 //!   `JailPlan`; `routes` plans the locked route table, `filter` the packet
-//!   filter below it (`net`: the blocked ranges); `readback` normalises
+//!   filter below it; `readback` normalises
 //!   the kernel's dumps, `compare` checks them against the plan; `nftwire`
 //!   encodes and decodes the nf_tables messages; `resolv` writes the
 //!   session's resolv.conf;
@@ -25,6 +27,7 @@
 
 mod error;
 mod host;
+mod net;
 pub mod plan;
 pub mod run;
 
@@ -37,7 +40,7 @@ pub use host::{
     HostFacts, HostProbe, UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
 pub use run::nft::{try_create_probe_table, PROBE_TABLE};
-pub use plan::net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
+pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
 pub use plan::launch::{inner_id, pasta_args, pasta_argv, plan, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use plan::resolv::session_resolv_conf;
 pub use plan::routes::{

@@ -1,5 +1,5 @@
 use super::*;
-use crate::jail::plan::net::Ipv4Net;
+use crate::jail::net::Ipv4Net;
 use crate::jail::plan::routes::{net_plan, Family, Observed, PlanInputs, RouteKind, Scope};
 use std::net::Ipv4Addr;
 
@@ -54,7 +54,7 @@ fn a_route_pasta_copied_and_a_route_in_another_table_are_refused() {
     let mut snap = as_planned(&plan);
     // A VPN route left in main, and a blackhole in table 100.
     snap.routes.push(Route::via("10.8.0.0/24".parse().unwrap(), ip("198.18.0.1"), "eth0"));
-    let mut other = Route::blocked("203.0.113.0/24".parse().unwrap(), crate::jail::plan::net::Block::Blackhole);
+    let mut other = Route::blocked("203.0.113.0/24".parse().unwrap(), crate::jail::net::Block::Blackhole);
     other.table = 100;
     snap.routes.push(other);
     assert_eq!(

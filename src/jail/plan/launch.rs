@@ -6,7 +6,7 @@
 
 use crate::jail::error::JailError;
 use crate::jail::host::HostFacts;
-use super::net::{Ipv4Net, FORWARDER_CANDIDATES};
+use crate::jail::net::{Ipv4Net, FORWARDER_CANDIDATES};
 use super::resolv::session_resolv_conf;
 use super::routes::PlanInputs;
 use crate::config::Config;

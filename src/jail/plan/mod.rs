@@ -6,7 +6,6 @@
 pub(super) mod compare;
 pub mod filter;
 pub(super) mod launch;
-pub(super) mod net;
 pub mod nftwire;
 pub(super) mod readback;
 pub(super) mod resolv;

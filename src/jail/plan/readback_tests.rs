@@ -31,7 +31,7 @@ fn route_msg(kind: RouteType, scope: RouteScope, dst: [u8; 4], len: u8, attrs: V
 fn a_blackhole_reads_back_as_planned() {
     let m = route_msg(RouteType::BlackHole, RouteScope::Universe, [10, 0, 0, 0], 8, vec![]);
     let r = route_v4(&m, &names()).unwrap();
-    assert_eq!(r, Route::blocked("10.0.0.0/8".parse().unwrap(), crate::jail::plan::net::Block::Blackhole));
+    assert_eq!(r, Route::blocked("10.0.0.0/8".parse().unwrap(), crate::jail::net::Block::Blackhole));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! and the launch inputs (forwarder, allowIp, the container's connected
 //! subnets). Applying it is `run/lockdown.rs`; checking it is `compare.rs`.
 
-use super::net::{blocked_ranges, Block, Ipv4Net};
+use crate::jail::net::{blocked_ranges, Block, Ipv4Net};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
