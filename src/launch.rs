@@ -122,7 +122,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let (network, jail_plan) = if config.egress_jail {
         let facts = jail::host_facts()?;
         let plan = jail::plan(config, &facts)?;
-        let gate_exe = crate::jail::gate::executable()?;
+        let gate_exe = crate::jail::run::gate::executable()?;
         (Network::Jail { resolv_conf: plan.resolv_conf.clone(), gate_exe }, Some(plan))
     } else {
         (Network::Host, None)

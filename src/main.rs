@@ -16,8 +16,8 @@ fn main() -> ExitCode {
     let mut argv: Vec<OsString> = std::env::args_os().collect();
     // Inside a jailed session, as its first program (nothing else runs
     // first: the gate becomes the session's command).
-    if argv.first().is_some_and(|a| agent_sandbox::jail::gate::is_gate(a)) {
-        return ExitCode::from(agent_sandbox::jail::gate::pass(&argv[1..]));
+    if argv.first().is_some_and(|a| agent_sandbox::jail::run::gate::is_gate(a)) {
+        return ExitCode::from(agent_sandbox::jail::run::gate::pass(&argv[1..]));
     }
     init_logging();
     let argv0 = argv.first().cloned().unwrap_or_default();

@@ -1,4 +1,4 @@
-//! Egress jail integration tests (SPEC §4) against real namespaces; they
+//! Egress jail integration tests (docs/jail.md) against real namespaces; they
 //! need root, bubblewrap, passt (pasta) and iproute2, and fail (never
 //! skip) when those are missing.
 //!

@@ -1,4 +1,4 @@
-//! What a session leaves behind (SPEC §8): real sessions and real git plant
+//! What a session leaves behind (docs/review.md): real sessions and real git plant
 //! what runs later outside the sandbox, and `agent-sandbox review` must
 //! report each one — against the last acknowledged baseline, so more
 //! sessions cannot hide it; hostile files cost a warning, never a hang; the

@@ -1,4 +1,4 @@
-//! Real-bwrap integration tests: one per defence of SPEC §3, each running
+//! Real-bwrap integration tests: one per defence of docs/defences.md, each running
 //! actual sessions through the `agent-sandbox` binary and asserting on what
 //! is observed inside (and outside) them. Sessions run with
 //! `AGENT_SANDBOX_EGRESS_JAIL=0` (the jail has its own tests).

@@ -3,6 +3,7 @@
 //! Exit status: 0 done (or up to date), 1 failed, 2 usage error.
 
 use agent_sandbox::agents::Agent;
+use agent_sandbox::doctor;
 use agent_sandbox::install::{self, content::ConfigSeed, users};
 use clap::Parser;
 use std::net::Ipv4Addr;
@@ -91,7 +92,7 @@ fn options(cli: &Cli) -> Result<install::Options, install::InstallError> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let start = std::time::Instant::now();
-    let result = options(&cli).and_then(|o| install::run(&o).map(|out| (o, out)));
+    let result = options(&cli).and_then(|o| install::run(&o, doctor::after_install).map(|out| (o, out)));
     match result {
         Ok((opts, out)) => {
             if cli.json {

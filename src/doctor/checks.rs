@@ -7,7 +7,7 @@ use super::probe::{self, Attach, Filter, Mounts, Tun, Userns};
 pub use super::installed::Installed;
 use super::{Finding, Severity};
 use crate::agents::{Agent, ALL};
-use crate::install::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
+use crate::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
 use crate::sandbox::landlock::{self, Scoping, Support};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 pub const TUN_FIX: &str = "start the container with /dev/net/tun: add \"--device=/dev/net/tun\" to \"runArgs\" in devcontainer.json (podman/docker run --device /dev/net/tun)";
 pub const PASTA_FIX: &str = "install passt (apt-get install passt; dnf install passt; apk add passt), or run sandbox-install";
 pub const PASTA_ATTACH_FIX: &str = "use a newer passt: Debian 13 (trixie) and Ubuntu 24.04 base images ship one that attaches inside containers";
-pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, a seccomp profile that allows them (Docker's default does not: `--security-opt seccomp=unconfined` in runArgs; podman's does)";
 pub use crate::arch::emulation::EMULATED_FIX;
 pub const PROC_FIX: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";
 
@@ -157,26 +156,22 @@ fn resolve(agent: Agent, path: &str) -> Resolution {
     }
 }
 
-pub(super) fn f(check: &'static str, id: &'static str, severity: Severity, message: String, fix: Option<&str>) -> Finding {
-    Finding { check, id, severity, message, fix: fix.map(str::to_string) }
-}
-
 /// The prerequisites only (what `sandbox-install` reports after installing).
 pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
     // Without the jail, its prerequisites do not block sessions.
     let jail = if h.jail_on { Severity::Error } else { Severity::Info };
     let mut out = Vec::new();
     out.push(match &h.bwrap {
-        Ok(p) => f("bwrap", "bwrap-ok", Severity::Ok, format!("bubblewrap: {}", p.display()), None),
-        Err(e) if e.contains("refusing") => f("bwrap", "bwrap-untrusted", Severity::Error, e.clone(), None),
-        Err(_) => f("bwrap", "bwrap-missing", Severity::Error, format!("bubblewrap (bwrap) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(crate::sysbin::BWRAP_FIX)),
+        Ok(p) => Finding::new("bwrap", "bwrap-ok", Severity::Ok, format!("bubblewrap: {}", p.display()), None),
+        Err(e) if e.contains("refusing") => Finding::new("bwrap", "bwrap-untrusted", Severity::Error, e.clone(), None),
+        Err(_) => Finding::new("bwrap", "bwrap-missing", Severity::Error, format!("bubblewrap (bwrap) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(crate::sysbin::BWRAP_FIX)),
     });
     let arch = crate::arch::Arch::native();
     out.push(match (&h.userns, &h.emulator) {
-        (Userns::Works, _) => f("userns", "userns-ok", Severity::Ok, "user namespaces can be created".into(), None),
+        (Userns::Works, _) => Finding::new("userns", "userns-ok", Severity::Ok, "user namespaces can be created".into(), None),
         // qemu-user refuses clone() with namespace flags and runs a helper
         // thread, so the kernel refuses unshare(CLONE_NEWUSER): no sysctl helps.
-        (Userns::Fails { why, .. }, Some(emu)) => f(
+        (Userns::Fails { why, .. }, Some(emu)) => Finding::new(
             "userns",
             "userns-emulated",
             Severity::Error,
@@ -186,7 +181,7 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         (Userns::Fails { why, errno }, None) => super::confined::userns_failure(why, *errno, &h.userns_facts, h.uid),
     });
     if let (Userns::Works, Some(emu)) = (&h.userns, &h.emulator) {
-        out.push(f(
+        out.push(Finding::new(
             "emulation",
             "emulated",
             Severity::Warning,
@@ -195,17 +190,17 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ));
     }
     out.push(match &h.tun {
-        Tun::Usable => f("tun", "tun-ok", Severity::Ok, "/dev/net/tun is usable".into(), None),
-        Tun::Missing => f("tun", "tun-missing", jail, "/dev/net/tun is missing, so the egress jail cannot start".into(), Some(TUN_FIX)),
-        Tun::Unusable(why) => f("tun", "tun-unusable", jail, format!("/dev/net/tun is not usable: {why}"), Some(TUN_FIX)),
+        Tun::Usable => Finding::new("tun", "tun-ok", Severity::Ok, "/dev/net/tun is usable".into(), None),
+        Tun::Missing => Finding::new("tun", "tun-missing", jail, "/dev/net/tun is missing, so the egress jail cannot start".into(), Some(TUN_FIX)),
+        Tun::Unusable(why) => Finding::new("tun", "tun-unusable", jail, format!("/dev/net/tun is not usable: {why}"), Some(TUN_FIX)),
     });
     let version = h.pasta_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default();
     out.push(match (&h.pasta, &h.attach) {
-        (Err(e), _) if e.contains("refusing") => f("pasta", "pasta-untrusted", jail, e.clone(), None),
-        (Err(_), _) => f("pasta", "pasta-missing", jail, format!("pasta (package passt) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(PASTA_FIX)),
-        (Ok(p), Some(Attach::Attached)) => f("pasta", "pasta-ok", Severity::Ok, format!("pasta {}{version} attaches to a new network namespace", p.display()), None),
-        (Ok(p), Some(Attach::Failed(why))) => f("pasta", "pasta-cannot-attach", jail, format!("pasta {}{version} cannot attach to a network namespace here: {why}", p.display()), Some(PASTA_ATTACH_FIX)),
-        (Ok(p), None) => f(
+        (Err(e), _) if e.contains("refusing") => Finding::new("pasta", "pasta-untrusted", jail, e.clone(), None),
+        (Err(_), _) => Finding::new("pasta", "pasta-missing", jail, format!("pasta (package passt) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(PASTA_FIX)),
+        (Ok(p), Some(Attach::Attached)) => Finding::new("pasta", "pasta-ok", Severity::Ok, format!("pasta {}{version} attaches to a new network namespace", p.display()), None),
+        (Ok(p), Some(Attach::Failed(why))) => Finding::new("pasta", "pasta-cannot-attach", jail, format!("pasta {}{version} cannot attach to a network namespace here: {why}", p.display()), Some(PASTA_ATTACH_FIX)),
+        (Ok(p), None) => Finding::new(
             "pasta",
             "pasta-not-checked",
             Severity::Warning,
@@ -214,21 +209,21 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ),
     });
     out.push(match &h.filter {
-        Some(Filter::Works) => f("filter", "filter-ok", Severity::Ok, "the jail's packet filter (nf_tables) can be installed in a new network namespace".into(), None),
-        Some(Filter::Fails { why, fix }) => f(
+        Some(Filter::Works) => Finding::new("filter", "filter-ok", Severity::Ok, "the jail's packet filter (nf_tables) can be installed in a new network namespace".into(), None),
+        Some(Filter::Fails { why, fix }) => Finding::new(
             "filter",
             "filter-unavailable",
             jail,
             format!("the jail's packet filter cannot be installed, so jailed sessions refuse to start: {why}"),
             Some(fix),
         ),
-        None => f("filter", "filter-not-checked", Severity::Warning, "the jail's packet filter was not tried: it needs user namespaces".into(), Some("fix the userns finding, then run `agent-sandbox doctor` again")),
+        None => Finding::new("filter", "filter-not-checked", Severity::Warning, "the jail's packet filter was not tried: it needs user namespaces".into(), Some("fix the userns finding, then run `agent-sandbox doctor` again")),
     });
     out.push(super::confined::mounts(h.mounts.as_ref(), h.userns_facts.confinement.apparmor.as_ref()));
     out.push(if h.fresh_proc {
-        f("proc", "proc-ok", Severity::Ok, "/proc has no masked paths; sessions get their own /proc".into(), None)
+        Finding::new("proc", "proc-ok", Severity::Ok, "/proc has no masked paths; sessions get their own /proc".into(), None)
     } else {
-        f("proc", "proc-masked", Severity::Error, "/proc has paths masked by the container runtime, so sessions cannot mount their own /proc and refuse to start".into(), Some(PROC_FIX))
+        Finding::new("proc", "proc-masked", Severity::Error, "/proc has paths masked by the container runtime, so sessions cannot mount their own /proc and refuse to start".into(), Some(PROC_FIX))
     });
     out
 }
@@ -243,15 +238,15 @@ pub fn abstract_scoping(h: &HostFacts) -> Finding {
         Support::Missing => "no Landlock".into(),
     };
     match (&h.abstract_scoping, h.jail_on) {
-        (Scoping::Enforced { .. }, _) => f("landlock", "abstract-scope-ok", Severity::Ok, format!("{kernel}: sessions reach only abstract unix sockets made inside them, with the egress jail off too"), None),
-        (Scoping::NotEnforced(why), true) => f(
+        (Scoping::Enforced { .. }, _) => Finding::new("landlock", "abstract-scope-ok", Severity::Ok, format!("{kernel}: sessions reach only abstract unix sockets made inside them, with the egress jail off too"), None),
+        (Scoping::NotEnforced(why), true) => Finding::new(
             "landlock",
             "abstract-scope-unavailable",
             Severity::Info,
             format!("{kernel}: abstract-socket scoping is not enforced ({why}); with the egress jail on, sessions have their own network namespace and do not reach the container's abstract sockets anyway"),
             Some(LANDLOCK_FIX),
         ),
-        (Scoping::NotEnforced(why), false) => f(
+        (Scoping::NotEnforced(why), false) => Finding::new(
             "landlock",
             "abstract-scope-unavailable",
             Severity::Warning,
@@ -270,10 +265,10 @@ pub fn assess(h: &HostFacts) -> Vec<Finding> {
     out.push(abstract_scoping(h));
     out.extend(super::boundary::finding(&h.boundary));
     out.push(match &h.installed {
-        Installed::No => f("install", "not-installed", Severity::Warning, format!("agent-sandbox is not installed by sandbox-install ({BINARY} is missing), so there are no claude/codex/pi shims"), Some("run sandbox-install as root (see docs/install.md)")),
-        Installed::Untrusted(e) => f("install", "binary-untrusted", Severity::Error, e.clone(), None),
-        Installed::Yes { problems } if problems.is_empty() => f("install", "install-ok", Severity::Ok, format!("{BINARY} and its shims are in place"), None),
-        Installed::Yes { problems } => f(
+        Installed::No => Finding::new("install", "not-installed", Severity::Warning, format!("agent-sandbox is not installed by sandbox-install ({BINARY} is missing), so there are no claude/codex/pi shims"), Some("run sandbox-install as root (see docs/install.md)")),
+        Installed::Untrusted(e) => Finding::new("install", "binary-untrusted", Severity::Error, e.clone(), None),
+        Installed::Yes { problems } if problems.is_empty() => Finding::new("install", "install-ok", Severity::Ok, format!("{BINARY} and its shims are in place"), None),
+        Installed::Yes { problems } => Finding::new(
             "install",
             "shim-broken",
             Severity::Error,
@@ -337,7 +332,7 @@ fn path_findings(h: &HostFacts) -> Vec<Finding> {
         out.extend(exec_findings(e));
     }
     if out.is_empty() {
-        out.push(f("path", "path-ok", Severity::Ok, "PATH keeps system directories first and the shims win".into(), None));
+        out.push(Finding::new("path", "path-ok", Severity::Ok, "PATH keeps system directories first and the shims win".into(), None));
     }
     out
 }

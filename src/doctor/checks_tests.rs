@@ -1,6 +1,7 @@
 //! Verdicts of the host checks, from hand-made facts.
 
 use super::*;
+use crate::doctor::confined::USERNS_FIX;
 
 fn healthy() -> HostFacts {
     HostFacts {

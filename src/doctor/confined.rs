@@ -4,11 +4,14 @@
 //! namespace refused by an AppArmor profile (Docker's `docker-default`).
 //! Pure: the probes' results and the facts in, a finding out.
 
-use super::checks::{f, USERNS_FIX};
 use super::probe::Mounts;
 use super::{Finding, Severity};
 use crate::confinement::{AppArmor, APPARMOR_FIX};
 use crate::jail::{diagnose_userns, UsernsBlocker, UsernsFacts};
+
+/// The fix when user namespaces are not available (and no seccomp filter
+/// explains it).
+pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, a seccomp profile that allows them (Docker's default does not: `--security-opt seccomp=unconfined` in runArgs; podman's does)";
 
 /// The probe could not create a user namespace (not under emulation):
 /// `userns-seccomp` when the container's seccomp filter explains it, else
@@ -16,11 +19,11 @@ use crate::jail::{diagnose_userns, UsernsBlocker, UsernsFacts};
 pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u32) -> Finding {
     let d = errno.map(|e| diagnose_userns(facts, uid, e));
     match d {
-        Some(d) if d.blocker == UsernsBlocker::Seccomp => f("userns", "userns-seccomp", Severity::Error, format!("user namespaces are not available: {}", d.cause), Some(&d.fix)),
+        Some(d) if d.blocker == UsernsBlocker::Seccomp => Finding::new("userns", "userns-seccomp", Severity::Error, format!("user namespaces are not available: {}", d.cause), Some(&d.fix)),
         Some(d) if d.blocker != UsernsBlocker::Unknown => {
-            f("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}: {}", d.cause), Some(&d.fix))
+            Finding::new("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}: {}", d.cause), Some(&d.fix))
         }
-        _ => f("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(USERNS_FIX)),
+        _ => Finding::new("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(USERNS_FIX)),
     }
 }
 
@@ -31,19 +34,19 @@ pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u
 pub fn mounts(probe: Option<&Mounts>, apparmor: Option<&AppArmor>) -> Finding {
     let profile = apparmor.map_or("none".to_owned(), AppArmor::label);
     match probe {
-        Some(Mounts::Works) => f("mounts", "mounts-ok", Severity::Ok, format!("mounts work in a new user+mount namespace (AppArmor profile: {profile})"), None),
+        Some(Mounts::Works) => Finding::new("mounts", "mounts-ok", Severity::Ok, format!("mounts work in a new user+mount namespace (AppArmor profile: {profile})"), None),
         Some(Mounts::Fails { what, errno }) => {
             let err = errno.map(|e| std::io::Error::from_raw_os_error(e).to_string()).unwrap_or_default();
             let failed = format!("{what}{}", if err.is_empty() || what.contains(&err) { String::new() } else { format!(" ({err})") });
             match apparmor.filter(|a| a.enforced()) {
-                Some(a) => f(
+                Some(a) => Finding::new(
                     "mounts",
                     "mounts-apparmor",
                     Severity::Error,
                     format!("mounts are refused in a new user+mount namespace ({failed}): this container runs under the AppArmor profile `{}`, which refuses mounts (Docker's `docker-default` refuses every one), so bubblewrap cannot build a session", a.label()),
                     Some(APPARMOR_FIX),
                 ),
-                None => f(
+                None => Finding::new(
                     "mounts",
                     "mounts-denied",
                     Severity::Error,
@@ -52,7 +55,7 @@ pub fn mounts(probe: Option<&Mounts>, apparmor: Option<&AppArmor>) -> Finding {
                 ),
             }
         }
-        None => f(
+        None => Finding::new(
             "mounts",
             "mounts-not-checked",
             Severity::Warning,

@@ -7,7 +7,7 @@
 
 use super::{Finding, Severity};
 use crate::doctor::path::is_system;
-use crate::install::layout::SHIM_DIR;
+use crate::layout::SHIM_DIR;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! followed); the verdict over the observations is pure.
 
 use crate::install::facts::{self, Observed};
-use crate::install::layout::{BINARY, EXEC_LINK_DIR, INSTALLER, MANIFEST, SHIM_DIR};
+use crate::layout::{BINARY, EXEC_LINK_DIR, INSTALLER, MANIFEST, SHIM_DIR};
 use crate::install::manifest::{Entry, Manifest};
 use std::path::{Path, PathBuf};
 

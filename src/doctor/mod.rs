@@ -13,6 +13,9 @@
 //!   allowWrite); `installed`: the installation against its manifest;
 //!   `boundary`: the container's root and the host's kernel settings;
 //!   `shell`: what the shells' start-up files put on PATH.
+//!
+//! `after_install` is the subset `sandbox-install` shows after installing;
+//! `Finding` and `Severity` live in `crate::finding`, shared with it.
 
 pub mod boundary;
 pub mod checks;
@@ -25,41 +28,10 @@ pub mod render;
 pub mod settings;
 pub mod shell;
 
+pub use crate::finding::{Finding, Severity};
+
 use serde::Serialize;
 use std::path::PathBuf;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Ok,
-    Info,
-    Warning,
-    /// Sessions cannot start (or would not be sandboxed) until it is fixed.
-    Error,
-}
-
-impl Severity {
-    pub fn label(self) -> &'static str {
-        match self {
-            Severity::Ok => "ok",
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-/// One result: which check, a stable id (documented in docs/doctor.md),
-/// how bad, what was found, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    pub check: &'static str,
-    pub id: &'static str,
-    pub severity: Severity,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Report {
@@ -99,6 +71,29 @@ pub fn run(opts: &Options, config: Result<crate::config::Effective, String>) -> 
         findings.extend(devcontainer_findings(opts));
     }
     Report { findings }
+}
+
+/// The host checks after installing. At image build time there is no
+/// /dev/net/tun, /proc is masked, and the build runs under the engine's
+/// default security profiles (Docker's seccomp profile refuses user
+/// namespaces, its AppArmor profile mounts); all of that is only needed
+/// when the container runs (with the feature's or image's securityOpt), so
+/// they are warnings here.
+pub fn after_install() -> Vec<Finding> {
+    let jail_on = crate::config::load(&std::env::vars_os().collect()).map_or(true, |e| e.config.egress_jail);
+    let host = checks::gather(jail_on);
+    let mut out = checks::prerequisites(&host);
+    for f in &mut out {
+        let build_time = matches!(f.id, "tun-missing" | "tun-unusable" | "proc-masked" | "userns-seccomp" | "mounts-apparmor");
+        if build_time && f.severity == Severity::Error {
+            f.severity = Severity::Warning;
+            f.message += " (expected while an image is being built; the running container needs it)";
+        }
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    let dirs: Vec<_> = path::split(&path).into_iter().map(path::dir_info).collect();
+    out.extend(checks::exec_path_findings(&path, &dirs));
+    out
 }
 
 fn devcontainer_findings(opts: &Options) -> Vec<Finding> {

@@ -5,7 +5,7 @@
 //! or a vendor installer may write. Gathering the facts (`dir_info`) is
 //! the only impure function here.
 
-use crate::install::layout::{EXEC_LINK_DIR, SHIM_DIR, SYSTEM_PATH_DIRS};
+use crate::layout::{EXEC_LINK_DIR, SHIM_DIR, SYSTEM_PATH_DIRS};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 

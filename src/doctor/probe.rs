@@ -105,10 +105,10 @@ impl std::fmt::Display for HolderError {
 
 /// Starts a holder: a child that unshares a user and a network namespace,
 /// maps the caller's uid to root inside, with `interface` makes the jail's
-/// interface there as the jail does (`jail::tap`), and waits.
+/// interface there as the jail does (`jail::run::tap`), and waits.
 pub fn holder(interface: bool) -> Result<Holder, HolderError> {
     let no_errno = |what: String| HolderError { what, errno: None };
-    let tap_request = crate::jail::tap::ifreq_for(crate::jail::JAIL_IFNAME).map_err(no_errno)?;
+    let tap_request = crate::jail::run::tap::ifreq_for(crate::jail::JAIL_IFNAME).map_err(no_errno)?;
     let (status_r, status_w) = nix::unistd::pipe().map_err(|e| no_errno(format!("pipe: {e}")))?;
     let (release_r, release_w) = nix::unistd::pipe().map_err(|e| no_errno(format!("pipe: {e}")))?;
     // Everything the child writes is prepared before fork: the child only
@@ -142,7 +142,7 @@ pub fn holder(interface: bool) -> Result<Holder, HolderError> {
                 libc::close(fd);
             }
             if interface {
-                if let Err((_, e)) = crate::jail::tap::create_persistent(&tap_request) {
+                if let Err((_, e)) = crate::jail::run::tap::create_persistent(&tap_request) {
                     fail(b't', e as i32);
                 }
             }

@@ -6,7 +6,7 @@
 
 use super::{Finding, Severity};
 use crate::config::{Effective, Key, Source};
-use crate::install::layout::SYSTEM_PATH_DIRS;
+use crate::layout::SYSTEM_PATH_DIRS;
 use std::path::Path;
 
 const CHECK: &str = "config";

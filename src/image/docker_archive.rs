@@ -9,15 +9,15 @@
 //! both formats).
 //!
 //! Pure: reading `manifest.json` ([`entry`]) and the manifest of the parts
-//! ([`manifest`]). `read` does the file work.
+//! ([`manifest`]). `read` does the file work; `unpack_tar` unpacks
+//! `docker save`'s tar in either format.
 //!
 //! Not here: docker ≥ 25's OCI layout in the same tar (`layout::read`).
 
 use super::error::ImageError;
 use super::layout::LocalImage;
 use crate::arch::Arch;
-use crate::oci::manifest::{Blob, Descriptor, Document, Manifest, OCI_MANIFEST};
-use crate::oci::push::FileBlob;
+use crate::oci::manifest::{Blob, Descriptor, Document, FileBlob, Manifest, OCI_MANIFEST};
 use crate::oci::Digest;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
@@ -33,6 +33,21 @@ pub const MANIFEST_JSON: &str = "manifest.json";
 /// `index.json`, a `manifest.json`).
 pub fn is_legacy(dir: &Path) -> bool {
     !dir.join("index.json").is_file() && dir.join(MANIFEST_JSON).is_file()
+}
+
+/// Unpacks docker's `save` tar into `dir`: an OCI layout since docker 25,
+/// the legacy archive (this module's) before.
+pub fn unpack_tar(tar: &Path, dir: &Path) -> Result<(), ImageError> {
+    let file = std::fs::File::open(tar).map_err(|source| ImageError::Read { path: tar.to_owned(), source })?;
+    std::fs::create_dir_all(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
+    tar::Archive::new(file).unpack(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
+    if !dir.join("index.json").is_file() && !dir.join(MANIFEST_JSON).is_file() {
+        return Err(ImageError::BadLayout {
+            path: tar.to_owned(),
+            why: "`docker save` wrote neither an OCI layout (index.json) nor its legacy manifest.json".into(),
+        });
+    }
+    Ok(())
 }
 
 /// The one image `manifest.json` lists: its config and layer files,

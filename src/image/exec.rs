@@ -278,7 +278,7 @@ fn export(p: &plan::PublishPlan) -> Result<Vec<(Arch, LocalImage)>, ImageError> 
         let out = run("the image export", &step.argv, true)?;
         check("the image export", &out, true)?;
         if let Export::Tar { tar, dir } = &step.to {
-            layout::unpack_tar(tar, dir)?;
+            docker_archive::unpack_tar(tar, dir)?;
             // The tar is no longer needed: free its space before compressing.
             let _ = std::fs::remove_file(tar);
         }

@@ -9,8 +9,7 @@
 
 use super::error::ImageError;
 use crate::arch::Arch;
-use crate::oci::manifest::{Annotations, Blob, Descriptor, Manifest, OCI_MANIFEST};
-use crate::oci::push::FileBlob;
+use crate::oci::manifest::{Annotations, Blob, Descriptor, FileBlob, Manifest, OCI_MANIFEST};
 use crate::oci::Digest;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -147,21 +146,6 @@ pub fn read(dir: &Path, arch: Arch) -> Result<LocalImage, ImageError> {
         annotations: m["annotations"].as_object().map(|o| Annotations(o.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned())).collect())),
     };
     Ok(LocalImage { manifest, manifest_bytes, digest: desc.digest, config, layers })
-}
-
-/// Unpacks docker's `save` tar into `dir`: an OCI layout since docker 25,
-/// the legacy archive before (`super::docker_archive`).
-pub fn unpack_tar(tar: &Path, dir: &Path) -> Result<(), ImageError> {
-    let file = std::fs::File::open(tar).map_err(|source| ImageError::Read { path: tar.to_owned(), source })?;
-    std::fs::create_dir_all(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
-    tar::Archive::new(file).unpack(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
-    if !dir.join("index.json").is_file() && !dir.join(super::docker_archive::MANIFEST_JSON).is_file() {
-        return Err(ImageError::BadLayout {
-            path: tar.to_owned(),
-            why: "`docker save` wrote neither an OCI layout (index.json) nor its legacy manifest.json".into(),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! to files it shares with others (managed blocks, merged settings). Pure
 //! functions of their inputs; the planner decides when they are written.
 
-use super::layout::{PROFILE_SCRIPT, SHIM_DIR, SYSTEM_PATH_DIRS};
+use crate::layout::{PROFILE_SCRIPT, SHIM_DIR, SYSTEM_PATH_DIRS};
 use std::net::Ipv4Addr;
 
 /// First and last line of a managed block in a shared file.

@@ -7,7 +7,7 @@
 //! in (their home) cannot redirect a write, chmod or chown.
 
 use super::error::InstallError;
-use super::layout::{Layout, BACKUP_DIR, MANIFEST, STATE_DIR};
+use crate::layout::{Layout, BACKUP_DIR, MANIFEST, STATE_DIR};
 use super::manifest::{Manifest, Packages};
 use super::packages;
 use super::plan::{Action, Content, InstallPlan, Level, Note, Owner, Record};

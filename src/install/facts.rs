@@ -5,7 +5,7 @@
 //! tests build by hand.
 
 use super::content;
-use super::layout::{self, Layout};
+use crate::layout::{self, Layout};
 use super::manifest::Manifest;
 use super::packages::PackageFacts;
 use super::users::User;

@@ -8,17 +8,18 @@
 //! Plan, then apply: `gather` observes (`facts`), `plan::plan` decides the
 //! whole change as a value, `exec::apply` is the one executor, and the
 //! manifest records what was done so a second run changes nothing and
-//! `--uninstall` undoes exactly that. After applying, the host checks of
-//! `doctor` say whether sessions can start here.
+//! `--uninstall` undoes exactly that. After applying, the host checks the
+//! caller passes in (`doctor::after_install`) say whether sessions can
+//! start here; this module does not import doctor (doctor reads the
+//! installation, so the dependency runs the other way).
 //!
-//! - `layout`: every path; `content`: every generated text; `users`: the
-//!   remote user; `packages`: the package managers; `render`: output.
+//! - `crate::layout`: every path; `content`: every generated text; `users`:
+//!   the remote user; `packages`: the package managers; `render`: output.
 
 pub mod content;
 pub mod error;
 pub mod exec;
 pub mod facts;
-pub mod layout;
 pub mod manifest;
 pub mod packages;
 pub mod plan;
@@ -28,10 +29,10 @@ pub mod users;
 pub use error::InstallError;
 
 use crate::agents::Agent;
-use crate::doctor::{self, Finding, Severity};
+use crate::finding::Finding;
 use content::ConfigSeed;
 use facts::{Facts, ManifestState};
-use layout::Layout;
+use crate::layout::Layout;
 use plan::{InstallPlan, Note, Request};
 use std::path::{Path, PathBuf};
 
@@ -102,8 +103,9 @@ pub fn gather(opts: &Options, layout: &Layout) -> Result<Facts, InstallError> {
     Ok(Facts { can_chown, paths, manifest, binary, installer, user, packages })
 }
 
-/// Plans, and unless `--dry-run`, applies and checks.
-pub fn run(opts: &Options) -> Result<Outcome, InstallError> {
+/// Plans, and unless `--dry-run`, applies and checks: `host_checks` runs
+/// after a real install on this system (not staged, not `--uninstall`).
+pub fn run(opts: &Options, host_checks: fn() -> Vec<Finding>) -> Result<Outcome, InstallError> {
     let euid = nix::unistd::geteuid();
     if !euid.is_root() && !opts.dry_run && opts.root.is_none() {
         return Err(InstallError::NotRoot(euid.as_raw()));
@@ -126,29 +128,6 @@ pub fn run(opts: &Options) -> Result<Outcome, InstallError> {
         _ => None,
     };
     let notes = exec::apply(&plan, &layout, old)?;
-    let checks = if layout.staged() || opts.uninstall { Vec::new() } else { checks() };
+    let checks = if layout.staged() || opts.uninstall { Vec::new() } else { host_checks() };
     Ok(Outcome { plan, applied: true, notes, checks })
-}
-
-/// The host checks after installing. At image build time there is no
-/// /dev/net/tun, /proc is masked, and the build runs under the engine's
-/// default security profiles (Docker's seccomp profile refuses user
-/// namespaces, its AppArmor profile mounts); all of that is only needed
-/// when the container runs (with the feature's or image's securityOpt), so
-/// they are warnings here.
-fn checks() -> Vec<Finding> {
-    let jail_on = crate::config::load(&std::env::vars_os().collect()).map_or(true, |e| e.config.egress_jail);
-    let host = doctor::checks::gather(jail_on);
-    let mut out = doctor::checks::prerequisites(&host);
-    for f in &mut out {
-        let build_time = matches!(f.id, "tun-missing" | "tun-unusable" | "proc-masked" | "userns-seccomp" | "mounts-apparmor");
-        if build_time && f.severity == Severity::Error {
-            f.severity = Severity::Warning;
-            f.message += " (expected while an image is being built; the running container needs it)";
-        }
-    }
-    let path = std::env::var("PATH").unwrap_or_default();
-    let dirs: Vec<_> = doctor::path::split(&path).into_iter().map(doctor::path::dir_info).collect();
-    out.extend(doctor::checks::exec_path_findings(&path, &dirs));
-    out
 }

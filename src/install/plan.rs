@@ -15,7 +15,7 @@
 
 use super::content::{self, ConfigSeed};
 use super::facts::{Facts, ManifestState, Observed};
-use super::layout::*;
+use crate::layout::*;
 use super::manifest::{Entry, Manifest, Packages};
 use super::packages::Manager;
 use super::users::User;

@@ -1,11 +1,11 @@
 //! `sandbox-install` output: the plan as a list of changes (what
 //! `--dry-run` prints), the outcome, and the checks.
 
-use super::layout::MANIFEST;
+use crate::layout::MANIFEST;
 use super::manifest::Entry;
 use super::plan::{Action, Content, InstallPlan, Level, Note, Owner, Record, Step};
 use super::Outcome;
-use crate::doctor::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 
 fn owner(o: &Option<Owner>) -> String {
     match o {

@@ -1,5 +1,5 @@
 //! Why the jail refuses to launch. Every message names the cause and the
-//! fix; none advertises a way to run without the jail (SPEC §4).
+//! fix; none advertises a way to run without the jail (docs/jail.md, "When it refuses to launch").
 
 use std::path::PathBuf;
 

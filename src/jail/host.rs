@@ -4,7 +4,7 @@
 //! `host_facts`; judging them (parsers, diagnoses) is pure.
 
 use super::error::JailError;
-use super::net::Ipv4Net;
+use crate::jail::net::Ipv4Net;
 use crate::confinement::Confinement;
 use std::io::ErrorKind;
 use std::net::Ipv4Addr;

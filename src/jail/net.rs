@@ -90,7 +90,7 @@ pub enum Block {
     Unreachable,
 }
 
-/// The ranges every jail blocks (SPEC §4), besides the connected subnets.
+/// The ranges every jail blocks (docs/jail.md, "The route plan"), besides the connected subnets.
 /// The one registry of these literals: the route plan, the docs and the
 /// tests all read it.
 pub const BLOCKED_RANGES: &[(Ipv4Addr, u8, Block, &str)] = &[

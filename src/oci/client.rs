@@ -9,8 +9,7 @@
 use super::auth::Credential;
 use super::digest::Digest;
 use super::error::OciError;
-use super::manifest::Blob;
-use super::push::FileBlob;
+use super::manifest::{Blob, FileBlob};
 use super::reference::Registry;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;

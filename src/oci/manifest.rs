@@ -158,6 +158,16 @@ impl std::fmt::Debug for Blob {
     }
 }
 
+/// A blob whose bytes stay in a file (an image layer of hundreds of MB):
+/// streamed to the registry, never held in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileBlob {
+    pub media_type: String,
+    pub digest: Digest,
+    pub size: u64,
+    pub path: std::path::PathBuf,
+}
+
 impl Blob {
     pub fn new(media_type: &str, data: Vec<u8>) -> Self {
         Blob { media_type: media_type.to_owned(), digest: Digest::of(&data), data }

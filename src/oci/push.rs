@@ -15,8 +15,7 @@
 use super::client::RegistryApi;
 use super::digest::Digest;
 use super::error::OciError;
-use super::manifest::Artifact;
-use std::path::PathBuf;
+use super::manifest::{Artifact, FileBlob};
 
 /// One artifact, its repository (path within the registry) and its tags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,16 +41,6 @@ pub struct Pushed {
     /// Blobs uploaded (the others were already there).
     #[serde(rename = "blobsUploaded")]
     pub blobs_uploaded: usize,
-}
-
-/// A blob whose bytes stay in a file (an image layer of hundreds of MB):
-/// streamed to the registry, never held in memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileBlob {
-    pub media_type: String,
-    pub digest: Digest,
-    pub size: u64,
-    pub path: PathBuf,
 }
 
 /// Runs the plan against a registry (see the module comment for the order).

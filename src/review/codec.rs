@@ -5,7 +5,6 @@
 //! a tree of 100,000 files; JSON per entry was not.
 
 use super::kinds::{Kind, TABLE};
-use super::store::How;
 use super::walk::{Meta, Ty};
 use super::{Fp, Rec};
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
@@ -15,6 +14,18 @@ use std::path::PathBuf;
 
 const MAGIC: &[u8] = b"agent-sandbox review snapshot 1\n";
 const REMOVED: u8 = 255;
+
+/// Which moment a snapshot records (kept in its header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum How {
+    /// Recorded by the launcher before the workspace's first session.
+    FirstSession,
+    /// Recorded by `agent-sandbox review --ack`.
+    Acknowledged,
+    /// The state at the end of a session.
+    SessionEnd,
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Header {

@@ -1,6 +1,6 @@
 //! What an item would run, in one line, for the report.
 
-use super::fsread::ReadError;
+use crate::fsread::ReadError;
 use super::gitcfg;
 use super::kinds::Kind;
 use super::walk::{Entry, Ty};

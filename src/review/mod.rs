@@ -3,7 +3,7 @@
 //! the sandbox or that a diff will not show?
 //!
 //! - `walk` lists the workspace (and the tool dirs shared with sessions)
-//!   without following symlinks or blocking (`fsread`);
+//!   without following symlinks or blocking (`crate::fsread`);
 //! - `classify` gives each path its kind (`kinds`: one table, most
 //!   dangerous first) by place and content;
 //! - a `Snapshot` keeps every path's fingerprint (of its contents for the
@@ -15,7 +15,6 @@
 pub mod classify;
 mod codec;
 mod describe;
-pub mod fsread;
 pub mod gitcfg;
 pub mod kinds;
 pub mod report;

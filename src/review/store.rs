@@ -9,10 +9,9 @@
 //! from it (for `--since-session`). A compact binary format (`codec`): the
 //! launcher reads the baseline after every session.
 
-use super::codec::{self, Header};
+use super::codec::{self, Header, How};
 use super::report::{apply, changes};
 use super::{digest, Snapshot};
-use serde::{Deserialize, Serialize};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
@@ -35,17 +34,6 @@ pub enum ReviewError {
     BadSessionId(String),
     #[error("the review state dir {dir} lies inside {writable}, which sessions can write, so a session could rewrite its own baseline; set XDG_STATE_HOME to a directory outside it")]
     Reachable { dir: PathBuf, writable: PathBuf },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum How {
-    /// Recorded by the launcher before the workspace's first session.
-    FirstSession,
-    /// Recorded by `agent-sandbox review --ack`.
-    Acknowledged,
-    /// The state at the end of a session.
-    SessionEnd,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,11 +1,11 @@
 //! The listing of a tree: every entry with its type and a fingerprint of
 //! its metadata (size, inode, mtime and ctime: a session can set mtime but
 //! not ctime, so any write, chmod or replacement changes it). Walked
-//! without following symlinks, descriptor by descriptor (`fsread`), within
+//! without following symlinks, descriptor by descriptor (`crate::fsread`), within
 //! limits: a hostile tree (too deep, too many entries, unreadable
 //! directories) is cut short and says so.
 
-use super::fsread;
+use crate::fsread;
 use nix::dir::Dir;
 use nix::sys::stat::{FileStat, SFlag};
 use serde::{Deserialize, Serialize};

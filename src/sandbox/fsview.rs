@@ -77,7 +77,7 @@ impl FsView for RealFs {
     /// Workspace files may be hostile: a FIFO or a link to /dev/zero is not
     /// read (no blocking, no endless read), nor anything over the cap.
     fn read_text(&self, path: &Path) -> Option<String> {
-        let bytes = crate::review::fsread::read_regular(path, crate::review::fsread::READ_CAP).ok()?;
+        let bytes = crate::fsread::read_regular(path, crate::fsread::READ_CAP).ok()?;
         String::from_utf8(bytes).ok()
     }
 

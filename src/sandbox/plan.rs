@@ -24,6 +24,7 @@
 //! 10. the data files (git config, session marker, resolv.conf).
 
 use crate::config::Config;
+use crate::jail::{GATE_FD, GATE_PATH};
 use crate::sandbox::context::{Context, Network};
 use crate::sandbox::env::{path_dirs, session_env};
 use crate::sandbox::fsview::{FsView, Kind};
@@ -38,8 +39,6 @@ use std::path::{Component, Path, PathBuf};
 
 /// Data file `i` of a plan is handed to bwrap at descriptor `FIRST_DATA_FD + i`.
 pub const FIRST_DATA_FD: i32 = 3;
-
-pub use crate::jail::{GATE_FD, GATE_PATH};
 
 /// Container-engine control sockets: a session that reaches one owns the host.
 pub const ENGINE_SOCKETS: &[&str] = &[

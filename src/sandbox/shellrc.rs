@@ -88,7 +88,7 @@ pub fn parse(files: &[(PathBuf, String)], home: &Path, read: &dyn Fn(&Path) -> O
         }
         r.seen.push(path.clone());
         // The installer's own snippet only reorders PATH (shims first).
-        if path != Path::new(crate::install::layout::PROFILE_SCRIPT) {
+        if path != Path::new(crate::layout::PROFILE_SCRIPT) {
             r.file(path, text, 0);
         }
     }

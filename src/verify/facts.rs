@@ -3,7 +3,7 @@
 //! resolvers) and what a correct session must show, gathered into a
 //! `Spec` for the probe. Reads the system; changes nothing.
 
-use super::checks::home::{allowed_rel, classify};
+use super::homeview::{allowed_rel, classify};
 use super::spec::{JailSpec, ScopeSample, Spec};
 use crate::agents::Agent;
 use crate::config::{Config, EnvMap};

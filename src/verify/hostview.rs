@@ -1,4 +1,4 @@
-//! verify's side of the host view (SPEC §3 "root launcher", "file system"):
+//! verify's side of the host view (docs/defences.md, "root launcher" and "file system"):
 //! canaries only root could use, planted for a root launcher's session to
 //! fail to reach, and the launcher-side check that a symbolic link planted
 //! at a protected workspace path refuses the launch instead of being

@@ -11,6 +11,9 @@
 //! - `registry`: every check — number, name, defence, what it asserts;
 //!   docs/verify.md is tested against it.
 //! - `spec`: what the launcher tells the probe (expected values, outer facts).
+//! - `protocol`: the probe's output lines (results, requests to the launcher).
+//! - `homeview`: which home paths a session may see (the launcher's sample
+//!   and the inside check apply the same rule).
 //! - `checks`: the check functions (run inside the session).
 //! - `canary`: a sacrificial outer process the adversarial probes aim at.
 //! - `facts`: the launcher's side of the spec (outer facts, scope samples).
@@ -22,9 +25,11 @@ mod canary;
 mod checks;
 pub mod egress;
 mod facts;
+mod homeview;
 pub mod hostview;
 pub mod outer;
 pub mod probe;
+pub mod protocol;
 pub mod registry;
 pub mod report;
 pub mod spec;
@@ -35,7 +40,7 @@ pub use registry::{Check, Kind, CHECKS};
 
 use serde::{Deserialize, Serialize};
 
-/// The defence a check proves (SPEC §3 rows, the jail of §4, and the few
+/// The defence a check proves (the rows of docs/defences.md, the jail of docs/jail.md, and the few
 /// extra properties verify also covers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -21,7 +21,7 @@
 
 use super::canary::Canary;
 use super::facts::{self, Layout};
-use super::probe::Line;
+use super::protocol::Line;
 use super::registry::{LEAVES_NOTHING, PROTECTED_SYMLINK};
 use super::report::Report;
 use super::weaken::{self, Weakening};

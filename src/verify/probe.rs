@@ -2,59 +2,20 @@
 //! records the descriptors it was started with, then runs every inside
 //! check of the registry in order, each in a forked child with a deadline
 //! (so a check that hangs, crashes or changes process state cannot affect
-//! the next), and prints one JSON line per check on stdout.
-//!
-//! Protocol (stdout, one JSON object per line):
-//! - `{"n":N,"status":"pass|fail|skip","detail":...}` — a check's result;
-//! - `{"request":"connect","port":P}` — asks the launcher to try a TCP
-//!   connection to the container's 127.0.0.1:P now (inbound forwarding).
+//! the next), and prints one JSON line per check on stdout (the lines are
+//! `protocol`'s).
 
 use super::checks::{sys, Ctx};
+use super::protocol::{emit, Line};
 use super::registry::{Run, CHECKS};
 use super::spec::Spec;
 use super::{Outcome, JAIL_OFF};
-use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// How long one check may take.
 const CHECK_DEADLINE: Duration = Duration::from_secs(20);
-
-/// One line of the probe's output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Line {
-    Result {
-        n: u16,
-        #[serde(flatten)]
-        outcome: Outcome,
-    },
-    Request {
-        request: String,
-        port: u16,
-    },
-}
-
-/// `pid:<inode> mnt:<inode> user:<inode>` of this process.
-pub fn ns_line() -> String {
-    ["pid", "mnt", "user"]
-        .iter()
-        .map(|ns| format!("{ns}:{}", sys::ns_inode("self", ns).unwrap_or(0)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn emit(line: &Line) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", serde_json::to_string(line).unwrap_or_default());
-    let _ = out.flush();
-}
-
-/// Asks the launcher to connect to the container's 127.0.0.1:`port`.
-pub fn request_connect(port: u16) {
-    emit(&Line::Request { request: "connect".into(), port });
-}
 
 /// Descriptors open right now, found without opening one.
 fn open_fds() -> Vec<i32> {
@@ -66,7 +27,7 @@ fn open_fds() -> Vec<i32> {
 pub fn probe_main(args: &[String]) -> i32 {
     let initial_fds = open_fds();
     if args.first().map(String::as_str) == Some("--ns") {
-        println!("{}", ns_line());
+        println!("{}", sys::ns_line());
         return 0;
     }
     let spec = match args.first().map(|a| Spec::from_arg(a)) {

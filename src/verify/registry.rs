@@ -179,7 +179,7 @@ mod tests {
         assert!(matches!(by_number(LEAVES_NOTHING).map(|c| c.run), Some(Run::Outside)));
     }
 
-    /// Every defence row of SPEC §3 has at least one check.
+    /// Every defence row of docs/defences.md has at least one check.
     #[test]
     fn every_defence_is_checked() {
         for d in [

@@ -9,7 +9,7 @@ mod git;
 pub mod places;
 mod refs;
 
-use super::fsread::{self, ReadError, READ_CAP};
+use crate::fsread::{self, ReadError, READ_CAP};
 use super::kinds::Kind;
 use super::walk::{self, Entry, Listing, Ty};
 use std::collections::{BTreeMap, HashMap};
@@ -23,7 +23,7 @@ pub trait Reader {
 }
 
 /// The real file system: each read descends from the walk's roots, one
-/// no-follow `openat` per component (`fsread`).
+/// no-follow `openat` per component (`crate::fsread`).
 pub struct RealReader {
     roots: Vec<(String, OwnedFd)>,
 }

@@ -2,7 +2,7 @@
 //! tables, no file system.
 
 use super::super::classify::{self, Reader, Scope};
-use super::super::fsread::ReadError;
+use crate::fsread::ReadError;
 use super::super::kinds::Kind;
 use super::super::walk::{Entry, Listing, Meta, Ty};
 use std::collections::BTreeMap;

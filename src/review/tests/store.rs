@@ -1,6 +1,7 @@
 //! Baselines: the first session's, the acknowledged one, sessions' ends.
 
-use super::super::store::{state_dir, How, ReviewError, Store};
+use super::super::codec::How;
+use super::super::store::{state_dir, ReviewError, Store};
 use super::{plant, take};
 use std::path::{Path, PathBuf};
 

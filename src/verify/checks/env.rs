@@ -1,4 +1,4 @@
-//! Checks of the session's environment (SPEC §3 sentinel, environment):
+//! Checks of the session's environment (docs/defences.md, sentinel and environment):
 //! the sentinels are set, every name is on the registry's allow-list
 //! (`env_vars`), the variables the launcher planted never arrive, and the
 //! values only the launcher sets are the launcher's.

@@ -1,4 +1,4 @@
-//! File-system checks (SPEC §3 IPC/runtime, container engines, file
+//! File-system checks (docs/defences.md, IPC/runtime, container engines, file
 //! system): private /tmp, masked runtime and engine sockets, a read-only
 //! root, writes confined to the workspace, host-executed files read-only,
 //! and `scope`'s answers matching what the session really sees.

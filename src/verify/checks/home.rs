@@ -1,42 +1,17 @@
-//! Checks of the home and the masked secrets (SPEC §3 home, dotfile
+//! Checks of the home and the masked secrets (docs/defences.md, home and dotfile
 //! masks): the home is a fresh tmpfs holding only what the registry binds
 //! back, the outer home's entries are invisible, the credential corners and
 //! dotfiles read as empty, and /etc's secrets are empty.
 
 use super::sys::{self, try_create};
 use super::Ctx;
+use crate::verify::homeview::{allowed_rel, classify};
 use crate::agents::Agent;
-use crate::sandbox::plan::{FORGE_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, SHARED_HOME_DIRS, TOOL_DIRS, TRUST_STORES};
+use crate::sandbox::plan::{FORGE_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, TRUST_STORES};
 use std::os::unix::fs::MetadataExt;
 use crate::verify::Outcome;
 use std::io::Read;
 use std::path::Path;
-
-/// Paths under the home (relative) a session of `agent` may see: the
-/// agent's state, shared skills and caches, forge stores, the masked
-/// dotfiles, the curated git config, plus `extra`.
-pub fn allowed_rel(agent: Option<Agent>, extra: &[String]) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    if let Some(a) = agent {
-        v.extend(a.state().iter().map(|(p, _)| p.to_string()));
-    }
-    v.extend(SHARED_HOME_DIRS.iter().chain(TOOL_DIRS).chain(FORGE_DIRS).chain(MASKED_DOTFILES).map(|s| s.to_string()));
-    v.push(".gitconfig".into());
-    v.extend(extra.iter().cloned());
-    v
-}
-
-/// Whether `rel` is allowed itself (Some(true)), lies on the way to an
-/// allowed path (Some(false): look inside), or is not allowed (None).
-pub fn classify(rel: &str, allowed: &[String]) -> Option<bool> {
-    if allowed.iter().any(|a| a == rel) {
-        Some(true)
-    } else if allowed.iter().any(|a| a.starts_with(&format!("{rel}/"))) {
-        Some(false)
-    } else {
-        None
-    }
-}
 
 fn walk(dir: &Path, prefix: &str, allowed: &[String], bad: &mut Vec<String>) {
     for name in sys::entries(dir) {

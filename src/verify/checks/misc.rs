@@ -1,6 +1,6 @@
 //! Checks of git, entry points, helpers, recursion and inherited
-//! descriptors (SPEC §3 git, entry points, own binaries, recursion; the
-//! descriptor defence of docs/defences.md).
+//! descriptors (docs/defences.md, the rows git, entry points, own
+//! binaries, recursion and descriptors).
 
 use super::sys::{self, open_for_write, try_create};
 use super::Ctx;
@@ -186,7 +186,7 @@ pub fn recursion(c: &Ctx) -> Outcome {
     });
     let code = sys::wait_deadline(pid, Duration::from_secs(10));
     let got = String::from_utf8_lossy(&out.unwrap_or_default()).trim().to_string();
-    let want = crate::verify::probe::ns_line();
+    let want = sys::ns_line();
     match code {
         Ok(0) if got == want => {}
         Ok(0) => bad.push(format!("a nested run started a second sandbox ({got} vs {want})")),

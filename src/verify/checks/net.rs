@@ -1,4 +1,4 @@
-//! Egress-jail checks (SPEC §4), by behaviour: a connection to an address
+//! Egress-jail checks (docs/jail.md), by behaviour: a connection to an address
 //! of each blocked range is refused by the local stack at once; routes
 //! cannot be changed (also from a new user namespace); DNS answers only
 //! through the jail's forwarder; the container's loopback and the host's
@@ -259,7 +259,7 @@ pub fn no_inbound_forwarding(c: &Ctx) -> Outcome {
     }
     let Ok(l) = std::net::TcpListener::bind("0.0.0.0:0") else { return Outcome::fail("cannot listen") };
     let Ok(port) = l.local_addr().map(|a| a.port()) else { return Outcome::fail("no local port") };
-    crate::verify::probe::request_connect(port);
+    crate::verify::protocol::request_connect(port);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&l);
     if sys::poll_one(fd, libc::POLLIN, Duration::from_secs(2)) {
         return Outcome::fail(format!("a connection to the container's 127.0.0.1:{port} reached the session"));

@@ -1,4 +1,4 @@
-//! Privilege checks (SPEC §3 privileges): no capabilities in any set,
+//! Privilege checks (docs/defences.md, privileges): no capabilities in any set,
 //! no-new-privs, a setuid-root binary that does not elevate (observed from
 //! its /proc status while it is blocked writing), new namespaces, and no
 //! outer process visible through the pid namespace.

@@ -259,6 +259,15 @@ pub fn ns_inode(pid: &str, name: &str) -> Option<u64> {
     std::fs::metadata(format!("/proc/{pid}/ns/{name}")).ok().map(|m| m.ino())
 }
 
+/// `pid:<inode> mnt:<inode> user:<inode>` of this process.
+pub fn ns_line() -> String {
+    ["pid", "mnt", "user"]
+        .iter()
+        .map(|ns| format!("{ns}:{}", ns_inode("self", ns).unwrap_or(0)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Whether a directory exists and has no entries.
 pub fn dir_is_empty(p: &Path) -> Result<bool, std::io::Error> {
     Ok(std::fs::read_dir(p)?.next().is_none())

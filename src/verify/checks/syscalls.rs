@@ -1,4 +1,4 @@
-//! The session's syscall profile, checked from inside (SPEC §3 syscalls).
+//! The session's syscall profile, checked from inside (docs/defences.md, syscalls).
 //! Per group of the table: every refused call answers the profile's errno
 //! on every ABI this process can reach, called with all-zero arguments
 //! (which the kernel would reject differently, or which are harmless, had

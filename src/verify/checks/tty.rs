@@ -1,4 +1,4 @@
-//! Terminal checks (SPEC §3 terminal injection): on a fresh pseudo-terminal
+//! Terminal checks (docs/defences.md, terminal injection): on a fresh pseudo-terminal
 //! that is the controlling terminal of a new session (where the kernel
 //! itself allows TIOCSTI), TIOCSTI and TIOCLINUX fail; a window resize
 //! still delivers SIGWINCH and job-control ioctls still work.

@@ -17,11 +17,11 @@
 //! 5. the packet filter (`lock_filter`): installed in one transaction, then
 //!    every nf_tables object of the namespace read back and compared.
 
-use super::compare::compare;
-use super::readback::{self, LinkNames};
-use super::filter;
+use crate::jail::plan::compare::compare;
+use crate::jail::plan::readback::{self, LinkNames};
+use crate::jail::plan::filter;
 use super::nft;
-use super::routes::{net_plan, observe, NetPlan, ObserveError, PlanInputs, Route, Snapshot, TABLE_MAIN};
+use crate::jail::plan::routes::{net_plan, observe, NetPlan, ObserveError, PlanInputs, Route, Snapshot, TABLE_MAIN};
 use futures::TryStreamExt;
 use netlink_packet_route::route::RouteMessage;
 use rtnetlink::{Handle, IpVersion};
@@ -97,7 +97,7 @@ async fn lock_async(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
     }
 }
 
-/// The second layer (`filter.rs`): installs the packet filter derived
+/// The second layer (`plan/filter.rs`): installs the packet filter derived
 /// from the locked route plan, reads every nf_tables object back and
 /// fails on any difference. Returns the number of filter rules.
 pub(crate) fn lock_filter(net: &NetPlan) -> Result<usize, Failure> {
@@ -117,9 +117,9 @@ pub(crate) fn lock_filter(net: &NetPlan) -> Result<usize, Failure> {
 /// the jail's filter (for a typical container network) be installed and
 /// read back exactly? The error carries the refusal's errno, if any.
 pub fn probe_filter() -> Result<(), (String, Option<i32>)> {
-    use super::routes::{IfAddr, Observed};
+    use crate::jail::plan::routes::{IfAddr, Observed};
     use std::net::Ipv4Addr;
-    let observed = Observed { dev: super::JAIL_IFNAME.into(), addrs: vec![IfAddr::new(super::JAIL_IFNAME, Ipv4Addr::new(10, 0, 2, 15), 24)], gateway: Ipv4Addr::new(10, 0, 2, 2) };
+    let observed = Observed { dev: crate::jail::JAIL_IFNAME.into(), addrs: vec![IfAddr::new(crate::jail::JAIL_IFNAME, Ipv4Addr::new(10, 0, 2, 15), 24)], gateway: Ipv4Addr::new(10, 0, 2, 2) };
     let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), outer_connected: Vec::new() };
     match lock_filter(&net_plan(&observed, &inputs)) {
         Ok(_) => Ok(()),

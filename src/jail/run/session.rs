@@ -3,7 +3,7 @@
 //! gate, waits for the session, forwards signals to it, and stops every
 //! helper on every path.
 //!
-//! Order (security-relevant, SPEC §4):
+//! Order (security-relevant, docs/jail.md, "How it works"):
 //! 1. signals blocked (read from a signalfd) before any child exists;
 //! 2. holder: new user + net namespace, its id maps, IPv6 off, the
 //!    (persistent) interface for pasta; then it execs the sandbox, which
@@ -23,16 +23,16 @@
 //! if the launcher dies, the gate closes and the waiting command never
 //! runs (`gate.rs`).
 
-use super::error::JailError;
+use crate::jail::error::JailError;
 use super::gate::GATE_FD;
 use super::holder::{self, GateEnd, Heard, Helper, Report, Step};
-use super::host::{current_userns_facts, userns_diagnosis};
-use super::lock::Failure;
-use super::locker::{self, Namespaces};
+use crate::jail::host::{current_userns_facts, userns_diagnosis};
+use super::lockdown::Failure;
+use super::join::{self, Namespaces};
 use super::pasta::{self, ReadyPipe};
-use super::plan::JailPlan;
+use crate::jail::plan::launch::JailPlan;
 use super::relay::{self, RelaySpec};
-use super::routes::ObserveError;
+use crate::jail::plan::routes::ObserveError;
 use super::sys::{signal_status, wait_fd, Event, Signals, Subreaper};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::signalfd::siginfo;
@@ -162,7 +162,7 @@ fn run(
     // 2. The holder and its namespaces; it then execs the sandbox, which
     // waits at the gate.
     let (gate_read, gate_write) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", super::error::errno(e)))?;
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", crate::jail::error::errno(e)))?;
     kids.gate = Some(gate_write);
     let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
     let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, exec_inner)?;
@@ -174,7 +174,7 @@ fn run(
     // 3. The locker joins them, keeping pasta's readiness pipe; then
     // pasta, while the sandbox sets itself up.
     let ready = ReadyPipe::new()?;
-    let locker = locker::spawn(&ns, &plan.route_inputs(), plan.packet_filter)?;
+    let locker = join::spawn(&ns, &plan.route_inputs(), plan.packet_filter)?;
     kids.locker = Some(locker.pid);
     // The locker's copy of the write end, at the same number.
     let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
@@ -200,7 +200,7 @@ fn run(
     open_gate(kids);
     step("gate opened");
     // 6. The session.
-    crate::sandbox::supervise::shed_resident_text();
+    crate::resident::shed_text();
     let code = wait_session(holder.pid, signals, kids);
     step("session ended");
     code
@@ -389,13 +389,13 @@ fn failure(f: Failure, plan: &JailPlan) -> JailError {
             JailError::UserNamespaces { cause: format!("writing the jail's id maps failed ({message}); {cause}"), fix }
         }
         Failure::Ipv6 { message } => JailError::RouteLock { step: "switching IPv6 off".into(), message },
-        Failure::Tap { message } => JailError::TunUnusable { path: super::host::TUN_PATH.into(), why: message },
+        Failure::Tap { message } => JailError::TunUnusable { path: crate::jail::host::TUN_PATH.into(), why: message },
         Failure::Netlink { step, message } => JailError::RouteLock { step, message },
         Failure::Observe(ObserveError::NoGateway) => JailError::NoNetwork { why: "pasta found no default route".into() },
         Failure::Observe(ObserveError::NoAddress(dev)) => JailError::NoNetwork { why: format!("{dev} has no IPv4 address") },
         Failure::Observe(ObserveError::Interfaces(l)) => JailError::NoNetwork { why: format!("expected one interface from pasta, found {l:?}") },
         Failure::Unexpected(differences) => JailError::UnexpectedNetwork { differences },
-        Failure::Filter { step, errno, message } => JailError::PacketFilter { step, detail: message, fix: super::error::packet_filter_fix(errno) },
+        Failure::Filter { step, errno, message } => JailError::PacketFilter { step, detail: message, fix: crate::jail::error::packet_filter_fix(errno) },
         Failure::Exec { message } => JailError::Exec { message },
     }
 }

@@ -1,10 +1,10 @@
-//! Installs the jail's packet filter (`filter.rs`) and reads the whole
+//! Installs the jail's packet filter (`plan/filter.rs`) and reads the whole
 //! nf_tables state back, over a plain NETLINK_NETFILTER socket in the
 //! jail's namespace (run by the locker, which has joined it). The messages
-//! themselves are built and parsed in `nftwire.rs`.
+//! themselves are built and parsed in `plan/nftwire.rs`.
 
-use super::filter::{self, FilterPlan, Ruleset};
-use super::nftwire::{self, Dump, Reply};
+use crate::jail::plan::filter::{self, FilterPlan, Ruleset};
+use crate::jail::plan::nftwire::{self, Dump, Reply};
 use nix::sys::socket::{recv, send, MsgFlags};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;

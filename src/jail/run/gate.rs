@@ -11,7 +11,7 @@
 //! carries on at end-of-file, and its child does not die with its parent
 //! while it waits.
 
-use super::error::JailError;
+use crate::jail::error::JailError;
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;

@@ -10,7 +10,7 @@
 //! current-thread tokio runtime made after the fork (small buffers, one
 //! task per connection).
 
-use super::error::{errno, JailError};
+use crate::jail::error::{errno, JailError};
 use super::fdpass::{factory_main, recv_fd, request_socket, start_connect, END_OF_LISTENERS};
 use super::sys::{die_with_parent, fork_child};
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};

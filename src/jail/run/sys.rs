@@ -3,7 +3,7 @@
 //! descriptor while watching signals, and the launcher's signal mask.
 //! No policy here.
 
-use super::error::{errno, JailError};
+use crate::jail::error::{errno, JailError};
 use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};

@@ -1,7 +1,7 @@
 //! The nf_tables netlink messages the jail's packet filter needs, as pure
 //! encoders and decoders: one batch that creates the table, its chain and
 //! rules, and the parsers for the kernel's dumps of tables, chains and
-//! rules. No socket here (`nft.rs` sends and receives).
+//! rules. No socket here (`run/nft.rs` sends and receives).
 //!
 //! Wire facts (from the kernel's uapi headers `linux/netlink.h`,
 //! `linux/netfilter/nfnetlink.h`, `linux/netfilter/nf_tables.h`):

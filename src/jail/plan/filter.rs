@@ -24,7 +24,7 @@
 //! over the jail's network namespace, which only its owner (the jail's
 //! user namespace, an ancestor of the session's) grants.
 
-use super::net::Ipv4Net;
+use crate::jail::net::Ipv4Net;
 use super::routes::{NetPlan, RouteKind};
 use std::collections::BTreeSet;
 use std::fmt;

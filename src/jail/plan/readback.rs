@@ -3,7 +3,7 @@
 //! `extra` so that it shows up as a difference. Pure: tests feed it
 //! fabricated messages.
 
-use super::net::Ipv4Net;
+use crate::jail::net::Ipv4Net;
 use super::routes::{Family, IfAddr, Route, RouteKind, Rule, Scope};
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, RouteScope, RouteType};

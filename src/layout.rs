@@ -1,6 +1,10 @@
 //! Where the installer puts things: every path it may write, as constants,
 //! and the mapping of those (logical, absolute) paths into a staging root
 //! (`--root DIR`). Not responsible for deciding what goes there.
+//!
+//! Read by the installer, by doctor (which checks the installation) and by
+//! the sandbox (which recognises its own profile snippet); it sits below
+//! all three so none of them imports another for a path.
 
 use std::path::{Component, Path, PathBuf};
 

@@ -4,9 +4,9 @@
 //! plan itself needs what pasta configured and is computed inside the
 //! namespace (`routes::net_plan`) from `JailPlan::route_inputs`.
 
-use super::error::JailError;
-use super::host::HostFacts;
-use super::net::{Ipv4Net, FORWARDER_CANDIDATES};
+use crate::jail::error::JailError;
+use crate::jail::host::HostFacts;
+use crate::jail::net::{Ipv4Net, FORWARDER_CANDIDATES};
 use super::resolv::session_resolv_conf;
 use super::routes::PlanInputs;
 use crate::config::Config;
@@ -156,11 +156,11 @@ fn choose_forwarder(connected: &[Ipv4Net], allow_ip: &[Ipv4Addr]) -> Result<Ipv4
         })
 }
 
-/// The name of the jail's interface: the holder makes it (`tap.rs`), pasta
+/// The name of the jail's interface: the holder makes it (`run/tap.rs`), pasta
 /// attaches to it.
 pub const JAIL_IFNAME: &str = "eth0";
 
-/// pasta's options (SPEC §4): configure the namespace, IPv4 only, no port
+/// pasta's options (docs/jail.md, "How it works"): configure the namespace, IPv4 only, no port
 /// forwarding in any direction, no gateway-to-loopback mapping, DNS
 /// through the forwarder, in the foreground (so it is our child and dies
 /// with us), errors on stderr (not only syslog), on the interface the
@@ -193,5 +193,5 @@ pub fn pasta_argv(p: &PastaPlan, pid_file: &str, holder: i32) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
+#[path = "launch_tests.rs"]
 mod tests;

@@ -6,8 +6,8 @@
 //! is configured; the pid file is a pipe the locker keeps open, opened
 //! through /proc/LOCKER/fd/N, so no file is ever created.
 
-use super::error::{errno, JailError};
-use super::plan::{pasta_argv, PastaPlan};
+use crate::jail::error::{errno, JailError};
+use crate::jail::plan::launch::{pasta_argv, PastaPlan};
 use nix::unistd::Pid;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -1,6 +1,6 @@
 use super::*;
 use crate::jail::net::Ipv4Net;
-use crate::jail::routes::{net_plan, Family, Observed, PlanInputs, RouteKind, Scope};
+use crate::jail::plan::routes::{net_plan, Family, Observed, PlanInputs, RouteKind, Scope};
 use std::net::Ipv4Addr;
 
 fn ip(s: &str) -> Ipv4Addr {

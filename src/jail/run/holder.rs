@@ -9,13 +9,13 @@
 //! 3. report Ready, put the gate on its descriptor, restore the signal
 //!    mask and exec the sandbox. bwrap sets itself up while pasta starts;
 //!    its command waits at the gate (`gate.rs`), which the launcher opens
-//!    only after the routes are locked (`locker.rs`).
+//!    only after the routes are locked (`join.rs`).
 
-use super::error::{errno, JailError};
-use super::lock::Failure;
-use super::plan::JAIL_IFNAME;
+use crate::jail::error::{errno, JailError};
+use super::lockdown::Failure;
+use crate::jail::plan::launch::JAIL_IFNAME;
 use super::sys::{die_with_parent, fork_child, wait_fd, Event, Signals};
-use super::{lock, tap};
+use super::{lockdown, tap};
 use nix::sched::CloneFlags;
 use nix::sys::socket::{socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
 use nix::unistd::Pid;
@@ -107,7 +107,7 @@ fn holder_main(
     if let Err(e) = write_id_maps(uid_map, gid_map) {
         return fail(chan, Failure::IdMaps { errno: e.raw_os_error().unwrap_or(libc::EPERM), message: e.to_string() });
     }
-    if let Err(f) = lock::disable_ipv6() {
+    if let Err(f) = lockdown::disable_ipv6() {
         return fail(chan, f);
     }
     if let Err(message) = tap::make_persistent(JAIL_IFNAME) {

@@ -2,9 +2,9 @@
 //! and links the jail's namespace must hold once it is locked, computed
 //! from what pasta configured (the interface, its addresses, the gateway)
 //! and the launch inputs (forwarder, allowIp, the container's connected
-//! subnets). Applying it is `lock.rs`; checking it is `compare.rs`.
+//! subnets). Applying it is `run/lockdown.rs`; checking it is `compare.rs`.
 
-use super::net::{blocked_ranges, Block, Ipv4Net};
+use crate::jail::net::{blocked_ranges, Block, Ipv4Net};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -255,7 +255,7 @@ pub fn observe(snap: &Snapshot) -> Result<Observed, ObserveError> {
     Ok(Observed { dev: dev.to_string(), addrs, gateway })
 }
 
-/// The plan (SPEC §4): blackhole every connected subnet and the private
+/// The plan (docs/jail.md, "The route plan"): blackhole every connected subnet and the private
 /// ranges, unreachable link-local, then the gateway on-link, the default
 /// route, the DNS forwarder and one /32 per allowIp via the gateway.
 pub fn net_plan(obs: &Observed, inputs: &PlanInputs) -> NetPlan {

@@ -1,6 +1,6 @@
 //! The locker: a short-lived child of the launcher that joins the jail's
 //! user and network namespaces from outside (as pasta does) and locks the
-//! routes there (`lock.rs`), while the sandbox waits at the gate. The
+//! routes there (`lockdown.rs`), while the sandbox waits at the gate. The
 //! holder has exec'd the sandbox by then, so it cannot do this itself.
 //!
 //! It also keeps pasta's readiness pipe: pasta opens its pid file through
@@ -17,10 +17,10 @@
 //! user in the parent namespace holds every capability in it. The
 //! session's processes do not: their namespaces are nested inside it.
 
-use super::error::{errno, JailError};
+use crate::jail::error::{errno, JailError};
 use super::holder::{self, Helper, Report, Step};
-use super::lock::{self, Failure};
-use super::routes::PlanInputs;
+use super::lockdown::{self, Failure};
+use crate::jail::plan::routes::PlanInputs;
 use super::sys::die_with_parent;
 use nix::sched::CloneFlags;
 use nix::unistd::Pid;
@@ -64,8 +64,8 @@ pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -
         if holder::report(chan, &Report::Ready).is_err() || !holder::await_step(chan, Step::Lock) {
             return 1;
         }
-        let locked = lock::lock(inputs).and_then(|net| {
-            let filter_rules = if packet_filter { lock::lock_filter(&net)? } else { 0 };
+        let locked = lockdown::lock(inputs).and_then(|net| {
+            let filter_rules = if packet_filter { lockdown::lock_filter(&net)? } else { 0 };
             Ok(Report::Locked { routes: net.main.len(), filter_rules })
         });
         match locked {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::jail::routes::{net_plan, IfAddr, Observed, PlanInputs};
+use crate::jail::plan::routes::{net_plan, IfAddr, Observed, PlanInputs};
 use std::net::Ipv4Addr;
 
 fn net(s: &str) -> Ipv4Net {

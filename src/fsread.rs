@@ -5,6 +5,10 @@
 //! regular files are read, checked with fstat on the opened descriptor,
 //! at most a cap of bytes. A hostile entry costs an error value, never a
 //! hang.
+//!
+//! Review walks and reads the workspace with it; the sandbox's file view
+//! reads hostile workspace files with it too, so it sits below both.
+//! (`nofollow` is the sandbox's path-by-path walk beneath a root.)
 
 use nix::errno::Errno;
 use nix::fcntl::{openat, AtFlags, OFlag};

@@ -1,5 +1,5 @@
 use super::*;
-use crate::jail::filter::{self, FilterRule, Match, Verdict};
+use crate::jail::plan::filter::{self, FilterRule, Match, Verdict};
 
 fn sample() -> Vec<RuleState> {
     let rules = [

@@ -1,0 +1,16 @@
+//! The jail's effects: the processes, namespaces, netlink sockets and
+//! descriptors that carry out the plan (`super::plan`), in the order
+//! `session` fixes. Decisions stay in `plan`; what is read here is handed
+//! back to it (`readback`, `compare`) to judge.
+
+pub(super) mod fdpass;
+pub mod gate;
+pub(super) mod holder;
+pub(super) mod join;
+pub(crate) mod lockdown;
+pub(super) mod nft;
+pub(super) mod pasta;
+pub(super) mod relay;
+pub(super) mod session;
+pub(super) mod sys;
+pub(crate) mod tap;
