@@ -16,17 +16,7 @@
 
 use std::path::Path;
 
-/// The fix for a container whose seccomp profile refuses user namespaces.
-pub const SECCOMP_FIX: &str = "add \"--security-opt=seccomp=unconfined\" to \"runArgs\" in devcontainer.json and rebuild the container \
-     (`docker run --security-opt seccomp=unconfined`; a compose service: `security_opt: [\"seccomp:unconfined\"]`). \
-     The agent-sandbox feature and image ask the engine for it themselves, so it is missing only where that request was dropped. \
-     Sessions still run under their own seccomp filter";
-
-/// The fix for a container whose AppArmor profile refuses mounts.
-pub const APPARMOR_FIX: &str = "add \"--security-opt=apparmor=unconfined\" to \"runArgs\" in devcontainer.json and rebuild the container \
-     (`docker run --security-opt apparmor=unconfined`; a compose service: `security_opt: [\"apparmor:unconfined\"]`). \
-     The agent-sandbox feature and image ask the engine for it themselves, so it is missing only where that request was dropped. \
-     Sessions still mount only inside their own namespaces";
+pub use crate::fixes::{APPARMOR as APPARMOR_FIX, SECCOMP as SECCOMP_FIX};
 
 /// Docker's AppArmor profile, which refuses every `mount` (its template
 /// has `deny mount,`): a session can never be built under it.

@@ -9,6 +9,7 @@ pub mod confinement;
 pub mod doctor;
 pub mod env_vars;
 pub mod finding;
+pub mod fixes;
 pub mod fsread;
 pub mod image;
 pub mod install;

@@ -78,8 +78,7 @@ pub fn find_in(name: &str, dirs: &[&str], fix: &str) -> Result<PathBuf, SysbinEr
     })
 }
 
-pub const BWRAP_FIX: &str =
-    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap)";
+pub use crate::fixes::BWRAP as BWRAP_FIX;
 
 #[cfg(test)]
 mod tests {

@@ -135,8 +135,7 @@ pub fn handler_for(arch: Arch) -> Registration {
     choose(&handlers, arch)
 }
 
-/// What to do when this process runs under an emulator.
-pub const EMULATED_FIX: &str = "use the image or base image built for this machine's own architecture: agent-sandbox ships for linux/amd64 and linux/arm64 (e.g. `--platform linux/arm64` on Apple Silicon and other arm64 hosts, `--platform linux/amd64` on x86_64 ones)";
+pub use crate::fixes::EMULATED as EMULATED_FIX;
 
 /// The emulator this process runs under, if any (see the module comment).
 pub fn emulator() -> Option<PathBuf> {

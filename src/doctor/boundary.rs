@@ -50,7 +50,7 @@ pub fn root_is_host_root(uid_map: &str) -> bool {
     })
 }
 
-pub const USERNS_FIX: &str = "run the container in a user namespace, where its root is not the host's: rootless podman or rootless Docker; rootful podman with `--userns=auto` in runArgs (it needs a `containers` range in /etc/subuid and /etc/subgid); Docker with userns-remap in daemon.json. The host's /dev/net/tun must then be usable by everyone (mode 0666, udev's default) for the egress jail";
+pub use crate::fixes::CONTAINER_USERNS as USERNS_FIX;
 
 /// None outside a container.
 pub fn finding(b: &Boundary) -> Option<Finding> {

@@ -12,11 +12,7 @@ use crate::sandbox::landlock::{self, Scoping, Support};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-pub const TUN_FIX: &str = "start the container with /dev/net/tun: add \"--device=/dev/net/tun\" to \"runArgs\" in devcontainer.json (podman/docker run --device /dev/net/tun)";
-pub const PASTA_FIX: &str = "install passt (apt-get install passt; dnf install passt; apk add passt), or run sandbox-install";
-pub const PASTA_ATTACH_FIX: &str = "use a newer passt: Debian 13 (trixie) and Ubuntu 24.04 base images ship one that attaches inside containers";
-pub use crate::arch::emulation::EMULATED_FIX;
-pub const PROC_FIX: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";
+pub use crate::fixes::{EMULATED as EMULATED_FIX, PASTA as PASTA_FIX, PASTA_ATTACH as PASTA_ATTACH_FIX, PROC as PROC_FIX, TUN as TUN_FIX};
 
 /// How `claude` (or codex, pi) resolves on PATH.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,7 +252,7 @@ pub fn abstract_scoping(h: &HostFacts) -> Finding {
     }
 }
 
-pub const LANDLOCK_FIX: &str = "run on Linux 6.12 or later with Landlock enabled (`landlock` in the `lsm=` boot parameter), or keep the egress jail on";
+pub use crate::fixes::LANDLOCK as LANDLOCK_FIX;
 
 /// Every host finding: prerequisites, abstract-socket scoping,
 /// installation, PATH.
@@ -373,7 +369,7 @@ fn exec_findings(e: &ExecPath) -> Vec<Finding> {
     out
 }
 
-pub const EXEC_PATH_FIX: &str = "put /usr/local/lib/agent-sandbox/bin first on the container's PATH: the agent-sandbox feature does so in its containerEnv when it installs after the features that change PATH (list those before it in \"overrideFeatureInstallOrder\"); an image or Dockerfile sets ENV PATH=/usr/local/lib/agent-sandbox/bin:$PATH after everything else that changes PATH";
+pub use crate::fixes::EXEC_PATH as EXEC_PATH_FIX;
 
 /// For `sandbox-install`: the PATH that commands run without a shell get
 /// (at image build time, the image's ENV PATH, which the installer cannot

@@ -11,7 +11,7 @@ use crate::jail::{diagnose_userns, UsernsBlocker, UsernsFacts};
 
 /// The fix when user namespaces are not available (and no seccomp filter
 /// explains it).
-pub const USERNS_FIX: &str = "allow user namespaces: on Ubuntu 23.10+ hosts `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sysctl user.max_user_namespaces=15000` (and kernel.unprivileged_userns_clone=1 where it exists); in a container, a seccomp profile that allows them (Docker's default does not: `--security-opt seccomp=unconfined` in runArgs; podman's does)";
+pub use crate::fixes::USERNS as USERNS_FIX;
 
 /// The probe could not create a user namespace (not under emulation):
 /// `userns-seccomp` when the container's seccomp filter explains it, else

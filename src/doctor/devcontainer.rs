@@ -115,7 +115,7 @@ fn run_args_findings(shown: &str, args: &[String], sandbox: Sandbox) -> Vec<Find
             "devcontainer-no-tun",
             Severity::Error,
             format!("{shown}: runArgs do not pass /dev/net/tun, so the egress jail cannot start and sessions refuse to launch"),
-            Some("add \"--device=/dev/net/tun\" to \"runArgs\"".into()),
+            Some(crate::fixes::TUN.into()),
         ));
     }
     if privileged || sandbox == Sandbox::FeatureOrImage {
@@ -128,7 +128,7 @@ fn run_args_findings(shown: &str, args: &[String], sandbox: Sandbox) -> Vec<Find
             "devcontainer-proc-masked",
             Severity::Error,
             format!("{shown}: the container's /proc keeps the runtime's masked paths, so a session cannot mount its own /proc and refuses to launch"),
-            Some("add \"--security-opt=systempaths=unconfined\" (Docker) or \"--security-opt=unmask=/proc/*\" (Podman) to \"runArgs\"".into()),
+            Some(crate::fixes::PROC.into()),
         ));
     }
     let missing: Vec<&str> = ["seccomp=unconfined", "apparmor=unconfined"].into_iter().filter(|o| !has(o)).collect();

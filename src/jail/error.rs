@@ -6,24 +6,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum JailError {
-    #[error(
-        "egress jail: {path} is missing, so pasta cannot give the session a network. \
-         Fix: add `--device=/dev/net/tun` to `runArgs` in devcontainer.json \
-         (`--device /dev/net/tun` for podman/docker run) and rebuild the container"
-    )]
+    #[error("egress jail: {path} is missing, so pasta cannot give the session a network. Fix: {}", crate::fixes::TUN)]
     TunMissing { path: PathBuf },
 
-    #[error(
-        "egress jail: {path} is not usable ({why}). Fix: pass the host's TUN device with \
-         `--device=/dev/net/tun` in devcontainer.json `runArgs` (it must be the character device 10:200, \
-         readable and writable by the user running the agent)"
-    )]
+    #[error("egress jail: {path} is not usable ({why}). Fix: {}", crate::fixes::TUN)]
     TunUnusable { path: PathBuf, why: String },
 
-    #[error(
-        "egress jail: pasta was not found in {dirs}. Fix: install passt \
-         (Debian/Ubuntu: `apt-get install passt`; Fedora: `dnf install passt`; Alpine: `apk add passt`)"
-    )]
+    #[error("egress jail: pasta was not found in {dirs}. Fix: {}", crate::fixes::PASTA)]
     PastaMissing { dirs: String },
 
     #[error("egress jail: refusing to run pasta: {why}. Fix: reinstall passt from the distribution (root-owned, mode 755)")]

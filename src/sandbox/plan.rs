@@ -228,7 +228,7 @@ pub enum PlanError {
     NotADevice(PathBuf),
     #[error("passEnv name {0} can never be passed into a session; remove it from passEnv")]
     NeverPassed(String),
-    #[error("this machine's /proc has paths masked by the container runtime, so the session cannot get its own /proc and would see the outer processes' environments; start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker) in runArgs")]
+    #[error("this machine's /proc has paths masked by the container runtime, so the session cannot get its own /proc and would see the outer processes' environments; {}", crate::fixes::PROC)]
     ProcMasked,
     #[error("this container runs under the AppArmor profile `{0}`, which refuses every mount, and bubblewrap builds each session from mounts in its own namespaces. Fix: {fix}", fix = crate::confinement::APPARMOR_FIX)]
     AppArmorMounts(String),

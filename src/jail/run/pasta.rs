@@ -102,12 +102,15 @@ pub(crate) fn meaningful_lines(text: &str) -> String {
 /// The attach failure, with the fix that matches pasta's complaint.
 pub(crate) fn attach_error(detail: String) -> JailError {
     let fix = if detail.contains("Permission denied") && detail.contains("namespace") {
-        "pasta could not open the namespaces: as root it needs `--runas 0` (the jail passes it), so this pasta \
-         is probably too old or restricted; install passt 2023-03 or newer from the distribution"
+        format!(
+            "pasta could not open the namespaces: as root it needs `--runas 0` (the jail passes it), so this pasta \
+             is probably too old or restricted; {}",
+            crate::fixes::PASTA_ATTACH
+        )
     } else if detail.contains("tun") {
-        "pasta could not use /dev/net/tun: add `--device=/dev/net/tun` to `runArgs` in devcontainer.json"
+        format!("pasta could not use /dev/net/tun: {}", crate::fixes::TUN)
     } else {
-        "install passt 2023-03 or newer from the distribution (Debian/Ubuntu: `apt-get install passt`)"
+        crate::fixes::PASTA_ATTACH.to_owned()
     };
-    JailError::PastaAttach { detail, fix: fix.into() }
+    JailError::PastaAttach { detail, fix }
 }
