@@ -13,6 +13,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub mod launch;
+pub mod procs;
+
 pub const GATEWAY: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 pub const CONTAINER: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 pub const SUBNET_HOST: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
@@ -68,7 +71,7 @@ pub struct Lab {
 }
 
 pub fn script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/jail").join(name)
+    super::root().join("tests/support/lab").join(name)
 }
 
 impl Lab {
@@ -83,7 +86,7 @@ impl Lab {
             .args(["up", &lab.tag])
             .args(&addrs)
             .output()
-            .expect("running tests/jail/lab.sh (needs sh and iproute2)");
+            .expect("running tests/support/lab/lab.sh (needs sh and iproute2)");
         assert!(out.status.success(), "lab.sh up failed (root and iproute2 needed): {}", String::from_utf8_lossy(&out.stderr));
         lab.serve(&lab.router(), ([0, 0, 0, 0], BANNER_PORT).into(), Server::Banner);
         lab.serve_dns();

@@ -10,11 +10,9 @@
 //! tests/image.rs). Needs root and bubblewrap; a missing prerequisite
 //! fails the test.
 
-mod common;
-
 use agent_sandbox::verify::registry::{by_name, Kind, CHECKS};
 use agent_sandbox::verify::Defence;
-use common::*;
+use crate::support::launcher::*;
 use serde_json::Value;
 use std::path::Path;
 
@@ -57,6 +55,7 @@ fn assert_all_pass(out: &Out, v: &Value) {
 
 #[test]
 fn verify_passes_as_root() {
+    let _machine = crate::support::share_machine();
     let td = setup("verify-root");
     // Host-executed parts for check 26 to protect.
     mkdir(&td.ws().join(".git/hooks"));
@@ -72,6 +71,7 @@ fn verify_passes_as_root() {
 
 #[test]
 fn verify_passes_as_a_non_root_user() {
+    let _machine = crate::support::share_machine();
     let td = setup("verify-user");
     let user = test_user();
     chown(&td.ws(), user.uid, user.gid);
@@ -81,6 +81,7 @@ fn verify_passes_as_a_non_root_user() {
 
 #[test]
 fn verify_passes_for_every_agent_profile() {
+    let _machine = crate::support::share_machine();
     let td = setup("verify-agents");
     for agent in ["codex", "pi"] {
         let (out, v) = verify_json(Launcher::new(&td.ws()), &["--agent", agent]);
@@ -100,6 +101,7 @@ impl Drop for HomeDir {
 
 #[test]
 fn verify_passes_in_a_workspace_under_the_home() {
+    let _machine = crate::support::share_machine();
     let _td = setup("verify-in-home");
     let top = HomeDir(root_account().home.join(format!(".{}", unique("verify-ws"))));
     let ws = top.0.join("src/app");
@@ -117,6 +119,7 @@ fn verify_passes_in_a_workspace_under_the_home() {
 
 #[test]
 fn text_report_has_one_numbered_line_per_check_and_skips_say_why() {
+    let _machine = crate::support::share_machine();
     let td = setup("verify-text");
     let out = Launcher::new(&td.ws()).cli(&["verify", "--allow-jail-off"]);
     out.assert_ok();
@@ -140,6 +143,7 @@ fn text_report_has_one_numbered_line_per_check_and_skips_say_why() {
 /// checks were skipped, not proven.
 #[test]
 fn the_jail_off_fails_verify_unless_allowed() {
+    let _machine = crate::support::share_machine();
     let td = setup("verify-jail-off");
     let out = Launcher::new(&td.ws()).cli(&["verify"]);
     out.assert_code(1);
@@ -152,6 +156,7 @@ fn the_jail_off_fails_verify_unless_allowed() {
 
 #[test]
 fn a_session_that_cannot_start_fails_every_check() {
+    let _machine = crate::support::share_machine();
     let td = setup("verify-refused");
     let cfg = td.config("{ allowWrite: [\"/nonexistent/agent-sandbox-verify\"] }\n");
     let out = Launcher::new(&td.ws()).config(&cfg).cli(&["verify"]);
@@ -161,6 +166,7 @@ fn a_session_that_cannot_start_fails_every_check() {
 
 #[test]
 fn weakening_is_not_available_to_run() {
+    let _machine = crate::support::share_machine();
     let td = setup("verify-run-weaken");
     let out = Launcher::new(&td.ws()).cli(&["run", "--weaken", "home", "--", "/bin/true"]);
     out.assert_code(2);
@@ -194,12 +200,14 @@ fn weakened_all(launcher: Launcher, defences: &[&str], expect: &[&str]) {
 
 #[test]
 fn removing_the_sentinel_fails_its_check() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-sentinel");
     weakened(Launcher::new(&td.ws()), "sentinel", &["sentinel-set"]);
 }
 
 #[test]
 fn removing_environment_filtering_fails_the_environment_checks() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-env");
     let l = Launcher::new(&td.ws()).env("AWS_ACCESS_KEY_ID", "AKIAVERIFYTEST");
     weakened(l, "environment", &["env-allow-list-only", "env-planted-secrets-absent"]);
@@ -207,6 +215,7 @@ fn removing_environment_filtering_fails_the_environment_checks() {
 
 #[test]
 fn removing_the_home_tmpfs_fails_the_home_checks() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-home");
     let u = unique("verify-home");
     let _secret = PlacedFile::new(&root_account().home.join(format!(".{u}")), "secret\n");
@@ -215,6 +224,7 @@ fn removing_the_home_tmpfs_fails_the_home_checks() {
 
 #[test]
 fn removing_the_masks_fails_the_dotfile_checks() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-dotfiles");
     // For a root launcher /etc/shadow is hidden twice: by the list of
     // masks and by the scan for what only root may read.
@@ -224,6 +234,7 @@ fn removing_the_masks_fails_the_dotfile_checks() {
 
 #[test]
 fn the_users_own_tool_dirs_fail_the_credential_check() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-tools");
     mkdir(&root_account().home.join(".cache"));
     weakened(Launcher::new(&td.ws()), "tool-dirs", &["home-credential-stores-masked"]);
@@ -231,12 +242,14 @@ fn the_users_own_tool_dirs_fail_the_credential_check() {
 
 #[test]
 fn without_the_root_masks_a_root_launchers_session_reaches_roots_canaries() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-rootonly");
     weakened(Launcher::new(&td.ws()), "root-only", &["root-only-unreachable"]);
 }
 
 #[test]
 fn without_the_protections_host_executed_files_are_writable_and_a_planted_link_launches() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-protect");
     mkdir(&td.ws().join(".git/hooks"));
     write(&td.ws().join(".git/config"), "[core]\n");
@@ -246,12 +259,14 @@ fn without_the_protections_host_executed_files_are_writable_and_a_planted_link_l
 
 #[test]
 fn sharing_tmp_fails_the_tmp_check() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-tmp");
     weakened(Launcher::new(&td.ws()), "tmp", &["tmp-private"]);
 }
 
 #[test]
 fn unmasking_run_user_fails_its_check() {
+    let _machine = crate::support::share_machine();
     let td = TestDir::exclusive("weak-run-user");
     require_bwrap();
     let _sock = PlacedFile::socket(&Path::new("/run/user/0").join(format!("{}.sock", unique("verify"))));
@@ -260,6 +275,7 @@ fn unmasking_run_user_fails_its_check() {
 
 #[test]
 fn unmasking_engine_sockets_fails_their_check() {
+    let _machine = crate::support::share_machine();
     let td = TestDir::exclusive("weak-engines");
     require_bwrap();
     let p = Path::new("/run/docker.sock");
@@ -269,6 +285,7 @@ fn unmasking_engine_sockets_fails_their_check() {
 
 #[test]
 fn keeping_capabilities_fails_the_privilege_checks() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-caps");
     weakened(Launcher::new(&td.ws()), "capabilities", &["capabilities-none", "setuid-no-elevation", "mount-or-remount"]);
 }
@@ -278,6 +295,7 @@ fn keeping_capabilities_fails_the_privilege_checks() {
 /// checks that agents keep what they need still pass.
 #[test]
 fn dropping_the_seccomp_filter_fails_the_syscall_checks() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-seccomp");
     let expect = [
         "tiocsti-blocked",
@@ -312,6 +330,7 @@ fn dropping_the_seccomp_filter_fails_the_syscall_checks() {
 /// With the jail off only Landlock keeps the outer abstract sockets out.
 #[test]
 fn dropping_landlock_scoping_fails_the_abstract_socket_probe() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-landlock");
     let (out, v) = verify_json(Launcher::new(&td.ws()), &[]);
     assert_eq!(status_of(&v, "abstract-socket-of-outer-process"), "blocked", "this test needs Linux 6.12+ with Landlock\n{out}");
@@ -320,6 +339,7 @@ fn dropping_landlock_scoping_fails_the_abstract_socket_probe() {
 
 #[test]
 fn a_writable_root_fails_the_file_system_checks() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-root");
     weakened(
         Launcher::new(&td.ws()),
@@ -330,6 +350,7 @@ fn a_writable_root_fails_the_file_system_checks() {
 
 #[test]
 fn uncovered_entry_points_fail_their_check() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-entry");
     let bin = td.ws().join("tools/bin");
     mkdir(&bin);
@@ -347,18 +368,21 @@ fn uncovered_entry_points_fail_their_check() {
 
 #[test]
 fn the_users_git_config_fails_the_git_check() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-git");
     weakened(Launcher::new(&td.ws()), "git", &["git-config-curated"]);
 }
 
 #[test]
 fn sharing_the_pid_namespace_fails_its_checks() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-pid");
     weakened(Launcher::new(&td.ws()), "pid-namespace", &["namespaces-new", "outer-processes-invisible"]);
 }
 
 #[test]
 fn without_the_session_marker_recursion_fails() {
+    let _machine = crate::support::share_machine();
     let td = setup("weak-recursion");
     weakened(Launcher::new(&td.ws()), "recursion", &["recursion-runs-directly"]);
 }
@@ -377,6 +401,7 @@ fn scope_json(td: &TestDir, paths: &[&Path]) -> Vec<(String, String)> {
 
 #[test]
 fn scope_describes_dev_as_bwrap_builds_it() {
+    let _machine = crate::support::share_machine();
     let td = setup("scope-dev");
     let rows = scope_json(&td, &[Path::new("/dev/null"), Path::new("/dev/shm"), Path::new("/dev/mem")]);
     assert_eq!(rows[0].1, "write", "{rows:?}");
@@ -386,6 +411,7 @@ fn scope_describes_dev_as_bwrap_builds_it() {
 
 #[test]
 fn scope_resolves_dot_dot_after_a_symlink_as_the_kernel_does() {
+    let _machine = crate::support::share_machine();
     let td = setup("scope-symlink");
     let home = root_account().home;
     let u = unique("scope");
@@ -401,6 +427,7 @@ fn scope_resolves_dot_dot_after_a_symlink_as_the_kernel_does() {
 
 #[test]
 fn scope_of_missing_optional_state_is_not_read_write() {
+    let _machine = crate::support::share_machine();
     let td = setup("scope-optional");
     let user = test_user();
     let missing = user.home.join(".claude.json");

@@ -5,8 +5,8 @@
 //! "nothing changed" checks. A missing prerequisite fails the test with the
 //! command that provides it; nothing is skipped.
 
-#![allow(dead_code)] // each test file uses a different subset
-
+pub use super::{containers_conf, static_dir};
+use super::{root, setup};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -19,36 +19,17 @@ pub const BOOKWORM: &str = "localhost/debian:bookworm-slim";
 /// qemu-user on an x86_64 machine).
 pub const TRIXIE_ARM64: &str = "localhost/debian:trixie-slim-arm64";
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `CONTAINERS_CONF` after running the setup script once per test binary.
-pub fn containers_conf() -> &'static str {
-    static CONF: OnceLock<String> = OnceLock::new();
-    CONF.get_or_init(|| {
-        assert!(nix::unistd::geteuid().is_root(), "the container tests need root (rootful podman); run them as root");
-        let out = Command::new("bash")
-            .args(["-c", ". scripts/podman-env.sh trixie bookworm >&2 && printf %s \"$CONTAINERS_CONF\""])
-            .current_dir(repo())
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run bash scripts/podman-env.sh");
-        assert!(out.status.success(), "scripts/podman-env.sh failed (it installs podman, runc, mmdebstrap and makes the base images); run it by hand to see why");
-        String::from_utf8(out.stdout).unwrap()
-    })
-}
-
 /// The arm64 Debian 13 base: `scripts/podman-env.sh trixie:arm64` registers
 /// qemu-user with binfmt_misc and makes the image (mmdebstrap --arch arm64,
-/// cached like the others). Once per test binary, after `containers_conf`.
+/// cached like the others). Once per test run, after `containers_conf`.
 pub fn arm64_base() -> &'static str {
     static DONE: OnceLock<()> = OnceLock::new();
     let _ = containers_conf();
     DONE.get_or_init(|| {
+        let _one = setup();
         let out = Command::new("bash")
             .args(["-c", ". scripts/podman-env.sh trixie:arm64 >&2"])
-            .current_dir(repo())
+            .current_dir(root())
             .stderr(Stdio::inherit())
             .output()
             .expect("run bash scripts/podman-env.sh trixie:arm64");
@@ -70,18 +51,6 @@ pub fn static_dir_for(arch: &str) -> PathBuf {
     );
     for b in ["agent-sandbox", "sandbox-install"] {
         assert!(dir.join(b).is_file(), "{} is missing; run `bash scripts/build-static.sh` (it builds x86_64 and aarch64)", dir.join(b).display());
-    }
-    dir
-}
-
-/// The static binaries under test (`bash scripts/build-static.sh` prints
-/// their directory; `scripts/test.sh` exports it).
-pub fn static_dir() -> PathBuf {
-    let dir = std::env::var_os("AGENT_SANDBOX_STATIC_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        panic!("AGENT_SANDBOX_STATIC_DIR is not set: build the static binaries and export their directory, e.g. `export AGENT_SANDBOX_STATIC_DIR=$PWD/$(bash scripts/build-static.sh)` (scripts/test.sh does this)")
-    });
-    for b in ["agent-sandbox", "sandbox-install"] {
-        assert!(dir.join(b).is_file(), "{} is missing; run `bash scripts/build-static.sh`", dir.join(b).display());
     }
     dir
 }
@@ -150,13 +119,13 @@ impl Container {
     /// `podman run -d` with host networking (apt, npm), /proc unmasked
     /// (sessions mount their own /proc) and the static binaries in /opt/ast.
     pub fn start(image: &str, extra: &[&str]) -> Container {
-        Container::start_with("host", image, &static_dir(), extra)
+        Container::start_with("host", image, static_dir(), extra)
     }
 
     /// The same on `network` (podman's `--network` value, e.g.
     /// `ns:/run/netns/NAME` to share a test's network namespace).
     pub fn start_on(network: &str, image: &str, extra: &[&str]) -> Container {
-        Container::start_with(network, image, &static_dir(), extra)
+        Container::start_with(network, image, static_dir(), extra)
     }
 
     /// On `network`, with the binaries from `bins` in /opt/ast.

@@ -9,9 +9,7 @@
 //! Needs root, curl, unshare; scripts/registry-env.sh (run once here)
 //! installs and starts the rest. Nothing is skipped.
 
-mod publish_env;
-
-use publish_env::*;
+use crate::support::registry::*;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::fs;
@@ -39,6 +37,7 @@ fn read_json(p: &Path) -> Value {
 
 #[test]
 fn feature_and_template_versions_follow_the_crate() {
+    let _machine = crate::support::share_machine();
     let feature = read_json(&root().join("feature/src/agent-sandbox/devcontainer-feature.json"));
     assert_eq!(feature["id"], "agent-sandbox");
     assert_eq!(feature["version"], version(), "set \"version\" in feature/src/agent-sandbox/devcontainer-feature.json to Cargo.toml's");
@@ -69,6 +68,7 @@ fn feature_and_template_versions_follow_the_crate() {
 /// its start check is doctor's.
 #[test]
 fn the_feature_keeps_the_shims_first_on_the_containers_path() {
+    let _machine = crate::support::share_machine();
     let feature = read_json(&root().join("feature/src/agent-sandbox/devcontainer-feature.json"));
     let path = feature["containerEnv"]["PATH"].as_str().expect("containerEnv.PATH");
     assert_eq!(path, "/usr/local/lib/agent-sandbox/bin:${PATH}");
@@ -109,6 +109,7 @@ fn run_install(env: &[(&str, &str)]) -> (bool, Vec<String>, String) {
 
 #[test]
 fn install_sh_passes_the_options_to_sandbox_install() {
+    let _machine = crate::support::share_machine();
     let (ok, args, out) = run_install(&[]);
     assert!(ok, "{out}");
     assert_eq!(args, vec!["--agents", "claude,codex,pi"]);
@@ -140,6 +141,7 @@ fn install_sh_passes_the_options_to_sandbox_install() {
 
 #[test]
 fn install_sh_refuses_bad_options_with_the_fix() {
+    let _machine = crate::support::share_machine();
     let (ok, args, out) = run_install(&[("EGRESSJAIL", "yes")]);
     assert!(!ok && args.is_empty());
     assert!(out.contains("option egressJail must be true or false, not 'yes'"), "{out}");
@@ -166,6 +168,7 @@ fn install_sh_on(d: &Path, machine: &str) -> std::process::Output {
 
 #[test]
 fn install_sh_picks_the_binaries_by_uname() {
+    let _machine = crate::support::share_machine();
     let d = feature_with_recording_installer();
     // The recording installer for aarch64 writes a marker too.
     fs::create_dir_all(d.path().join("bin/aarch64")).unwrap();
@@ -184,6 +187,7 @@ fn install_sh_picks_the_binaries_by_uname() {
 
 #[test]
 fn install_sh_refuses_an_unknown_architecture_before_any_change() {
+    let _machine = crate::support::share_machine();
     let d = feature_with_recording_installer();
     for machine in ["riscv64", "armv7l", "i686"] {
         let out = install_sh_on(d.path(), machine);
@@ -198,6 +202,7 @@ fn install_sh_refuses_an_unknown_architecture_before_any_change() {
 
 #[test]
 fn install_sh_names_the_missing_architecture() {
+    let _machine = crate::support::share_machine();
     let d = feature_with_recording_installer();
     fs::rename(d.path().join("bin/x86_64"), d.path().join("bin/aarch64")).unwrap();
     let out = install_sh_on(d.path(), "x86_64");
@@ -226,6 +231,7 @@ fn start_check(setup: &str, env: &[(&str, &str)]) -> (bool, String) {
 
 #[test]
 fn start_check_warns_about_the_tun_device_masked_proc_and_the_jail_off_but_never_fails() {
+    let _machine = crate::support::share_machine();
     assert!(Path::new("/dev/net/tun").exists(), "this test needs /dev/net/tun on the test machine");
     let (ok, err) = start_check("", &[]);
     assert!(ok, "{err}");
@@ -263,6 +269,7 @@ fn tar_listing(archive: &[u8]) -> Vec<(String, u32)> {
 
 #[test]
 fn packaging_is_reproducible_and_bundles_the_binaries() {
+    let _machine = crate::support::share_machine();
     let bins = fake_bin_dir();
     let work = tempfile::tempdir().unwrap();
     let a = package(&work.path().join("a"), bins.path(), &[]);
@@ -298,6 +305,7 @@ fn packaging_is_reproducible_and_bundles_the_binaries() {
 
 #[test]
 fn packaging_refuses_missing_or_dynamic_binaries() {
+    let _machine = crate::support::share_machine();
     let out = agent_sandbox().args(["feature", "package", "--output", "/nonexistent/x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("no static binaries for the feature") && stderr(&out).contains("scripts/build-static.sh"), "{}", stderr(&out));
@@ -322,6 +330,7 @@ fn bundled(report: &Value) -> Vec<String> {
 /// machine's folder and its siblings) or CARGO_TARGET_DIR/static.
 #[test]
 fn packaging_bundles_every_architecture_by_default() {
+    let _machine = crate::support::share_machine();
     let fake = fake_static_root();
     let both = ["./bin/", "./bin/aarch64/", "./bin/aarch64/agent-sandbox", "./bin/aarch64/sandbox-install", "./bin/x86_64/", "./bin/x86_64/agent-sandbox", "./bin/x86_64/sandbox-install"];
     let work = tempfile::tempdir().unwrap();
@@ -390,6 +399,7 @@ fn publish_ok(kind: &str, source: &Path, namespace: &str, extra: &[&str]) -> Val
 
 #[test]
 fn tags_move_only_when_the_version_is_the_highest_in_its_range() {
+    let _machine = crate::support::share_machine();
     let reg = &registry_env().registry;
     let ns = unique("tags");
     let repo = format!("{ns}/demo");
@@ -415,6 +425,7 @@ fn tags_move_only_when_the_version_is_the_highest_in_its_range() {
 
 #[test]
 fn the_project_feature_publishes_reproducibly_with_a_json_report() {
+    let _machine = crate::support::share_machine();
     let reg = &registry_env().registry;
     let ns = unique("proj");
     let source = root().join("feature/src");
@@ -449,6 +460,7 @@ fn the_project_feature_publishes_reproducibly_with_a_json_report() {
 
 #[test]
 fn bad_input_and_refusing_registries_push_nothing() {
+    let _machine = crate::support::share_machine();
     let reg = &registry_env().registry;
     let expect_refusal = |source: &Path, ns: &str, needle: &str, registry: Option<&str>| {
         let bins = fake_bin_dir();
@@ -548,6 +560,7 @@ impl Drop for TestRegistry {
 
 #[test]
 fn credentials_come_from_docker_config_files_or_the_environment() {
+    let _machine = crate::support::share_machine();
     use base64::Engine as _;
     let reg = TestRegistry::with_login("pub", "s3cret");
     let home = tempfile::tempdir().unwrap();
@@ -586,6 +599,7 @@ fn credentials_come_from_docker_config_files_or_the_environment() {
 
 #[test]
 fn templates_publish_with_the_cli_fields_and_an_optional_feature_rewrite() {
+    let _machine = crate::support::share_machine();
     let reg = &registry_env().registry;
     let ns = unique("tpl");
     let feature = format!("{reg}/{ns}/agent-sandbox");
@@ -680,6 +694,7 @@ fn compare_with_cli(kind: &str, ours_ns: &str, cli_ns: &str, id: &str) {
 
 #[test]
 fn feature_output_matches_devcontainer_features_publish() {
+    let _machine = crate::support::share_machine();
     let work = tempfile::tempdir().unwrap();
     let bins = fake_bin_dir();
     package(&work.path().join("pkg"), bins.path(), &[]);
@@ -692,6 +707,7 @@ fn feature_output_matches_devcontainer_features_publish() {
 
 #[test]
 fn template_output_matches_devcontainer_templates_publish() {
+    let _machine = crate::support::share_machine();
     let (ours, cli) = (unique("cmp-ours"), unique("cmp-cli"));
     let report = publish_ok("templates", &root().join("templates/src"), &ours, &[]);
     devcontainer_publish("templates", &root().join("templates/src"), &cli);

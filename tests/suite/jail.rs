@@ -8,19 +8,11 @@
 //! (`jail/launch.rs`: single-threaded, like the launcher) and reads what
 //! the session's probes (`jail/probe.sh`) print. Tests run one at a time.
 
-mod common;
-#[path = "jail/lab.rs"]
-mod lab;
-#[path = "jail/launch.rs"]
-mod launch;
-#[path = "jail/procs.rs"]
-mod procs;
-mod podman;
-
 use agent_sandbox::config::Config;
 use agent_sandbox::jail::{self, HostProbe, JailError};
 use agent_sandbox::jail::{GATE_FD, GATE_PATH};
-use lab::Lab;
+use crate::support::lab::{self, launch, procs, Lab};
+use crate::support::{launcher, podman};
 use launch::{launch, Opts, REFUSED};
 use nix::sys::signal::Signal;
 use nix::sys::wait::WaitStatus;
@@ -28,16 +20,16 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::RwLockWriteGuard;
 use std::time::Duration;
 
 const SESSION: Duration = Duration::from_secs(60);
 
-/// Namespace tests fork; they run one at a time so no other test thread
-/// is busy (holding a lock) when the test process forks.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// Namespace tests fork; they run one at a time, and with no test of
+/// another area running, so no other test thread is busy (holding a lock)
+/// when the test process forks (see `support::own_machine`).
+fn serial() -> RwLockWriteGuard<'static, ()> {
+    let guard = crate::support::own_machine();
     prerequisites();
     guard
 }
@@ -76,7 +68,7 @@ fn probe() -> HostProbe {
 
 /// This test binary at a path the session can see (see `visible_copy`).
 fn visible_exe() -> String {
-    common::visible_copy(&std::env::current_exe().unwrap()).display().to_string()
+    launcher::visible_copy(&std::env::current_exe().unwrap()).display().to_string()
 }
 
 fn lab_opts(lab: &Lab, script: &str) -> Opts {
@@ -241,7 +233,7 @@ fn relays_move_data_both_ways() {
     let lab = Lab::up();
     let script = format!(
         "echo_relay local {} 1572864\n\
-         JAIL_TEST_HELPER=callback \"$JAIL_TEST_EXE\" helper_callback_listener --exact --nocapture --test-threads=1 -q\n\
+         JAIL_TEST_HELPER=callback \"$JAIL_TEST_EXE\" suite::jail::helper_callback_listener --exact --nocapture --test-threads=1 -q\n\
          echo_relay local_again {} 65536\n",
         lab::LOCAL_PORT,
         lab::LOCAL_PORT
@@ -277,6 +269,7 @@ fn busy_callback_port_is_a_warning() {
 /// test (run inside the jail by `relays_move_data_both_ways`).
 #[test]
 fn helper_callback_listener() {
+    let _machine = crate::support::share_machine();
     if std::env::var("JAIL_TEST_HELPER").as_deref() != Ok("callback") {
         return;
     }
@@ -436,7 +429,7 @@ fn the_command_starts_only_after_the_routes_are_locked() {
 fn agent_sandbox_run_holds_in_the_lab() {
     let _s = serial();
     let lab = Lab::up();
-    let td = common::TestDir::new("jail-product");
+    let td = launcher::TestDir::new("jail-product");
     let ws = td.root.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let script = format!(
@@ -480,7 +473,7 @@ fn bypass_targets() -> String {
 
 /// Runs the bypass probe (`helper_bypass`) in a jailed session of the lab.
 fn bypass_session(lab: &Lab, edit: fn(&mut jail::JailPlan), before: fn() -> Result<(), String>) -> Vec<String> {
-    let script = "JAIL_TEST_HELPER=bypass \"$JAIL_TEST_EXE\" helper_bypass --exact --nocapture --test-threads=1 -q\n";
+    let script = "JAIL_TEST_HELPER=bypass \"$JAIL_TEST_EXE\" suite::jail::helper_bypass --exact --nocapture --test-threads=1 -q\n";
     let mut opts = lab_opts(lab, script);
     opts.env.push(("JAIL_TEST_TARGETS".into(), bypass_targets()));
     opts.edit = edit;
@@ -574,7 +567,7 @@ fn routes_alone_let_interface_bound_sockets_out() {
 fn verify_proves_the_second_layer_in_the_lab() {
     let _s = serial();
     let lab = Lab::up();
-    let td = common::TestDir::new("jail-verify");
+    let td = launcher::TestDir::new("jail-verify");
     let ws = td.root.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let run_verify = |extra: &[&str]| -> serde_json::Value {
@@ -656,6 +649,7 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
 /// `bypass_session`). Prints "PROTO METHOD NAME RESULT" per attempt.
 #[test]
 fn helper_bypass() {
+    let _machine = crate::support::share_machine();
     use agent_sandbox::verify::egress::{self, Method};
     use std::net::{Ipv4Addr, SocketAddrV4};
     if std::env::var("JAIL_TEST_HELPER").as_deref() != Ok("bypass") {
@@ -1076,9 +1070,10 @@ fn refuses_when_the_kernel_has_no_packet_filter() {
 /// namespace, and names the fix when the kernel refuses it.
 #[test]
 fn doctor_reports_whether_the_packet_filter_can_be_installed() {
+    let _machine = crate::support::share_machine();
     use std::os::unix::process::CommandExt;
     let run = |no_nf_tables: bool| -> serde_json::Value {
-        let mut cmd = std::process::Command::new(common::bin());
+        let mut cmd = std::process::Command::new(launcher::bin());
         cmd.args(["doctor", "--json"]);
         if no_nf_tables {
             // SAFETY: the pre-exec hook only installs a seccomp filter.
@@ -1105,9 +1100,9 @@ fn doctor_reports_whether_the_packet_filter_can_be_installed() {
 #[test]
 fn the_syscall_profile_holds_in_a_jailed_session() {
     let _s = serial();
-    common::python3();
+    launcher::python3();
     let lab = Lab::up();
-    let td = common::TestDir::new("jail-syscalls");
+    let td = launcher::TestDir::new("jail-syscalls");
     let ws = td.root.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let py = "import ctypes, socket, sys\n\
@@ -1146,6 +1141,7 @@ fn the_syscall_profile_holds_in_a_jailed_session() {
 /// launcher's path: host facts, plan, run_jailed, bwrap).
 #[test]
 fn helper_bench_true() {
+    let _machine = crate::support::share_machine();
     if std::env::var("JAIL_TEST_HELPER").as_deref() != Ok("bench") {
         return;
     }

@@ -9,25 +9,19 @@
 //! bubblewrap, and a few Debian base tools. A missing prerequisite panics
 //! with the command that installs it; nothing is skipped.
 
-#![allow(dead_code)] // each test file uses a different subset
-
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::Write as _;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The binary under test.
-pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_agent-sandbox"))
-}
+pub use super::{bin, unique};
 
 /// `exe` at a path a session can see: a checkout under /tmp, /var/tmp or
 /// the home (all private or empty inside a session) gets a copy under
@@ -85,7 +79,7 @@ pub fn require_root() {
     assert!(
         nix::unistd::geteuid().is_root(),
         "these tests run real sandbox sessions and need root (to create a test user, root-owned \
-         configs and sockets under /run); run them as root, e.g. `sudo -E cargo test --test sandbox`"
+         configs and sockets under /run); run them as root, e.g. `sudo -E cargo test --test all sandbox::`"
     );
 }
 
@@ -105,14 +99,6 @@ pub fn require_tool(path: &str, install: &str) -> PathBuf {
 
 pub fn python3() -> PathBuf {
     require_tool("/usr/bin/python3", "apt-get install python3-minimal")
-}
-
-/// A name no other test (or concurrent run) uses.
-pub fn unique(tag: &str) -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    format!("{tag}-{}-{}-{:x}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), nanos)
 }
 
 /// Creates `p` and its missing parents with mode 0755 (whatever the umask).
@@ -161,22 +147,22 @@ pub struct TestDir {
 static SYSTEM_STATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 enum SystemState {
-    Shared(std::sync::RwLockReadGuard<'static, ()>),
-    Exclusive(std::sync::RwLockWriteGuard<'static, ()>),
+    Shared { _guard: std::sync::RwLockReadGuard<'static, ()> },
+    Exclusive { _guard: std::sync::RwLockWriteGuard<'static, ()> },
 }
 
 impl TestDir {
     /// A test directory; the test may run alongside others.
     pub fn new(tag: &str) -> TestDir {
         let guard = SYSTEM_STATE.read().unwrap_or_else(|e| e.into_inner());
-        TestDir::with_state(tag, SystemState::Shared(guard))
+        TestDir::with_state(tag, SystemState::Shared { _guard: guard })
     }
 
     /// A test directory for a test that changes shared system paths (under
-    /// /run): no other session of this test binary runs meanwhile.
+    /// /run): no other session of this test run runs meanwhile.
     pub fn exclusive(tag: &str) -> TestDir {
         let guard = SYSTEM_STATE.write().unwrap_or_else(|e| e.into_inner());
-        TestDir::with_state(tag, SystemState::Exclusive(guard))
+        TestDir::with_state(tag, SystemState::Exclusive { _guard: guard })
     }
 
     fn with_state(tag: &str, state: SystemState) -> TestDir {
@@ -284,7 +270,7 @@ fn user_named(name: &str) -> Account {
     let lookup = || nix::unistd::User::from_name(name).ok().flatten();
     if lookup().is_none() {
         require_tool("/usr/sbin/useradd", "apt-get install passwd");
-        // Another test binary may be creating it at the same moment:
+        // Another test run may be creating it at the same moment:
         // useradd then fails on the passwd lock; retry and look again.
         for _ in 0..20 {
             let out = Command::new("/usr/sbin/useradd").args(["-m", "-U", "-s", "/bin/sh", name]).output().unwrap();
@@ -323,12 +309,6 @@ impl Out {
             stdout_bytes: o.stdout,
             what,
         }
-    }
-
-    /// The exit code as a shell reports it: the code, or 128+N when the
-    /// process itself was killed by signal N.
-    pub fn shell_code(&self) -> i32 {
-        self.status.code().unwrap_or_else(|| 128 + self.status.signal().unwrap_or(0))
     }
 
     #[track_caller]
@@ -414,11 +394,6 @@ impl Launcher {
 
     pub fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Self {
         self.env.insert(k.as_ref().to_os_string(), v.as_ref().to_os_string());
-        self
-    }
-
-    pub fn env_remove(mut self, k: &str) -> Self {
-        self.env.remove(OsStr::new(k));
         self
     }
 

@@ -6,9 +6,7 @@
 //!
 //! Needs root, bubblewrap and git; a missing prerequisite fails the test.
 
-mod common;
-
-use common::*;
+use crate::support::launcher::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -83,6 +81,7 @@ fn assert_refused_naming(out: &Out, path: &str) {
 /// for root and for an ordinary user.
 #[test]
 fn planted_symlinks_at_protected_places_are_never_followed() {
+    let _machine = crate::support::share_machine();
     let td = setup("protect-symlinks");
     for account in [root_account(), test_user()] {
         for (name, target) in [(".devcontainer", account.home.display().to_string()), (".devcontainer.json", "/etc/shadow".into()), (".git", "/tmp".into())] {
@@ -113,6 +112,7 @@ fn planted_symlinks_at_protected_places_are_never_followed() {
 /// later launch (the launcher read it); now a refusal, at once.
 #[test]
 fn fifos_and_devices_at_protected_places_refuse_at_once() {
+    let _machine = crate::support::share_machine();
     let td = setup("protect-fifo");
     let ws = td.ws();
     mkdir(&ws.join(".git"));
@@ -135,6 +135,7 @@ fn fifos_and_devices_at_protected_places_refuse_at_once() {
 /// from; every write must fail, while ordinary git work (a commit) does not.
 #[test]
 fn every_git_directory_of_the_workspace_is_protected() {
+    let _machine = crate::support::share_machine();
     let td = setup("protect-git");
     let lib = td.workspace("lib");
     git(&lib, &["init", "-q"]);

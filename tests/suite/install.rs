@@ -10,9 +10,7 @@
 //! installation, not the jail. Prerequisites (root, podman, the static
 //! binaries) missing make the tests fail, never skip.
 
-mod podman;
-
-use podman::{ok, Container};
+use crate::support::podman::{self, ok, Container};
 
 const SHIM_DIR: &str = "/usr/local/lib/agent-sandbox/bin";
 const INSTALL: &str = "/opt/ast/sandbox-install";
@@ -56,6 +54,7 @@ fn reported_seconds(out: &str) -> f64 {
 /// uninstall removes the packages and every file again.
 #[test]
 fn trixie_installs_dependencies_and_uninstalls_cleanly() {
+    let _machine = crate::support::share_machine();
     let c = Container::start_for_sessions(podman::TRIXIE);
     let before = c.tree_hash(false);
     let out = c.sh(INSTALL);
@@ -85,6 +84,7 @@ fn trixie_installs_dependencies_and_uninstalls_cleanly() {
 /// reported (attaches, or cannot, with the newer-passt fix).
 #[test]
 fn bookworm_installs_and_reports_what_pasta_can_do() {
+    let _machine = crate::support::share_machine();
     let c = Container::start_for_sessions(podman::BOOKWORM);
     let out = c.sh(&format!("{INSTALL} --agents claude"));
     assert!(out.contains("packages  apt install bubblewrap passt"), "{out}");
@@ -125,6 +125,7 @@ fn assert_system_first(path: &str, what: &str) {
 /// real CLI through bwrap; uninstall restores every file.
 #[test]
 fn shims_win_over_npm_install_as_root() {
+    let _machine = crate::support::share_machine();
     let c = Container::start_for_sessions(&node_image());
     let before_plain = c.tree_hash(false);
     let before = c.tree_hash(true);
@@ -194,6 +195,7 @@ fn shims_win_over_npm_install_as_root() {
 /// are theirs, their sessions are sandboxed; uninstall restores their files.
 #[test]
 fn remote_user_uid_1000() {
+    let _machine = crate::support::share_machine();
     let c = Container::start_for_sessions(&node_image());
     c.sh("useradd -m -u 1000 -s /bin/bash vscode");
     // What Claude Code's native installer does: the binary under
@@ -245,6 +247,7 @@ fn remote_user_uid_1000() {
 /// device; the size the installer adds is measured.
 #[test]
 fn image_build_warns_without_tun_and_measures_size() {
+    let _machine = crate::support::share_machine();
     let dir = std::env::temp_dir().join(format!("ast-build-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for b in ["agent-sandbox", "sandbox-install"] {

@@ -3,8 +3,8 @@
 //! Containers CLI from a Dockerfile-built Debian 13 image, with nothing but
 //! the tun device in runArgs (and the host network: see docker.rs).
 
-use crate::engine::*;
-use crate::publish_env::*;
+use crate::support::docker::*;
+use crate::support::registry::*;
 use agent_sandbox::confinement::SECCOMP_FIX;
 use serde_json::Value;
 use std::process::Command;
@@ -47,7 +47,9 @@ fn project(feature: &str, remote_user: Option<&str>) -> Project {
     p
 }
 
-pub fn sessions_are_jailed_for_root_and_vscode() {
+#[test]
+fn sessions_are_jailed_for_root_and_vscode() {
+    let _machine = crate::support::share_machine();
     let feature = publish();
     let root_project = project(&feature, None);
     let vscode_project = project(&feature, Some("vscode"));

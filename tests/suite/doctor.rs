@@ -7,7 +7,7 @@
 //! Golden files: `UPDATE_GOLDEN=1 cargo test --test doctor` rewrites them;
 //! review the diff.
 
-mod podman;
+use crate::support::podman;
 
 use agent_sandbox::doctor::{devcontainer, Finding, Severity};
 use std::path::{Path, PathBuf};
@@ -40,6 +40,7 @@ fn check_golden(golden: &Path, got: &str) {
 
 #[test]
 fn devcontainer_fixtures_match_golden() {
+    let _machine = crate::support::share_machine();
     let mut seen = 0;
     let mut entries: Vec<PathBuf> = std::fs::read_dir(fixtures()).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
@@ -58,6 +59,7 @@ fn devcontainer_fixtures_match_golden() {
 
 #[test]
 fn lint_verdicts() {
+    let _machine = crate::support::share_machine();
     let lint = |name: &str| {
         let p = fixtures().join(name);
         let findings = devcontainer::lint(&p, &std::fs::read_to_string(&p).unwrap(), &|p| std::fs::read_to_string(p).ok());
@@ -78,6 +80,7 @@ fn lint_verdicts() {
 /// false alarm: the feature asks for the unmasked /proc itself.
 #[test]
 fn the_docs_own_example_is_clean() {
+    let _machine = crate::support::share_machine();
     let docs = std::fs::read_to_string("docs/feature.md").unwrap();
     let example = docs.split("```jsonc\n").nth(1).and_then(|b| b.split("```").next()).expect("docs/feature.md has a jsonc example");
     assert!(example.contains("\"features\"") && example.contains("\"runArgs\""), "the first example is the devcontainer.json:\n{example}");
@@ -95,6 +98,7 @@ fn doctor(args: &[&str], cwd: &Path) -> (i32, String) {
 /// status says whether something blocks sessions.
 #[test]
 fn cli_json_on_this_host() {
+    let _machine = crate::support::share_machine();
     let dc = std::fs::canonicalize(fixtures().join("missing-tun.jsonc")).unwrap();
     let (code, out) = doctor(&["--json", "--devcontainer", dc.to_str().unwrap()], Path::new("/"));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
@@ -136,6 +140,7 @@ fn without_landlock_abi(text: &str) -> String {
 /// The whole report in a container that has none of what sessions need.
 #[test]
 fn broken_container_golden() {
+    let _machine = crate::support::share_machine();
     let c = podman::Container::start(podman::TRIXIE, &[]);
     c.sh(
         "install -m 0755 /opt/ast/agent-sandbox /usr/local/bin/agent-sandbox && \
@@ -155,6 +160,7 @@ fn broken_container_golden() {
 /// and doctor says that.
 #[test]
 fn doctor_says_whether_the_containers_root_can_write_host_kernel_settings() {
+    let _machine = crate::support::share_machine();
     let cases: [(&[&str], &str, &str); 2] = [
         (&["--security-opt", "unmask=/proc/*"], "container-host-root", "WRITABLE"),
         (&["--security-opt", "unmask=/proc/*", "--uidmap", "0:300000:65536", "--gidmap", "0:300000:65536"], "container-userns-ok", "READ-ONLY"),

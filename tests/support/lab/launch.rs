@@ -181,13 +181,13 @@ fn exec_product(exe: &str, ws: &Path, script: &str, args: Option<&[String]>) -> 
         None => cmd.args(["run", "--", "/bin/bash", "-c", &full]),
     };
     cmd.current_dir(ws).env_clear();
-    cmd.envs([("PATH", crate::common::SYSTEM_PATH), ("HOME", "/root"), ("USER", "root"), ("LOGNAME", "root"), ("LANG", "C.UTF-8")]);
+    cmd.envs([("PATH", crate::support::launcher::SYSTEM_PATH), ("HOME", "/root"), ("USER", "root"), ("LOGNAME", "root"), ("LANG", "C.UTF-8")]);
     cmd.exec()
 }
 
 /// The product's executable, which the sandbox runs as the jail's gate.
 pub fn gate_exe() -> String {
-    crate::common::visible_copy(&crate::common::bin()).display().to_string()
+    crate::support::launcher::visible_copy(&crate::support::launcher::bin()).display().to_string()
 }
 
 /// The sandbox as the product will run it inside the jail: bwrap with

@@ -17,9 +17,7 @@
 //! The reference image's arm64 variant (built under emulation, doctor in
 //! it) is in tests/image.rs. Needs root; nothing is skipped.
 
-mod podman;
-
-use podman::{ok, Container};
+use crate::support::podman::{self, ok, Container};
 use std::process::Command;
 
 const INSTALL: &str = "/opt/ast/sandbox-install";
@@ -62,6 +60,7 @@ fn assert_sessions_refuse(c: &Container) {
 
 #[test]
 fn sandbox_install_in_arm64_debian_13_installs_is_idempotent_and_uninstalls() {
+    let _machine = crate::support::share_machine();
     let c = arm64_container();
     let before = c.tree_hash(false);
     let start = std::time::Instant::now();
@@ -97,6 +96,7 @@ fn sandbox_install_in_arm64_debian_13_installs_is_idempotent_and_uninstalls() {
 
 #[test]
 fn the_default_feature_package_installs_in_arm64_debian_13() {
+    let _machine = crate::support::share_machine();
     // The documented command, without --bin-dir: both architectures.
     let out_dir = tempfile::tempdir().unwrap();
     let packaged = Command::new(env!("CARGO_BIN_EXE_agent-sandbox"))

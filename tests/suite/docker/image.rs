@@ -5,8 +5,8 @@
 //! pushed image checked independently (skopeo, the layers against the
 //! config), pulled back, and the devcontainer route with its metadata.
 
-use crate::engine::*;
-use crate::publish_env::*;
+use crate::support::docker::*;
+use crate::support::registry::*;
 use serde_json::Value;
 use sha2::Digest as _;
 use std::io::Read as _;
@@ -46,7 +46,9 @@ fn build_flags(tag: &str) -> Vec<String> {
     f
 }
 
-pub fn builds_runs_stops_and_publishes() {
+#[test]
+fn builds_runs_stops_and_publishes() {
+    let _machine = crate::support::share_machine();
     assert_eq!(std::env::consts::ARCH, "x86_64", "the Docker image test builds linux/amd64");
     let tag = format!("localhost/agent-sandbox-test/docker-image:{}", if agents().is_empty() { "none".into() } else { agents().replace(',', "-") });
     build(&tag);

@@ -6,9 +6,7 @@
 //! Needs root, bubblewrap, python3 and util-linux; a missing prerequisite
 //! fails the test with the command that installs it.
 
-mod common;
-
-use common::*;
+use crate::support::launcher::*;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -46,6 +44,7 @@ fn session_env(out: &Out) -> std::collections::BTreeMap<String, String> {
 
 #[test]
 fn environment_is_cleared_to_the_allow_list_and_sentinels_are_set() {
+    let _machine = crate::support::share_machine();
     let td = setup("env");
     let cfg = td.config("{\n  passEnv: [\"AST_PASSED_BY_CONFIG\"],\n}\n");
     let out = Launcher::new(&td.ws())
@@ -124,6 +123,7 @@ fn environment_is_cleared_to_the_allow_list_and_sentinels_are_set() {
 
 #[test]
 fn sentinel_names_each_agent_and_update_checks_are_off() {
+    let _machine = crate::support::share_machine();
     let td = setup("sentinel");
     let expected: [(&str, &[(&str, &str)]); 3] = [
         ("claude", &[("DISABLE_AUTOUPDATER", "1")]),
@@ -146,6 +146,7 @@ fn sentinel_names_each_agent_and_update_checks_are_off() {
 
 #[test]
 fn home_is_empty_except_the_agents_own_state() {
+    let _machine = crate::support::share_machine();
     let td = setup("home");
     let home = root_account().home;
     let u = unique("agent-sandbox-test");
@@ -215,6 +216,7 @@ impl Drop for PlacedFileCleanup {
 
 #[test]
 fn credential_dotfiles_and_system_secrets_read_empty() {
+    let _machine = crate::support::share_machine();
     let td = setup("dotfiles");
     for f in ["/etc/shadow", "/etc/gshadow"] {
         let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
@@ -242,6 +244,7 @@ fn own_status() -> String {
 
 #[test]
 fn capabilities_are_dropped_no_new_privs_and_namespaces_are_new() {
+    let _machine = crate::support::share_machine();
     let td = setup("privs");
     let out = Launcher::new(&td.ws()).sh("cat /proc/self/status
          for n in pid ipc uts; do echo ns_$n=$(readlink /proc/self/ns/$n); done");
@@ -263,6 +266,7 @@ fn capabilities_are_dropped_no_new_privs_and_namespaces_are_new() {
 
 #[test]
 fn setuid_binary_does_not_elevate_for_a_non_root_user() {
+    let _machine = crate::support::share_machine();
     let td = setup("setuid");
     let user = test_user();
     let ws = td.ws();
@@ -293,6 +297,7 @@ fn setuid_binary_does_not_elevate_for_a_non_root_user() {
 
 #[test]
 fn non_root_users_home_is_the_one_masked() {
+    let _machine = crate::support::share_machine();
     let td = setup("userhome");
     let user = test_user();
     let ws = td.ws();
@@ -355,6 +360,7 @@ fn assert_unreachable_inside(td: &TestDir, paths: &[PathBuf]) {
 
 #[test]
 fn outer_sockets_in_tmp_and_run_user_are_unreachable() {
+    let _machine = crate::support::share_machine();
     let td = setup_exclusive("ipc");
     let u = unique("agent-sandbox-test");
     // VS Code IPC and git credential sockets live in /tmp; desktop, agent
@@ -380,6 +386,7 @@ fn engine_socket(p: &Path) -> Option<(PlacedFile, std::os::unix::net::UnixListen
 
 #[test]
 fn container_engine_sockets_and_run_secrets_are_unreachable() {
+    let _machine = crate::support::share_machine();
     let td = setup_exclusive("engines");
     let _docker = engine_socket(Path::new("/run/docker.sock"));
     let _containerd = engine_socket(Path::new("/run/containerd/containerd.sock"));
@@ -400,6 +407,7 @@ fn container_engine_sockets_and_run_secrets_are_unreachable() {
 
 #[test]
 fn inherited_descriptors_do_not_leak_into_the_session() {
+    let _machine = crate::support::share_machine();
     let td = setup("fds");
     let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&a);
@@ -441,6 +449,7 @@ print("DONE")
 
 #[test]
 fn tiocsti_and_tioclinux_fail_with_eperm_on_the_terminal() {
+    let _machine = crate::support::share_machine();
     let td = setup("tiocsti");
     let py = python3();
     let cmd = Launcher::new(&td.ws()).run_command(&[py.to_str().unwrap(), "-c", IOCTL_PY]);
@@ -459,6 +468,7 @@ fn tiocsti_and_tioclinux_fail_with_eperm_on_the_terminal() {
 
 #[test]
 fn window_resize_reaches_a_session_on_a_terminal() {
+    let _machine = crate::support::share_machine();
     let td = setup("winch");
     let cmd = Launcher::new(&td.ws()).run_command(&[
         "/bin/sh",
@@ -477,6 +487,7 @@ fn window_resize_reaches_a_session_on_a_terminal() {
 
 #[test]
 fn job_control_works_on_a_terminal() {
+    let _machine = crate::support::share_machine();
     let td = setup("jobs");
     require_tool("/bin/bash", "apt-get install bash");
     // The job waits until it is the terminal's foreground process group
@@ -541,6 +552,7 @@ fn syscall_numbers() -> Vec<String> {
 /// open (run by a non-root user, as agents usually are).
 #[test]
 fn the_syscall_profile_refuses_keyrings_vsock_io_uring_and_weakening_personalities() {
+    let _machine = crate::support::share_machine();
     let td = setup("syscalls");
     let user = test_user();
     chown(&td.ws(), user.uid, user.gid);
@@ -576,6 +588,7 @@ fn the_syscall_profile_refuses_keyrings_vsock_io_uring_and_weakening_personaliti
 /// which the kernel will not let a nested namespace see past.)
 #[test]
 fn nested_user_namespaces_and_sandboxes_still_work() {
+    let _machine = crate::support::share_machine();
     let td = setup("nested-userns");
     let user = test_user();
     chown(&td.ws(), user.uid, user.gid);
@@ -596,6 +609,7 @@ fn nested_user_namespaces_and_sandboxes_still_work() {
 /// Landlock's scoping keeps them out, while the session's own work.
 #[test]
 fn outer_abstract_sockets_are_unreachable_with_the_jail_off() {
+    let _machine = crate::support::share_machine();
     use std::os::linux::net::SocketAddrExt;
     let td = setup("abstract");
     let name = unique("agent-sandbox-test-abstract");
@@ -626,6 +640,7 @@ print("inner=" + connect(sys.argv[1] + "-inner"))
 
 #[test]
 fn only_the_workspace_and_allowed_paths_are_writable() {
+    let _machine = crate::support::share_machine();
     let td = setup("fs");
     let ws = td.ws();
     let u = unique("agent-sandbox-test");
@@ -675,6 +690,7 @@ fn only_the_workspace_and_allowed_paths_are_writable() {
 
 #[test]
 fn siblings_are_hidden_without_peers_and_read_only_with_peers() {
+    let _machine = crate::support::share_machine();
     let td = setup("peers");
     let sib = td.peers_dir().join("sibling-checkout");
     write(&sib.join("README"), "peer-content\n");
@@ -708,6 +724,7 @@ fn siblings_are_hidden_without_peers_and_read_only_with_peers() {
 
 #[test]
 fn host_executed_parts_of_the_workspace_are_read_only() {
+    let _machine = crate::support::share_machine();
     let td = setup("hostexec");
     let ws = td.ws();
     write(&ws.join(".devcontainer/devcontainer.json"), "{}\n");
@@ -742,6 +759,7 @@ fn host_executed_parts_of_the_workspace_are_read_only() {
 
 #[test]
 fn exit_status_and_signals_propagate() {
+    let _machine = crate::support::share_machine();
     let td = setup("exit");
     let out = Launcher::new(&td.ws()).sh("exit 42");
     assert_eq!(out.status.code(), Some(42), "{out}");
@@ -760,6 +778,7 @@ fn exit_status_and_signals_propagate() {
 
 #[test]
 fn nothing_is_left_when_the_launcher_dies() {
+    let _machine = crate::support::share_machine();
     let td = setup("orphan");
     let token = unique("agent-sandbox-orphan-token");
     let mut child = Launcher::new(&td.ws())
@@ -807,6 +826,7 @@ fn nothing_is_left_when_the_launcher_dies() {
 
 #[test]
 fn arguments_arrive_intact() {
+    let _machine = crate::support::share_machine();
     let td = setup("args");
     let args: Vec<&OsStr> = vec![
         OsStr::new("/usr/bin/printf"),
@@ -832,6 +852,7 @@ fn arguments_arrive_intact() {
 
 #[test]
 fn a_session_inside_a_session_runs_directly() {
+    let _machine = crate::support::share_machine();
     let td = setup("nested");
     let bin = visible_copy(&bin());
     assert!(
@@ -869,6 +890,7 @@ fn a_session_inside_a_session_runs_directly() {
 
 #[test]
 fn entry_points_in_a_writable_path_directory_cannot_be_shadowed() {
+    let _machine = crate::support::share_machine();
     let td = setup("entry");
     let ws = td.ws();
     let venv_bin = ws.join(".venv/bin");
@@ -905,6 +927,7 @@ fn entry_points_in_a_writable_path_directory_cannot_be_shadowed() {
 /// shim later, outside: the launcher refuses such a PATH, naming the fix.
 #[test]
 fn entry_points_cannot_be_planted_in_a_path_directory_created_inside() {
+    let _machine = crate::support::share_machine();
     let td = setup("entry-new");
     let ws = td.ws();
     let venv_bin = ws.join(".venv/bin"); // does not exist yet
@@ -930,6 +953,7 @@ fn entry_points_cannot_be_planted_in_a_path_directory_created_inside() {
 /// Guarded directories are pinned (mount points), up to the bind they lie in.
 #[test]
 fn a_guarded_path_directory_cannot_be_renamed_away() {
+    let _machine = crate::support::share_machine();
     let td = setup("entry-rename");
     let ws = td.ws();
     let venv_bin = ws.join(".venv/bin");
@@ -955,6 +979,7 @@ fn a_guarded_path_directory_cannot_be_renamed_away() {
 /// launch with the line and the fix.
 #[test]
 fn the_users_shell_path_and_aliases_are_guarded() {
+    let _machine = crate::support::share_machine();
     let td = setup("entry-shellrc");
     let user = rc_test_user();
     let ws = td.ws();
@@ -1047,6 +1072,7 @@ fn bwrap_override(
 
 #[test]
 fn a_missing_bwrap_is_a_refusal_that_says_how_to_install_it() {
+    let _machine = crate::support::share_machine();
     let td = setup("nobwrap");
     let others: Vec<&str> = ["/usr/sbin/bwrap", "/sbin/bwrap", "/usr/local/bin/bwrap"]
         .into_iter()
@@ -1066,6 +1092,7 @@ fn a_missing_bwrap_is_a_refusal_that_says_how_to_install_it() {
 
 #[test]
 fn bwrap_is_taken_only_from_trusted_system_directories() {
+    let _machine = crate::support::share_machine();
     let td = setup("trustbwrap");
     let ws = td.ws();
     // A bwrap planted in a writable PATH directory ahead of the system's is
@@ -1102,6 +1129,7 @@ fn bwrap_is_taken_only_from_trusted_system_directories() {
 
 #[test]
 fn git_uses_a_curated_global_config() {
+    let _machine = crate::support::share_machine();
     let td = setup("git");
     let git = ["/usr/bin/git", "/usr/local/bin/git"].into_iter().find(|p| Path::new(p).is_file());
     let git = git.unwrap_or_else(|| panic!("git is missing; install it with `apt-get install git`"));
@@ -1169,6 +1197,7 @@ fn git_uses_a_curated_global_config() {
 
 #[test]
 fn invalid_configs_are_errors_naming_file_line_and_key() {
+    let _machine = crate::support::share_machine();
     let td = setup("badcfg");
     let ws = td.ws();
     // (config text, line of the error, words the message must contain)
@@ -1207,6 +1236,7 @@ fn invalid_configs_are_errors_naming_file_line_and_key() {
 
 #[test]
 fn untrusted_config_files_are_refused() {
+    let _machine = crate::support::share_machine();
     let td = setup("trustcfg");
     let ws = td.ws();
     let writable = td.config("{}\n");
@@ -1234,6 +1264,7 @@ fn untrusted_config_files_are_refused() {
 
 #[test]
 fn bad_command_lines_are_refused() {
+    let _machine = crate::support::share_machine();
     let td = setup("badcli");
     let ws = td.ws();
     let marker = ws.join("ran");
@@ -1263,6 +1294,7 @@ fn bad_command_lines_are_refused() {
 
 #[test]
 fn print_plan_json_describes_the_sandbox() {
+    let _machine = crate::support::share_machine();
     let td = setup("plan");
     let marker = td.ws().join("ran");
     let out = Launcher::new(&td.ws()).env("AWS_SECRET_ACCESS_KEY", "plan-secret").cli(&[
@@ -1303,6 +1335,7 @@ fn print_plan_json_describes_the_sandbox() {
 
 #[test]
 fn scope_reports_what_a_session_could_reach() {
+    let _machine = crate::support::share_machine();
     let td = setup("scope");
     let home = root_account().home;
     let ws = td.ws();
@@ -1343,6 +1376,7 @@ fn scope_reports_what_a_session_could_reach() {
 /// inside the new root, so the plan leaves it to its target.
 #[test]
 fn a_symlinked_sibling_does_not_break_the_launch() {
+    let _machine = crate::support::share_machine();
     let td = setup("symlinked-sibling");
     let ws = td.ws();
     let target = td.peers_dir().join("real");

@@ -18,9 +18,7 @@
 //! without its `installsAfter` (see `published`): the CLI would fetch the
 //! features it names from ghcr.io, which this machine cannot reach.
 
-mod publish_env;
-
-use publish_env::*;
+use crate::support::registry::*;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -206,6 +204,7 @@ fn base_config(feature: &str, options: &str, extra: &str) -> String {
 
 #[test]
 fn feature_from_the_registry_sandboxes_root_sessions() {
+    let _machine = crate::support::share_machine();
     let p = published();
     let a = Project::new("root");
     a.write(".devcontainer/devcontainer.json", &base_config(&p.feature_ref(), r#"{"agents": "claude"}"#, r#", "runArgs": ["--device=/dev/net/tun"]"#));
@@ -229,6 +228,7 @@ fn feature_from_the_registry_sandboxes_root_sessions() {
 
 #[test]
 fn feature_supports_a_non_root_remote_user() {
+    let _machine = crate::support::share_machine();
     let p = published();
     let b = Project::new("user");
     b.write(".devcontainer/Dockerfile", "FROM localhost/debian:trixie-slim\nRUN useradd -m -s /bin/bash dev\n");
@@ -258,6 +258,7 @@ fn feature_supports_a_non_root_remote_user() {
 
 #[test]
 fn template_applies_and_comes_up() {
+    let _machine = crate::support::share_machine();
     let p = published();
     let c = Project::new("tpl");
     let template = format!("{}/{}/templates/agent-sandbox-debian:{}", p.registry, p.namespace, major());
@@ -290,6 +291,7 @@ fn assert_only_boundary_warning(log: &str) {
 /// common language features), the shim wins there too.
 #[test]
 fn the_shims_stay_first_for_commands_run_without_a_shell() {
+    let _machine = crate::support::share_machine();
     let p = published();
     let ours = format!("{}/{}/agent-sandbox", p.registry, p.namespace);
     for (order, shim_wins) in [(["./fake-node", ours.as_str()], true), ([ours.as_str(), "./fake-node"], false)] {
@@ -340,6 +342,7 @@ chmod 755 /usr/local/share/fake-node/bin/claude
 /// the verify battery with the jail on.
 #[test]
 fn jail_holds_in_a_feature_container() {
+    let _machine = crate::support::share_machine();
     let p = published();
     let j = Project::new("jail");
     j.write(

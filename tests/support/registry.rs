@@ -1,27 +1,16 @@
-//! Shared set-up for the publish tests (tests/publish.rs) and the
-//! devcontainer end-to-end tests (tests/feature_e2e.rs): the real registry
-//! and Dev Containers CLI (scripts/registry-env.sh, run once per test
-//! binary), podman (scripts/podman-env.sh), registry reads over plain HTTP
+//! Set-up for the publish, devcontainer end-to-end, image and Docker
+//! tests: the real registry and Dev Containers CLI (scripts/registry-env.sh,
+//! run once per test run), podman (scripts/podman-env.sh), registry reads over plain HTTP
 //! with curl (independent of the code under test), and fake static
 //! binaries for packaging tests that do not run them.
 //!
 //! A missing prerequisite that the scripts cannot install fails the test
 //! with the command to run; nothing is skipped.
 
-#![allow(dead_code)] // each test binary uses a subset
-
-use std::path::{Path, PathBuf};
+pub use super::{bin, containers_conf, root, static_dir, unique};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
-
-pub fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_agent-sandbox"))
-}
 
 /// The registry and CLI from scripts/registry-env.sh.
 pub struct RegistryEnv {
@@ -42,6 +31,7 @@ fn exports(text: &str) -> Vec<(String, String)> {
 pub fn registry_env() -> &'static RegistryEnv {
     static ENV: OnceLock<RegistryEnv> = OnceLock::new();
     ENV.get_or_init(|| {
+        let _one = super::setup();
         let out = Command::new("bash").arg(root().join("scripts/registry-env.sh")).output().expect("cannot run bash");
         assert!(
             out.status.success(),
@@ -53,30 +43,6 @@ pub fn registry_env() -> &'static RegistryEnv {
         let registry = get("AGENT_SANDBOX_REGISTRY");
         RegistryEnv { registry, devcontainer: PathBuf::from(get("AGENT_SANDBOX_DEVCONTAINER")) }
     })
-}
-
-/// `CONTAINERS_CONF` from scripts/podman-env.sh (installs podman, imports
-/// localhost/debian:trixie-slim).
-pub fn containers_conf() -> &'static str {
-    static CONF: OnceLock<String> = OnceLock::new();
-    CONF.get_or_init(|| {
-        let script = root().join("scripts/podman-env.sh");
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(format!(". '{}' trixie >&2 && printf %s \"$CONTAINERS_CONF\"", script.display()))
-            .output()
-            .expect("cannot run bash");
-        assert!(out.status.success(), "scripts/podman-env.sh failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    })
-}
-
-/// A name no other test or run uses (lowercase, usable in a repository path).
-pub fn unique(prefix: &str) -> String {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    format!("{prefix}-{}-{t}-{n}", std::process::id())
 }
 
 /// Runs a command; panics with its output when it fails.
@@ -159,25 +125,6 @@ pub fn fake_static_root() -> tempfile::TempDir {
         }
     }
     d
-}
-
-/// The static binaries for real feature installs: $AGENT_SANDBOX_STATIC_DIR,
-/// else built with scripts/build-static.sh.
-pub fn static_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = match std::env::var_os("AGENT_SANDBOX_STATIC_DIR") {
-            Some(d) => PathBuf::from(d),
-            None => {
-                let out = ok(Command::new("bash").arg(root().join("scripts/build-static.sh")).current_dir(root()));
-                root().join(stdout(&out).trim())
-            }
-        };
-        for b in ["agent-sandbox", "sandbox-install"] {
-            assert!(dir.join(b).is_file(), "{} has no {b}; build it with `bash scripts/build-static.sh`", dir.display());
-        }
-        dir
-    })
 }
 
 /// The crate's version and its major tag (the feature's floating tag).

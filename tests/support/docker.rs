@@ -1,14 +1,27 @@
 //! The Docker engine of the Docker tests and what they do with it: the
-//! engine's lifetime (`Engine`: `scripts/docker-env.sh start` when made,
-//! `stop` when dropped), the docker client against it, throwaway
+//! engine's lifetime (`host`), the docker client against it, throwaway
 //! containers, and Dev Containers projects brought up with the real CLI
 //! (`devcontainer up --docker-path /usr/bin/docker`), each removed with its
 //! containers and images when dropped.
+//!
+//! The engine is private (`scripts/docker-env.sh`: its own data root,
+//! socket and containerd namespace) and started once, by the first test
+//! that asks for it. `docker-env.sh serve` starts it and then waits for
+//! its stdin to close; the test process keeps the other end of that pipe
+//! open until it ends, so the engine is stopped when the test process is
+//! gone however it went: passed, failed, interrupted or killed (the kernel
+//! closes the pipe). `serve` runs in a session of its own, so the Ctrl-C
+//! that ends the tests does not end it before it has stopped the engine;
+//! when the tests end normally the process waits for that stop before it
+//! exits. A dockerd left by an earlier run is stopped before a new one
+//! starts.
 
-use crate::publish_env::*;
+use super::registry::*;
 use serde_json::Value;
+use std::io::Read as _;
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 /// Debian's docker client (the engine's own version; another `docker` on
@@ -17,36 +30,52 @@ pub const DOCKER: &str = "/usr/bin/docker";
 /// The base image `scripts/docker-env.sh` imports (also as `debian:trixie-slim`).
 pub const TRIXIE: &str = "localhost/debian:trixie-slim";
 
-static HOST: OnceLock<String> = OnceLock::new();
+/// `docker-env.sh serve`, whose stdin is this process's end of the pipe
+/// that keeps the engine up.
+static SERVER: Mutex<Option<Child>> = Mutex::new(None);
 
-/// The running engine; dropping it stops it.
-pub struct Engine;
-
-impl Engine {
-    pub fn start() -> Engine {
-        assert!(nix::unistd::geteuid().is_root(), "the Docker tests need root: they start dockerd");
-        // Made first, so a failed start still stops whatever was started.
-        let guard = Engine;
-        let t = std::time::Instant::now();
-        let out = Command::new("bash").arg(root().join("scripts/docker-env.sh")).arg("start").stderr(Stdio::inherit()).output().expect("run bash");
-        assert!(out.status.success(), "scripts/docker-env.sh start failed (it installs docker.io and starts dockerd; its log is named above)");
-        let text = stdout(&out);
-        let host = text.lines().find_map(|l| l.strip_prefix("export DOCKER_HOST=")).expect("docker-env.sh printed no DOCKER_HOST");
-        let _ = HOST.set(host.to_owned());
-        eprintln!("MEASURE docker engine ready in {:.1} s", t.elapsed().as_secs_f64());
-        guard
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        let _ = Command::new("bash").arg(root().join("scripts/docker-env.sh")).arg("stop").status();
-    }
-}
-
-/// `DOCKER_HOST` of the test engine.
+/// `DOCKER_HOST` of the test engine, started on the first call.
 pub fn host() -> &'static str {
-    HOST.get().expect("the engine is started by main before any test")
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(start)
+}
+
+fn start() -> String {
+    assert!(nix::unistd::geteuid().is_root(), "the Docker tests need root: they start dockerd");
+    let _one = super::setup();
+    let t = std::time::Instant::now();
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("scripts/docker-env.sh")).arg("serve").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    let mut server = cmd.spawn().expect("run bash");
+    // `serve` prints the exports, then closes its stdout (also when the
+    // start fails and it exits).
+    let mut text = String::new();
+    let _ = server.stdout.take().expect("piped stdout").read_to_string(&mut text);
+    let host = text.lines().find_map(|l| l.strip_prefix("export DOCKER_HOST=")).map(str::to_owned);
+    *SERVER.lock().unwrap_or_else(|e| e.into_inner()) = Some(server);
+    // SAFETY: registers a plain function to run at exit; it only locks a
+    // static mutex and waits for a child process.
+    unsafe { libc::atexit(stop_at_exit) };
+    let host = host.unwrap_or_else(|| {
+        stop_at_exit();
+        panic!("scripts/docker-env.sh serve could not start the engine (it installs docker.io and starts dockerd; its log is named above)")
+    });
+    eprintln!("MEASURE docker engine ready in {:.1} s", t.elapsed().as_secs_f64());
+    host
+}
+
+/// Closes the pipe (`serve` then stops the engine) and waits for the stop,
+/// so the engine is gone when the test process has exited normally.
+extern "C" fn stop_at_exit() {
+    let server = SERVER.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(mut server) = server {
+        drop(server.stdin.take());
+        let _ = server.wait();
+    }
 }
 
 pub fn docker_cmd() -> Command {

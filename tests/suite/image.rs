@@ -23,9 +23,7 @@
 //!
 //! Needs root; the scripts install podman, skopeo, docker-registry, qemu.
 
-mod publish_env;
-
-use publish_env::*;
+use crate::support::registry::*;
 use serde_json::Value;
 use sha2::Digest as _;
 use std::process::{Command, Output};
@@ -102,6 +100,7 @@ fn built() -> &'static Built {
 
 #[test]
 fn build_is_verified_as_root_and_as_the_non_root_user() {
+    let _machine = crate::support::share_machine();
     let b = built();
     let top = &b.report;
     assert_eq!((top["verified"].as_bool(), top["sessionsVerified"].as_bool(), top["egressJail"].as_bool()), (Some(true), Some(true), Some(true)));
@@ -128,6 +127,7 @@ fn build_is_verified_as_root_and_as_the_non_root_user() {
 
 #[test]
 fn the_image_has_its_user_path_and_start_check() {
+    let _machine = crate::support::share_machine();
     let b = built();
     let inspect: Value = serde_json::from_slice(&ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["image", "inspect", &b.tag])).stdout).unwrap();
     let env: Vec<&str> = inspect[0]["Config"]["Env"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
@@ -238,6 +238,7 @@ fn assert_session(image: &str, users: &[&str]) {
 /// The same on Docker: tests/docker/image.rs.
 #[test]
 fn the_image_stops_at_once() {
+    let _machine = crate::support::share_machine();
     let b = built();
     let name = unique("image-stop");
     let out = podman(&["run", "--detach", "--name", &name, "--network", "host", &b.tag, "sleep", "infinity"]);
@@ -255,6 +256,7 @@ fn the_image_stops_at_once() {
 
 #[test]
 fn sessions_run_in_the_built_image() {
+    let _machine = crate::support::share_machine();
     let b = built();
     assert_session(&b.tag, &["vscode", "root"]);
 }
@@ -266,6 +268,7 @@ fn skopeo_inspect(reference: &str) -> Value {
 
 #[test]
 fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
+    let _machine = crate::support::share_machine();
     let b = built();
     let env = registry_env();
     let repository = unique("image");
@@ -396,6 +399,7 @@ impl Drop for DevProject {
 
 #[test]
 fn the_devcontainer_cli_applies_the_image_metadata() {
+    let _machine = crate::support::share_machine();
     let b = built();
     // --userns=host: for a non-root remoteUser the CLI adds --userns=keep-id,
     // which rootful podman rejects; a later --userns wins (docs/image.md).
@@ -421,13 +425,9 @@ fn the_devcontainer_cli_applies_the_image_metadata() {
 
 /// The bases of both platforms (this machine's and arm64) under one local
 /// manifest list, which a multi-platform build's FROM resolves per platform.
+/// (`scripts/podman-env.sh trixie:arm64` makes it with the arm64 base.)
 fn multiarch_base() -> &'static str {
-    static BASE: OnceLock<()> = OnceLock::new();
-    let _ = containers_conf();
-    BASE.get_or_init(|| {
-        let script = root().join("scripts/podman-env.sh");
-        ok(Command::new("bash").arg("-c").arg(format!(". '{}' trixie:arm64 >&2", script.display())));
-    });
+    crate::support::podman::arm64_base();
     "localhost/debian:trixie-slim-multiarch"
 }
 
@@ -439,6 +439,7 @@ fn skopeo_inspect_arch(reference: &str, arch: &str) -> Value {
 
 #[test]
 fn two_platforms_publish_as_one_index_with_labels_on_each() {
+    let _machine = crate::support::share_machine();
     assert_eq!(std::env::consts::ARCH, "x86_64", "this test builds linux/arm64 under emulation on an x86_64 machine (the CI's); on an arm64 machine the roles swap and it needs an amd64 base");
     let env = registry_env();
     let base = multiarch_base();
@@ -533,6 +534,7 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
 
 #[test]
 fn bad_flags_are_refused_before_anything_runs() {
+    let _machine = crate::support::share_machine();
     let run = |args: &[&str]| Command::new(bin()).current_dir(root()).arg("image").args(args).output().unwrap();
     let out = run(&["build", "--agents", "claude,gpt"]);
     assert_eq!(out.status.code(), Some(1));
