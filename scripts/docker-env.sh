@@ -106,7 +106,7 @@ stop() {
 
 start() {
   install
-  # A dockerd from an earlier run (a test binary that was killed) is
+  # A dockerd from an earlier run (a test run that was killed) is
   # stopped, so every run starts from a known state.
   stop
   mkdir -p "$root" "$run" "$exec_root"

@@ -6,8 +6,8 @@
 //!
 //! They run real sessions, namespaces, containers and a registry, as root;
 //! a missing prerequisite fails a test, nothing is skipped. One area:
-//! `cargo test --test all jail::` (a test: `cargo test --test all
-//! jail::reachability_matrix`). The areas run side by side; the jail's
+//! `cargo test --test all suite::jail::` (a test: `cargo test --test all
+//! suite::jail::reachability_matrix`). The areas run side by side; the jail's
 //! tests have the process to themselves (`support::own_machine`).
 
 mod suite;

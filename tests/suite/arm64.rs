@@ -15,7 +15,7 @@
 //!    machines (docs/image.md).
 //!
 //! The reference image's arm64 variant (built under emulation, doctor in
-//! it) is in tests/image.rs. Needs root; nothing is skipped.
+//! it) is in tests/suite/image.rs. Needs root; nothing is skipped.
 
 use crate::support::podman::{self, ok, Container};
 use std::process::Command;

@@ -24,7 +24,7 @@
 //! `--network=host` in runArgs and build options. The security options
 //! under test do not depend on it.
 //!
-//! Needs root. `cargo test --test all docker::`; the two groups run in
+//! Needs root. `cargo test --test all suite::docker::`; the two groups run in
 //! parallel. Each test removes its containers and the CLI's images; the
 //! base and built images stay in the engine's data root as a cache.
 

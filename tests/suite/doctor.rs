@@ -4,7 +4,7 @@
 //! and the whole report in a broken container (no bwrap, no pasta, no
 //! /dev/net/tun, masked /proc, a vendor `claude` and a venv ahead on PATH).
 //!
-//! Golden files: `UPDATE_GOLDEN=1 cargo test --test doctor` rewrites them;
+//! Golden files: `UPDATE_GOLDEN=1 cargo test --test all suite::doctor::` rewrites them;
 //! review the diff.
 
 use crate::support::podman;
@@ -34,7 +34,7 @@ fn check_golden(golden: &Path, got: &str) {
         return;
     }
     let want = std::fs::read_to_string(golden)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}; create it with UPDATE_GOLDEN=1 cargo test --test doctor", golden.display()));
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}; create it with UPDATE_GOLDEN=1 cargo test --test all suite::doctor::", golden.display()));
     assert_eq!(got, want, "{} differs (UPDATE_GOLDEN=1 rewrites it)", golden.display());
 }
 

@@ -50,7 +50,7 @@ fn published() -> &'static Published {
         // the features it names (ghcr.io) at every `up`, and this machine has
         // no route there. The install order is set explicitly where it
         // matters (`the_shims_stay_first_for_commands_run_without_a_shell`);
-        // tests/publish.rs checks the real file.
+        // tests/suite/publish.rs checks the real file.
         let source = tempfile::tempdir().unwrap();
         copy_tree(&root().join("feature/src"), source.path());
         let json = source.path().join("agent-sandbox/devcontainer-feature.json");
@@ -213,7 +213,7 @@ fn feature_from_the_registry_sandboxes_root_sessions() {
     assert!(log.contains("running bin/x86_64/sandbox-install --agents claude"), "{log}");
     assert_only_boundary_warning(&log);
     // The feature's securityOpt reached the engine (the project did not ask);
-    // podman accepts Docker's spellings (tests/docker.rs: the same on Docker).
+    // podman accepts Docker's spellings (tests/suite/docker.rs: the same on Docker).
     for opt in ["--security-opt systempaths=unconfined", "--security-opt seccomp=unconfined", "--security-opt apparmor=unconfined"] {
         assert!(log.contains(opt), "{opt}:\n{log}");
     }

@@ -6,7 +6,7 @@
 //! inspect` of every tag and label, `podman pull` back, and a session in
 //! the pulled image.
 //!
-//! The image is built once per test binary run (`built()`); podman's layer
+//! The image is built once per test run (`built()`); podman's layer
 //! cache makes later builds with the same inputs (the publish test's) quick.
 //! Agents: `AGENT_SANDBOX_IMAGE_TEST_AGENTS` (default `pi`, the smallest
 //! real agent CLI; `claude,codex,pi` builds the published variant).
@@ -235,7 +235,7 @@ fn assert_session(image: &str, users: &[&str]) {
 
 /// `sleep infinity` as the command: tini is PID 1 and passes the engine's
 /// SIGTERM on, so `podman stop` (10 s before it kills) returns at once.
-/// The same on Docker: tests/docker/image.rs.
+/// The same on Docker: tests/suite/docker/image.rs.
 #[test]
 fn the_image_stops_at_once() {
     let _machine = crate::support::share_machine();

@@ -6,8 +6,8 @@
 //!
 //! Sessions run with `AGENT_SANDBOX_EGRESS_JAIL=0` (the jail checks are
 //! then skipped, and this file asserts that they say so; they run with the
-//! jail on in the container tests, tests/feature_e2e.rs and
-//! tests/image.rs). Needs root and bubblewrap; a missing prerequisite
+//! jail on in the container tests, tests/suite/feature_e2e.rs and
+//! tests/suite/image.rs). Needs root and bubblewrap; a missing prerequisite
 //! fails the test.
 
 use agent_sandbox::verify::registry::{by_name, Kind, CHECKS};

@@ -79,7 +79,7 @@ pub fn require_root() {
     assert!(
         nix::unistd::geteuid().is_root(),
         "these tests run real sandbox sessions and need root (to create a test user, root-owned \
-         configs and sockets under /run); run them as root, e.g. `sudo -E cargo test --test all sandbox::`"
+         configs and sockets under /run); run them as root, e.g. `sudo -E cargo test --test all suite::sandbox::`"
     );
 }
 
