@@ -427,5 +427,4 @@ pub fn exec_path_findings(path: &str, dirs: &[DirInfo]) -> Vec<Finding> {
 }
 
 #[cfg(test)]
-#[path = "checks_tests.rs"]
 mod tests;

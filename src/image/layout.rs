@@ -165,5 +165,4 @@ pub fn unpack_tar(tar: &Path, dir: &Path) -> Result<(), ImageError> {
 }
 
 #[cfg(test)]
-#[path = "layout_tests.rs"]
 mod tests;
