@@ -125,13 +125,10 @@ impl Project {
         c
     }
 
-    /// `devcontainer up`; the outcome JSON and the log. One at a time: with
-    /// podman the CLI stages feature content in an image with a fixed name
-    /// (`dev_container_feature_content_temp`), so concurrent builds mix up
-    /// their features.
+    /// `devcontainer up`; the outcome JSON and the log. One at a time (see
+    /// `podman_up_turn`).
     fn up(&self) -> (Value, String) {
-        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let _turn = podman_up_turn();
         let before = untagged_images();
         let out = self.devcontainer().args(["up", "--docker-path", "podman", "--workspace-folder"]).arg(&self.dir).output().unwrap();
         let new_layers = untagged_images().into_iter().filter(|i| !before.contains(i));

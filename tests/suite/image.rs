@@ -357,6 +357,7 @@ impl DevProject {
     }
 
     fn up(&self) -> (Value, String) {
+        let _turn = podman_up_turn();
         let out = self.cli(&["up"]);
         let last = stdout(&out).lines().last().unwrap_or_default().to_owned();
         let outcome: Value = serde_json::from_str(&last).unwrap_or_default();

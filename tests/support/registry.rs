@@ -45,6 +45,16 @@ pub fn registry_env() -> &'static RegistryEnv {
     })
 }
 
+/// Held around every `devcontainer up --docker-path podman` (the
+/// devcontainer and image areas): with podman the CLI stages feature
+/// content in an image with a fixed name (`dev_container_feature_content_temp`),
+/// and the devcontainer area counts the untagged images an `up` leaves as
+/// its own, so two at once mix up their features and their layers.
+pub fn podman_up_turn() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs a command; panics with its output when it fails.
 pub fn ok(cmd: &mut Command) -> Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
