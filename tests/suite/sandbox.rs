@@ -278,7 +278,7 @@ fn setuid_binary_does_not_elevate_for_a_non_root_user() {
     chmod(&suid, 0o4755);
     // Control: outside a session the copy does elevate (the file system
     // honours setuid), so the check inside means something.
-    let outside = std::process::Command::new(&suid).arg("-u").uid(user.uid).gid(user.gid).output().unwrap();
+    let outside = output_of_new_program(std::process::Command::new(&suid).arg("-u").uid(user.uid).gid(user.gid));
     assert_eq!(
         String::from_utf8_lossy(&outside.stdout).trim(),
         "0",

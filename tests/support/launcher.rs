@@ -535,6 +535,22 @@ impl Drop for PlacedFile {
     }
 }
 
+/// `cmd.output()` for a program the test has just written, tried again
+/// while the kernel answers "text file busy": a child that another test
+/// thread forked while the file was open for writing holds that descriptor
+/// until it execs (a moment; the areas run side by side in one process).
+pub fn output_of_new_program(cmd: &mut Command) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            r => return r.unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}")),
+        }
+    }
+}
+
 /// The first `key:\tvalue` line of a /proc status file's text.
 pub fn status_field(status: &str, key: &str) -> Option<String> {
     status.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()))
