@@ -154,9 +154,9 @@ serve() {
   trap stop EXIT
   trap 'exit 143' TERM INT HUP
   start
-  local pid
-  pid=$(ours) || pid=
-  trap 'stop_if "$pid"' EXIT
+  # Global: the EXIT trap runs after this function has returned.
+  served=$(ours) || served=
+  trap 'stop_if "$served"' EXIT
   # The exports are out (the test process reads stdout to its end); what
   # the stop says goes to the log, as the test process's stderr may be
   # gone by then.
