@@ -16,13 +16,14 @@ bin=$(pwd)/$(bash scripts/build-static.sh)/agent-sandbox
 ws=$(mktemp -d /var/lib/agent-sandbox-bench.XXXXXX)
 product="cd $ws && $bin run -- /bin/true"
 
-# The jail library alone (the jail test binary's bench helper, release
-# build): what the jail costs without the rest of the sandbox plan.
-exe=$(cargo test --release --test jail --no-run --message-format=json 2>/dev/null |
-    grep '"kind":\["test"\]' | grep '"name":"jail"' |
+# The jail library alone (the jail tests' bench helper in the integration
+# test binary, release build): what the jail costs without the rest of the
+# sandbox plan.
+exe=$(cargo test --release --test all --no-run --message-format=json 2>/dev/null |
+    grep '"kind":\["test"\]' | grep '"name":"all"' |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
-[ -x "$exe" ] || { echo "jail_bench: could not build the jail test binary" >&2; exit 1; }
-jail="JAIL_TEST_HELPER=bench $exe helper_bench_true --exact -q --test-threads=1"
+[ -x "$exe" ] || { echo "jail_bench: could not build the integration test binary" >&2; exit 1; }
+jail="JAIL_TEST_HELPER=bench $exe suite::jail::helper_bench_true --exact -q --test-threads=1"
 
 out=$(mktemp)
 trap 'rm -rf "$out" "$ws"' EXIT

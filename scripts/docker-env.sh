@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A private Docker engine for the Docker tests (tests/docker.rs), on a fresh
+# A private Docker engine for the Docker tests (tests/suite/docker.rs), on a fresh
 # Debian machine as root without systemd. As root:
 #
 #   bash scripts/docker-env.sh start    installs Debian's docker.io when
@@ -8,6 +8,10 @@
 #       names a Dockerfile's FROM uses, and prints what to export
 #       (DOCKER_HOST, AGENT_SANDBOX_DOCKER: the client; logs go to stderr);
 #   bash scripts/docker-env.sh stop     stops it (by the pid in its pidfile);
+#   bash scripts/docker-env.sh serve    starts it like `start`, then waits
+#       until its stdin is closed (the test process that started it has
+#       ended, however it ended) and stops it — unless a later `start` has
+#       replaced it meanwhile (tests/support/docker.rs);
 #   bash scripts/docker-env.sh status   exits 0 when it answers.
 #
 # Everything it has is its own, so nothing clashes with another engine on
@@ -102,12 +106,12 @@ stop() {
 
 start() {
   install
-  # A dockerd from an earlier run (a test binary that was killed) is
+  # A dockerd from an earlier run (a test run that was killed) is
   # stopped, so every run starts from a known state.
   stop
   mkdir -p "$root" "$run" "$exec_root"
   say "starting dockerd (socket $sock, data root $root, log $log)"
-  # setsid: it outlives this script; the test harness stops it with `stop`.
+  # setsid: it outlives this script; the tests stop it with `stop` (`serve`).
   setsid "$dockerd" \
     --host "unix://$sock" \
     --data-root "$root" \
@@ -134,6 +138,33 @@ start() {
   echo "export AGENT_SANDBOX_DOCKER=$docker"
 }
 
+# Stops the engine only while it is still the one `serve` started (pid $1,
+# empty when it is unknown): a later run may have stopped it and started
+# its own.
+stop_if() {
+  local now
+  now=$(ours) || now=
+  if [[ -z $now || -z $1 || $now == "$1" ]]; then
+    stop
+  fi
+}
+
+serve() {
+  # A start that fails stops whatever it started.
+  trap stop EXIT
+  trap 'exit 143' TERM INT HUP
+  start
+  # Global: the EXIT trap runs after this function has returned.
+  served=$(ours) || served=
+  trap 'stop_if "$served"' EXIT
+  # The exports are out (the test process reads stdout to its end); what
+  # the stop says goes to the log, as the test process's stderr may be
+  # gone by then.
+  exec >/dev/null 2>>"$log"
+  cat <&0 >/dev/null &
+  wait $! || true
+}
+
 # localhost/debian:SUITE-slim, also answering to docker.io/library/debian:SUITE-slim.
 import_base() {
   local suite=$1 image="localhost/debian:$1-slim" tarball
@@ -148,9 +179,10 @@ import_base() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  serve) serve ;;
   status) answers ;;
   *)
-    echo "usage: bash scripts/docker-env.sh start|stop|status" >&2
+    echo "usage: bash scripts/docker-env.sh start|stop|serve|status" >&2
     exit 2
     ;;
 esac

@@ -12,7 +12,12 @@ static_dir=$(cd "$(bash scripts/build-static.sh)" && pwd)
 echo "static binaries: $static_dir (and the other architecture's beside it)"
 export AGENT_SANDBOX_STATIC_DIR="$static_dir"
 status=0
+# The unit tests, then the integration tests: one binary (tests/all.rs)
+# whose areas run side by side on TEST_THREADS threads; the jail's tests
+# take the machine alone when their turn comes (tests/support/mod.rs).
+start=$SECONDS
 cargo test --locked --no-fail-fast --all-targets -- --test-threads="${TEST_THREADS:-4}" || status=$?
+echo "unit and integration tests took $((SECONDS - start)) s"
 
 case "$(uname -m)" in
   x86_64) other=aarch64 ;;

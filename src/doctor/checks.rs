@@ -418,5 +418,4 @@ pub fn exec_path_findings(path: &str, dirs: &[DirInfo]) -> Vec<Finding> {
 }
 
 #[cfg(test)]
-#[path = "checks_tests.rs"]
 mod tests;

@@ -206,5 +206,4 @@ impl Write for HashingWriter {
 }
 
 #[cfg(test)]
-#[path = "docker_archive_tests.rs"]
 mod tests;

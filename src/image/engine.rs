@@ -206,5 +206,4 @@ pub fn export_argv(tools: &Tools, tag: &str, work: &Path) -> (Vec<String>, Expor
 }
 
 #[cfg(test)]
-#[path = "engine_tests.rs"]
 mod tests;

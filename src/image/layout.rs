@@ -149,5 +149,4 @@ pub fn read(dir: &Path, arch: Arch) -> Result<LocalImage, ImageError> {
 }
 
 #[cfg(test)]
-#[path = "layout_tests.rs"]
 mod tests;

@@ -3,7 +3,7 @@
 //! files, the engine command lines and how it is checked; the labels; the
 //! tag set and the push plan (one image, or an OCI index of the variants
 //! under one tag set). Pure functions of the request and gathered inputs;
-//! `exec` runs what they return. Tested as whole values (plan_tests.rs).
+//! `exec` runs what they return. Tested as whole values (plan/tests.rs).
 //!
 //! How a variant is checked depends on this machine ([`Check`]):
 //! - its own architecture (`Native`): a container started as root like a
@@ -416,5 +416,4 @@ pub fn push_plan(images: &[(Arch, LocalImage)], provenance: &Provenance, target:
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

@@ -217,5 +217,4 @@ pub fn hash(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-#[path = "content_tests.rs"]
 mod tests;

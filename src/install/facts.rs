@@ -166,5 +166,4 @@ pub fn read_manifest(layout: &Layout) -> ManifestState {
 }
 
 #[cfg(test)]
-#[path = "facts_tests.rs"]
 mod tests;

@@ -428,5 +428,4 @@ mod install;
 mod undo;
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

@@ -252,5 +252,4 @@ fn run_helper(helper: &str, registry: &Registry) -> Result<Option<Credential>, O
 }
 
 #[cfg(test)]
-#[path = "auth_tests.rs"]
 mod tests;

@@ -110,5 +110,4 @@ fn tags_so_far(done: &[Pushed], item: &PushItem, failed: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "push_tests.rs"]
 mod tests;

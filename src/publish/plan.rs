@@ -118,5 +118,4 @@ pub fn plan(pkg: &Package, target: &Target, existing: &BTreeMap<String, Vec<Stri
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

@@ -181,5 +181,4 @@ fn read_tree(root: &Path, dir: &Path, kind: Kind, out: &mut Vec<FileEntry>) -> R
 }
 
 #[cfg(test)]
-#[path = "source_tests.rs"]
 mod tests;

@@ -145,5 +145,4 @@ pub fn prepare(item: &mut Item, rewrite: Option<&FeatureRewrite>) -> Result<(), 
 }
 
 #[cfg(test)]
-#[path = "template_tests.rs"]
 mod tests;

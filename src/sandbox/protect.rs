@@ -300,5 +300,4 @@ impl Scan<'_> {
 }
 
 #[cfg(test)]
-#[path = "protect_tests.rs"]
 mod tests;

@@ -502,5 +502,4 @@ impl Reader<'_> {
 }
 
 #[cfg(test)]
-#[path = "shellrc_tests.rs"]
 mod tests;

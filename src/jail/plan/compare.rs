@@ -80,5 +80,4 @@ fn set_diff<T: Ord + Clone>(
 }
 
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;

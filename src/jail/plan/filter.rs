@@ -327,5 +327,4 @@ pub fn compare(plan: &FilterPlan, actual: &Ruleset) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "filter_tests.rs"]
 mod tests;

@@ -193,5 +193,4 @@ pub fn pasta_argv(p: &PastaPlan, pid_file: &str, holder: i32) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "launch_tests.rs"]
 mod tests;

@@ -448,5 +448,4 @@ fn verdict(data: Option<&[u8]>) -> Result<Option<i32>, String> {
 }
 
 #[cfg(test)]
-#[path = "nftwire_tests.rs"]
 mod tests;

@@ -182,5 +182,4 @@ pub(crate) fn address(msg: &AddressMessage, names: &LinkNames) -> Result<IfAddr,
 }
 
 #[cfg(test)]
-#[path = "readback_tests.rs"]
 mod tests;

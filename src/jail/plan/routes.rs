@@ -346,5 +346,4 @@ pub fn default_rules() -> Vec<Rule> {
 }
 
 #[cfg(test)]
-#[path = "routes_tests.rs"]
 mod tests;

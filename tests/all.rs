@@ -1,0 +1,14 @@
+//! The integration tests, in one binary: `suite` holds one module per area
+//! (sandbox, jail, verify, doctor, review, protect, host_view, install,
+//! publish, feature_e2e, image, arm64, docker), `support` the helpers they
+//! share (the launcher driver, podman, the registry, the Docker engine and
+//! the jail's lab).
+//!
+//! They run real sessions, namespaces, containers and a registry, as root;
+//! a missing prerequisite fails a test, nothing is skipped. One area:
+//! `cargo test --test all suite::jail::` (a test: `cargo test --test all
+//! suite::jail::reachability_matrix`). The areas run side by side; the jail's
+//! tests have the process to themselves (`support::own_machine`).
+
+mod suite;
+mod support;

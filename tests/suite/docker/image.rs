@@ -1,0 +1,183 @@
+//! The reference image with Docker: `agent-sandbox image build --engine
+//! docker` (BuildKit, verify inside as root and vscode), the image run the
+//! way docs/image.md says, its stop time, `image publish` from Docker's
+//! storage (docker 20.10's legacy `save` archive) to the registry, the
+//! pushed image checked independently (skopeo, the layers against the
+//! config), pulled back, and the devcontainer route with its metadata.
+
+use crate::support::docker::*;
+use crate::support::registry::*;
+use serde_json::Value;
+use sha2::Digest as _;
+use std::io::Read as _;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const AGENTS_VAR: &str = "AGENT_SANDBOX_IMAGE_TEST_AGENTS";
+const EPOCH: &str = "1795863601";
+const HOST_CA: &str = "/etc/ssl/certs/ca-certificates.crt";
+/// The run options docs/image.md gives for docker (plus the host network
+/// of the test engine, which has no bridge).
+const DOCS_RUN_OPTIONS: &[&str] = &[
+    "--device", "/dev/net/tun",
+    "--security-opt", "systempaths=unconfined",
+    "--security-opt", "seccomp=unconfined",
+    "--security-opt", "apparmor=unconfined",
+    "--network", "host",
+];
+
+fn agents() -> String {
+    std::env::var(AGENTS_VAR).unwrap_or_else(|_| "pi".into())
+}
+
+fn image_cmd(args: &[&str]) -> Command {
+    let mut c = agent_sandbox();
+    c.env("SOURCE_DATE_EPOCH", EPOCH).arg("image").args(args);
+    c
+}
+
+/// The flags of every build here (so publish reuses the build's cache).
+fn build_flags(tag: &str) -> Vec<String> {
+    let mut f: Vec<String> = ["--engine", "docker", "--platform", "linux/amd64", "--tag", tag, "--agents", &agents(), "--network", "host", "--bin-dir"].iter().map(|s| s.to_string()).collect();
+    f.push(format!("{}={}", std::env::consts::ARCH, static_dir().display()));
+    if std::path::Path::new(HOST_CA).is_file() {
+        f.extend(["--extra-ca".into(), HOST_CA.into()]);
+    }
+    f
+}
+
+#[test]
+fn builds_runs_stops_and_publishes() {
+    let _machine = crate::support::share_machine();
+    assert_eq!(std::env::consts::ARCH, "x86_64", "the Docker image test builds linux/amd64");
+    let tag = format!("localhost/agent-sandbox-test/docker-image:{}", if agents().is_empty() { "none".into() } else { agents().replace(',', "-") });
+    build(&tag);
+    run_as_the_docs_say(&tag);
+    publish(&tag);
+    devcontainer_route(&tag);
+}
+
+fn build(tag: &str) {
+    let mut args = vec!["build".to_owned(), "--json".to_owned()];
+    args.extend(build_flags(tag));
+    let t = Instant::now();
+    let out = image_cmd(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap();
+    eprintln!("MEASURE image build --engine docker: {:.0} s", t.elapsed().as_secs_f64());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(out.status.success(), "image build --engine docker failed:\n{}\n{report:#}", stderr(&out));
+    assert_eq!((report["engine"].as_str(), report["verified"].as_bool(), report["sessionsVerified"].as_bool()), (Some("docker"), Some(true), Some(true)), "{report:#}");
+    let v = &report["variants"][0];
+    let users: Vec<&str> = v["verify"].as_array().unwrap().iter().map(|r| r["user"].as_str().unwrap()).collect();
+    assert_eq!(users, ["root", "vscode"]);
+    for r in v["verify"].as_array().unwrap() {
+        assert_eq!((r["failed"].as_u64(), r["escaped"].as_u64(), r["skipped"].as_u64(), r["egressJail"].as_bool()), (Some(0), Some(0), Some(0), Some(true)), "{r:#}");
+    }
+}
+
+/// docs/image.md's docker route: started as root with the run options, the
+/// agent and a session exec'd as `vscode` in a mounted checkout; PID 1 is
+/// tini, so the container stops at once.
+fn run_as_the_docs_say(tag: &str) {
+    let ws = tempfile::Builder::new().prefix("docker-ws").tempdir_in("/var/lib/agent-sandbox-tests").unwrap();
+    ok(Command::new("chown").args(["1000:1000"]).arg(ws.path()));
+    let mount = format!("{}:/workspaces/project", ws.path().display());
+    let mut opts = DOCS_RUN_OPTIONS.to_vec();
+    opts.extend(["-v", &mount, tag, "sleep", "infinity"]);
+    let c = Container::run(&opts);
+    let agent = agents().split(',').next().unwrap_or_default().trim().to_owned();
+    let vendor = if agent.is_empty() { String::new() } else { format!(" && readlink -f \"$(command -v {agent})\" && {agent} --version") };
+    let script = format!(
+        r#"cd /workspaces/project && agent-sandbox run -- sh -c 'echo "IS_SANDBOX=$IS_SANDBOX"; grep -E "^(CapEff|Seccomp):" /proc/self/status; touch ./x && echo WROTE-WORKSPACE'{vendor}"#
+    );
+    let out = c.sh("vscode", &script);
+    let text = stdout(&out);
+    assert!(out.status.success(), "a session as vscode:\n{text}{}", stderr(&out));
+    assert!(text.contains("IS_SANDBOX=1") && text.contains("CapEff:\t0000000000000000") && text.contains("Seccomp:\t2") && text.contains("WROTE-WORKSPACE"), "{text}");
+    if !agent.is_empty() {
+        assert!(text.contains("/usr/local/lib/agent-sandbox/bin/agent-sandbox"), "{agent} is the shim:\n{text}");
+    }
+    assert_eq!(stdout(&c.sh("root", "cat /proc/1/comm")), "tini\n");
+    let t = Instant::now();
+    docker_ok(&["stop", &c.name]);
+    let took = t.elapsed();
+    eprintln!("MEASURE docker stop of `sleep infinity` in the image: {:.2} s", took.as_secs_f64());
+    assert!(took < Duration::from_secs(2), "docker stop took {took:?}: PID 1 must pass SIGTERM on");
+}
+
+fn publish(tag: &str) {
+    let env = registry_env();
+    let repository = unique("docker-image");
+    let mut args: Vec<String> = ["publish", "--json", "--registry", &env.registry, "--repository", &repository].iter().map(|s| s.to_string()).collect();
+    args.extend(build_flags(tag));
+    let t = Instant::now();
+    let out = image_cmd(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap();
+    eprintln!("MEASURE image publish --engine docker: {:.0} s", t.elapsed().as_secs_f64());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(out.status.success(), "image publish --engine docker failed:\n{}\n{report:#}", stderr(&out));
+    assert!(stderr(&out).contains("compressing the layers of docker's legacy archive"), "docker 20.10 writes the legacy archive:\n{}", stderr(&out));
+    assert_eq!(report["mediaType"], "application/vnd.oci.image.manifest.v1+json");
+    let (major, minor) = (major().to_owned(), version().rsplit_once('.').unwrap().0.to_owned());
+    assert_eq!(report["tags"], serde_json::json!([major.as_str(), minor.as_str(), "latest", version()]));
+    let reference = format!("{}/{repository}:{}", env.registry, version());
+
+    // Independently of the code under test: the tag names the pushed
+    // manifest, skopeo copies every blob (checking its digest), and each
+    // layer unpacks to the content the image config names.
+    let raw = ok(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &format!("docker://{reference}")])).stdout;
+    assert_eq!(report["digest"], format!("sha256:{:x}", sha2::Sha256::digest(&raw)).as_str());
+    let copy = tempfile::tempdir().unwrap();
+    ok(Command::new("skopeo").args(["copy", "--quiet", "--src-tls-verify=false", &format!("docker://{reference}")]).arg(format!("dir:{}", copy.path().display())));
+    let manifest: Value = serde_json::from_slice(&raw).unwrap();
+    let blob = |d: &Value| copy.path().join(d.as_str().unwrap().trim_start_matches("sha256:"));
+    let config: Value = serde_json::from_slice(&std::fs::read(blob(&manifest["config"]["digest"])).unwrap()).unwrap();
+    let diff_ids = config["rootfs"]["diff_ids"].as_array().unwrap();
+    let layers = manifest["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), diff_ids.len());
+    for (layer, diff_id) in layers.iter().zip(diff_ids) {
+        assert_eq!(layer["mediaType"], "application/vnd.oci.image.layer.v1.tar+gzip");
+        let mut plain = sha2::Sha256::new();
+        let mut gz = flate2::read::GzDecoder::new(std::fs::File::open(blob(&layer["digest"])).unwrap());
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = gz.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            plain.update(&buf[..n]);
+        }
+        assert_eq!(format!("sha256:{:x}", plain.finalize()), diff_id.as_str().unwrap(), "a pushed layer unpacks to what the config names");
+    }
+    let labels = &config["config"]["Labels"];
+    assert_eq!(labels["org.opencontainers.image.version"], version());
+    let meta: Value = serde_json::from_str(labels["devcontainer.metadata"].as_str().unwrap()).unwrap();
+    assert_eq!(meta[0]["securityOpt"], serde_json::json!(["systempaths=unconfined", "seccomp=unconfined", "apparmor=unconfined"]));
+
+    // Docker pulls it back, and a session runs in the pulled image.
+    docker_ok(&["pull", "--quiet", &reference]);
+    let mut opts = DOCS_RUN_OPTIONS.to_vec();
+    opts.extend([reference.as_str(), "sleep", "infinity"]);
+    let c = Container::run(&opts);
+    let out = c.sh("vscode", "mkdir -p ~/w && cd ~/w && agent-sandbox run -- sh -c 'echo IS_SANDBOX=$IS_SANDBOX'");
+    assert_eq!(stdout(&out), "IS_SANDBOX=1\n", "{}", stderr(&out));
+    drop(c);
+    let _ = docker(&["rmi", &reference]);
+}
+
+/// `"image"` in devcontainer.json with only the device (and the host
+/// network) in runArgs: the image's metadata gives the remote user and the
+/// security options, and the battery passes as `vscode`.
+fn devcontainer_route(tag: &str) {
+    let p = Project::new("image");
+    p.write(".devcontainer/devcontainer.json", &format!(r#"{{"image": "{tag}", "runArgs": ["--device=/dev/net/tun", "--network=host"]}}"#));
+    ok(Command::new("chown").args(["-R", "1000:1000"]).arg(&p.dir));
+    let (outcome, log) = p.up();
+    assert_eq!(outcome["remoteUser"], "vscode", "remoteUser from the image label");
+    let run = log.lines().find(|l| l.contains("Run: /usr/bin/docker run")).unwrap_or_default();
+    for opt in ["--security-opt systempaths=unconfined", "--security-opt seccomp=unconfined", "--security-opt apparmor=unconfined"] {
+        assert!(run.contains(opt), "`{opt}` from the image label:\n{run}");
+    }
+    assert!(!log.contains("agent-sandbox: WARNING"), "{log}");
+    let v = report(&p.exec_ok("agent-sandbox verify --json || true"));
+    let s = &v["summary"];
+    assert!(s["failed"] == 0 && s["escaped"] == 0 && s["skipped"] == 0 && v["egressJail"] == true, "verify as vscode: {v:#}");
+}

@@ -1,0 +1,286 @@
+//! The test lab: namespaces from `lab.sh`, and the servers in them (TCP
+//! banner servers, an echo server, a tiny DNS server), run as threads of
+//! the test process that entered the lab's namespaces (a socket keeps the
+//! namespace it was made in). `Lab` tears everything down on drop, also
+//! when a test fails.
+
+use nix::sched::{setns, CloneFlags};
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub mod launch;
+pub mod procs;
+
+pub const GATEWAY: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+pub const CONTAINER: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+pub const SUBNET_HOST: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
+pub const INTERNET: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 80);
+pub const DNS_SERVER: Ipv4Addr = Ipv4Addr::new(10, 53, 0, 53);
+pub const ALLOWED: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 7);
+/// Names the DNS server answers, and their addresses.
+pub const NAMES: &[(&str, Ipv4Addr)] = &[("internet.lab", INTERNET)];
+
+/// Addresses on the router's loopback: (probe name, address). Every one
+/// but `internet` and `allowed` must be unreachable from the session.
+pub const ROUTER_ADDRS: &[(&str, Ipv4Addr)] = &[
+    ("internet", INTERNET),
+    ("allowed", ALLOWED),
+    ("rfc1918_10", Ipv4Addr::new(10, 1, 2, 3)),
+    ("vpn_10_8", Ipv4Addr::new(10, 8, 0, 5)),
+    ("dns_server_direct", DNS_SERVER),
+    ("rfc1918_172", Ipv4Addr::new(172, 16, 5, 5)),
+    ("rfc1918_192", Ipv4Addr::new(192, 168, 7, 7)),
+    ("cgnat", Ipv4Addr::new(100, 64, 1, 1)),
+    ("metadata", Ipv4Addr::new(169, 254, 169, 254)),
+    ("azure_wireserver", Ipv4Addr::new(168, 63, 129, 16)),
+    // The sample addresses of `agent-sandbox verify`'s jail checks, so a
+    // verify run in the lab has real hosts to (not) reach.
+    ("verify_10", Ipv4Addr::new(10, 11, 12, 13)),
+    ("verify_172", Ipv4Addr::new(172, 16, 0, 10)),
+    ("verify_192", Ipv4Addr::new(192, 168, 1, 1)),
+    ("verify_cgnat", Ipv4Addr::new(100, 64, 0, 1)),
+];
+
+/// Another address of the "devcontainer" itself (on its loopback), where
+/// its all-addresses service also answers.
+pub const CONTAINER_OTHER: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
+/// The UDP port the sinks listen on (discard), and the multicast groups
+/// (mDNS, SSDP) the router's sinks join.
+pub const SINK_PORT: u16 = 9;
+pub const GROUPS: &[(Ipv4Addr, u16)] = &[(Ipv4Addr::new(224, 0, 0, 251), 5353), (Ipv4Addr::new(239, 255, 255, 250), 1900)];
+
+pub const BANNER_PORT: u16 = 80;
+/// Container ports: the local-port relay's echo target, a loopback-only
+/// service and a service on all addresses (both must stay unreachable).
+pub const LOCAL_PORT: u16 = 18080;
+pub const LOOPBACK_ONLY_PORT: u16 = 18081;
+pub const ALL_ADDRS_PORT: u16 = 18082;
+pub const CALLBACK_PORT: u16 = 1455;
+
+pub struct Lab {
+    pub tag: String,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    /// What the UDP sinks received: "NAMESPACE PORT PAYLOAD".
+    arrivals: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+pub fn script(name: &str) -> PathBuf {
+    super::root().join("tests/support/lab").join(name)
+}
+
+impl Lab {
+    /// Builds the lab and starts its servers; panics (failing the test)
+    /// with the reason when it cannot.
+    pub fn up() -> Lab {
+        let tag = format!("{}{}", std::process::id() % 100_000, next_id());
+        let mut lab = Lab { tag, stop: Arc::new(AtomicBool::new(false)), threads: vec![], arrivals: Default::default() };
+        let addrs: Vec<String> = ROUTER_ADDRS.iter().map(|(_, a)| a.to_string()).collect();
+        let out = std::process::Command::new("sh")
+            .arg(script("lab.sh"))
+            .args(["up", &lab.tag])
+            .args(&addrs)
+            .output()
+            .expect("running tests/support/lab/lab.sh (needs sh and iproute2)");
+        assert!(out.status.success(), "lab.sh up failed (root and iproute2 needed): {}", String::from_utf8_lossy(&out.stderr));
+        lab.serve(&lab.router(), ([0, 0, 0, 0], BANNER_PORT).into(), Server::Banner);
+        lab.serve_dns();
+        let dc = lab.container();
+        lab.serve(&dc, ([127, 0, 0, 1], LOCAL_PORT).into(), Server::Echo);
+        lab.serve(&dc, ([127, 0, 0, 1], LOOPBACK_ONLY_PORT).into(), Server::Fixed("container-loopback-secret"));
+        lab.serve(&dc, ([0, 0, 0, 0], ALL_ADDRS_PORT).into(), Server::Fixed("container-service-secret"));
+        let rt = lab.router();
+        lab.sink(&rt, SINK_PORT, None);
+        for (group, port) in GROUPS {
+            lab.sink(&rt, *port, Some(*group));
+        }
+        lab.sink(&dc, SINK_PORT, None);
+        lab
+    }
+
+    /// A UDP sink on 0.0.0.0:`port` in `ns` (joined to `group` on the
+    /// router's interface), recording every datagram.
+    fn sink(&mut self, ns: &str, port: u16, group: Option<Ipv4Addr>) {
+        let (stop, seen, ns) = (self.stop.clone(), self.arrivals.clone(), ns.to_string());
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.threads.push(std::thread::spawn(move || {
+            enter(&ns);
+            let sock = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, port)).expect("binding a lab UDP sink");
+            if let Some(g) = group {
+                sock.join_multicast_v4(&g, &GATEWAY).expect("joining a multicast group in the lab");
+            }
+            sock.set_read_timeout(Some(Duration::from_millis(50))).ok();
+            tx.send(()).ok();
+            let mut buf = [0u8; 2048];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, _)) = sock.recv_from(&mut buf) {
+                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    seen.lock().unwrap_or_else(|e| e.into_inner()).push(format!("{ns} {port} {text}"));
+                }
+            }
+        }));
+        rx.recv_timeout(Duration::from_secs(5)).expect("lab UDP sink did not start");
+    }
+
+    pub fn clear_arrivals(&self) {
+        self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// Every datagram the sinks received so far.
+    pub fn arrivals(&self) -> Vec<String> {
+        self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn container(&self) -> String {
+        format!("jdc{}", self.tag)
+    }
+
+    pub fn router(&self) -> String {
+        format!("jrt{}", self.tag)
+    }
+
+    /// A TCP server in namespace `ns`.
+    pub fn serve(&mut self, ns: &str, addr: SocketAddr, kind: Server) {
+        let stop = self.stop.clone();
+        let ns = ns.to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.threads.push(std::thread::spawn(move || {
+            enter(&ns);
+            let l = TcpListener::bind(addr).expect("binding a lab listener");
+            l.set_nonblocking(true).expect("nonblocking");
+            tx.send(()).ok();
+            while !stop.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((s, _)) => {
+                        std::thread::spawn(move || kind.handle(s));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        }));
+        rx.recv_timeout(Duration::from_secs(5)).expect("lab listener did not start");
+    }
+
+    fn serve_dns(&mut self) {
+        let stop = self.stop.clone();
+        let ns = self.router();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.threads.push(std::thread::spawn(move || {
+            enter(&ns);
+            let sock = UdpSocket::bind((DNS_SERVER, 53)).expect("binding the lab DNS server");
+            sock.set_read_timeout(Some(Duration::from_millis(50))).ok();
+            tx.send(()).ok();
+            let mut buf = [0u8; 512];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = sock.recv_from(&mut buf) {
+                    if let Some(reply) = dns_reply(&buf[..n]) {
+                        let _ = sock.send_to(&reply, from);
+                    }
+                }
+            }
+        }));
+        rx.recv_timeout(Duration::from_secs(5)).expect("lab DNS server did not start");
+    }
+
+    /// Connects from inside namespace `ns` (on a short-lived thread).
+    pub fn connect_from(&self, ns: &str, addr: SocketAddr) -> std::io::Result<String> {
+        let ns = ns.to_string();
+        std::thread::spawn(move || {
+            enter(&ns);
+            let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(3))?;
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            let mut out = String::new();
+            s.read_to_string(&mut out)?;
+            Ok(out)
+        })
+        .join()
+        .expect("connect thread panicked")
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        let _ = std::process::Command::new("sh").arg(script("lab.sh")).args(["down", &self.tag]).status();
+    }
+}
+
+fn next_id() -> u32 {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Moves the calling thread into the lab namespace `ns`.
+pub fn enter(ns: &str) {
+    let f = std::fs::File::open(format!("/run/netns/{ns}")).expect("opening the lab namespace");
+    setns(f, CloneFlags::CLONE_NEWNET).expect("entering the lab namespace");
+}
+
+#[derive(Clone, Copy)]
+pub enum Server {
+    /// Sends "lab <the address it was reached on>".
+    Banner,
+    /// Sends a fixed text.
+    Fixed(&'static str),
+    /// Echoes everything.
+    Echo,
+}
+
+impl Server {
+    fn handle(self, mut s: TcpStream) {
+        let _ = s.set_nonblocking(false);
+        match self {
+            Server::Banner => {
+                let local = s.local_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+                let _ = writeln!(s, "lab {local}");
+            }
+            Server::Fixed(text) => {
+                let _ = writeln!(s, "{text}");
+            }
+            Server::Echo => {
+                let mut r = match s.try_clone() {
+                    Ok(r) => r,
+                    Err(_) => return,
+                };
+                let _ = std::io::copy(&mut r, &mut s);
+            }
+        }
+    }
+}
+
+/// An answer to a DNS query: A records for `NAMES`, NOERROR without
+/// answers for other types of a known name, NXDOMAIN otherwise.
+pub fn dns_reply(q: &[u8]) -> Option<Vec<u8>> {
+    if q.len() < 12 {
+        return None;
+    }
+    let mut i = 12;
+    let mut labels = Vec::new();
+    while *q.get(i)? != 0 {
+        let len = usize::from(q[i]);
+        labels.push(String::from_utf8_lossy(q.get(i + 1..i + 1 + len)?).to_lowercase());
+        i += 1 + len;
+    }
+    let qtype = u16::from_be_bytes([*q.get(i + 1)?, *q.get(i + 2)?]);
+    let question_end = i + 5;
+    let name = labels.join(".");
+    let known = NAMES.iter().find(|(n, _)| *n == name).map(|(_, a)| *a);
+    let mut r = q.get(..question_end)?.to_vec();
+    r[2] = 0x81 | (q[2] & 0x01); // QR, opcode 0, RD copied
+    r[3] = if known.is_some() { 0x80 } else { 0x83 }; // RA, NOERROR / NXDOMAIN
+    r[4..12].copy_from_slice(&[0, 1, 0, 0, 0, 0, 0, 0]);
+    if let (Some(addr), 1) = (known, qtype) {
+        r[7] = 1; // one answer
+        r.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]);
+        r.extend_from_slice(&addr.octets());
+    }
+    Some(r)
+}

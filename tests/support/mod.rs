@@ -1,0 +1,116 @@
+//! Helpers shared by every area of the suite, one module per kind of
+//! thing the tests drive:
+//!
+//! - `launcher`: per-test directories, accounts, `agent-sandbox` run with a
+//!   controlled environment, a pseudo-terminal driver, placed-file guards;
+//! - `podman`: rootful podman (scripts/podman-env.sh), throwaway containers,
+//!   cached derived images, tree hashes;
+//! - `registry`: the local registry and Dev Containers CLI
+//!   (scripts/registry-env.sh), registry reads with curl, fake binaries;
+//! - `docker`: the private Docker engine (scripts/docker-env.sh), started on
+//!   the first Docker test and stopped when the test process ends;
+//! - `lab`: the egress jail's lab (network namespaces and their servers),
+//!   jailed launches from a forked child, process bookkeeping.
+//!
+//! Here: what several of them share — the binary under test, unique names,
+//! the static binaries, podman's configuration — and the two locks that let
+//! all areas run in one process (see [`share_machine`] and [`setup`]).
+
+pub mod docker;
+pub mod lab;
+pub mod launcher;
+pub mod podman;
+pub mod registry;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The repository's root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_agent-sandbox"))
+}
+
+/// A name no other test (or concurrent run) uses: lowercase, usable in a
+/// file name, a container name and a registry repository path.
+pub fn unique(tag: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    format!("{tag}-{}-{}-{:x}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), nanos)
+}
+
+/// The tests of every area run in this one process, side by side. A test
+/// that forks the test process and runs library code in the child, or
+/// changes what all of the machine sees (the jail's lab: network
+/// namespaces under /run/netns, /dev/net/tun's mode), holds the machine
+/// alone ([`own_machine`]); every other test shares it for its whole run.
+/// A forked child inherits locks other threads held at that moment (the
+/// environment lock `Command::spawn` takes, a half-made `OnceLock`), and
+/// no other test thread is then running to release them.
+static MACHINE: RwLock<()> = RwLock::new(());
+
+/// Held for a test's whole run by every test that does not own the machine.
+pub fn share_machine() -> RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Held for a test's whole run by a test that forks the test process or
+/// changes the machine for everyone (the jail's tests).
+pub fn own_machine() -> RwLockWriteGuard<'static, ()> {
+    MACHINE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One set-up script at a time: podman-env.sh, registry-env.sh and
+/// docker-env.sh install packages with apt (one dpkg lock) and make the
+/// same base tarball (scripts/base-tarball.sh), which would clash when the
+/// first tests of several areas start together on a fresh machine.
+pub fn setup() -> MutexGuard<'static, ()> {
+    static SETUP: Mutex<()> = Mutex::new(());
+    SETUP.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `CONTAINERS_CONF` after running scripts/podman-env.sh once (it installs
+/// podman, runc, mmdebstrap and imports the Debian 13 and 12 bases).
+pub fn containers_conf() -> &'static str {
+    static CONF: OnceLock<String> = OnceLock::new();
+    CONF.get_or_init(|| {
+        assert!(nix::unistd::geteuid().is_root(), "the container tests need root (rootful podman); run them as root");
+        let _one = setup();
+        let out = Command::new("bash")
+            .args(["-c", ". scripts/podman-env.sh trixie bookworm >&2 && printf %s \"$CONTAINERS_CONF\""])
+            .current_dir(root())
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run bash scripts/podman-env.sh");
+        assert!(out.status.success(), "scripts/podman-env.sh failed (it installs podman, runc, mmdebstrap and makes the base images); run it by hand to see why");
+        String::from_utf8(out.stdout).unwrap()
+    })
+}
+
+/// The static binaries under test: $AGENT_SANDBOX_STATIC_DIR (the folder
+/// `bash scripts/build-static.sh` prints; scripts/test.sh exports it), else
+/// built here with that script.
+pub fn static_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = match std::env::var_os("AGENT_SANDBOX_STATIC_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => {
+                let _one = setup();
+                let out = registry::ok(Command::new("bash").arg(root().join("scripts/build-static.sh")).current_dir(root()));
+                root().join(registry::stdout(&out).trim())
+            }
+        };
+        for b in ["agent-sandbox", "sandbox-install"] {
+            assert!(dir.join(b).is_file(), "{} has no {b}; build it with `bash scripts/build-static.sh`", dir.display());
+        }
+        dir
+    })
+}
