@@ -46,17 +46,7 @@ fn published() -> &'static Published {
         // The documented command: no --bin-dir, so both architectures'
         // binaries are bundled from the folders scripts/build-static.sh wrote.
         let run = |args: &[&str]| ok(Command::new(bin()).current_dir(root()).env("AGENT_SANDBOX_STATIC_DIR", static_dir()).args(args));
-        // From a copy without `installsAfter`: the Dev Containers CLI fetches
-        // the features it names (ghcr.io) at every `up`, and this machine has
-        // no route there. The install order is set explicitly where it
-        // matters (`the_shims_stay_first_for_commands_run_without_a_shell`);
-        // tests/suite/publish.rs checks the real file.
-        let source = tempfile::tempdir().unwrap();
-        copy_tree(&root().join("feature/src"), source.path());
-        let json = source.path().join("agent-sandbox/devcontainer-feature.json");
-        let mut feature: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-        assert!(feature.as_object_mut().unwrap().remove("installsAfter").is_some(), "the feature names installsAfter");
-        fs::write(&json, serde_json::to_string_pretty(&feature).unwrap()).unwrap();
+        let source = offline_feature_source();
         run(&["feature", "publish", "--source", source.path().to_str().unwrap(), "--registry", &env.registry, "--namespace", &namespace]);
         let m = manifest(&env.registry, &format!("{namespace}/agent-sandbox"), version());
         let layer = blob(&env.registry, &format!("{namespace}/agent-sandbox"), m["layers"][0]["digest"].as_str().unwrap());
@@ -72,20 +62,6 @@ fn published() -> &'static Published {
         run(&["templates", "publish", "--registry", &env.registry, "--namespace", &templates, "--feature", &feature]);
         Published { registry: env.registry.clone(), namespace }
     })
-}
-
-/// Copies the folder `from` into `to` (files and folders, modes kept).
-fn copy_tree(from: &Path, to: &Path) {
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            fs::create_dir_all(&dest).unwrap();
-            copy_tree(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// A project folder for `devcontainer up`; removes its containers and
@@ -208,7 +184,7 @@ fn feature_from_the_registry_sandboxes_root_sessions() {
     let (outcome, log) = a.up();
     assert_eq!(outcome["remoteUser"], "root");
     assert!(log.contains("running bin/x86_64/sandbox-install --agents claude"), "{log}");
-    assert_only_boundary_warning(&log);
+    crate::support::assert_only_boundary_warning(&log);
     // The feature's securityOpt reached the engine (the project did not ask);
     // podman accepts Docker's spellings (tests/suite/docker.rs: the same on Docker).
     for opt in ["--security-opt systempaths=unconfined", "--security-opt seccomp=unconfined", "--security-opt apparmor=unconfined"] {
@@ -268,17 +244,10 @@ fn template_applies_and_comes_up() {
     }
     assert!(!Path::new(&c.dir.join("devcontainer-template.json")).exists() && !c.dir.join("NOTES.md").exists());
     let (_, log) = c.up();
-    assert_only_boundary_warning(&log);
+    crate::support::assert_only_boundary_warning(&log);
     assert_sandboxed_session(&c, "/root");
 }
 
-/// The start check's only warning, with the device present, is the
-/// container boundary's: rootful podman runs the container without a user
-/// namespace, so its root is the host's root with /proc unmasked.
-fn assert_only_boundary_warning(log: &str) {
-    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("agent-sandbox: WARNING")).collect();
-    assert!(!warnings.is_empty() && warnings.iter().all(|w| w.contains("[container-host-root]")), "start warnings:\n{log}");
-}
 
 /// A feature whose containerEnv puts a vendor `claude` first on PATH (as
 /// the node feature does with nvm's directory), installed before or after

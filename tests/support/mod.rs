@@ -114,3 +114,11 @@ pub fn static_dir() -> &'static Path {
         dir
     })
 }
+
+/// The start check's only warning, with the device present, is the
+/// container boundary's: rootful podman (and rootful Docker) run the container without a user
+/// namespace, so its root is the host's root with /proc unmasked.
+pub fn assert_only_boundary_warning(log: &str) {
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("agent-sandbox: WARNING")).collect();
+    assert!(!warnings.is_empty() && warnings.iter().all(|w| w.contains("[container-host-root]")), "start warnings:\n{log}");
+}

@@ -145,3 +145,33 @@ pub fn version() -> &'static str {
 pub fn major() -> &'static str {
     version().split('.').next().unwrap_or("0")
 }
+
+/// The feature's source as published in the tests: a copy without its
+/// `installsAfter`, since the Dev Containers CLI fetches the features it
+/// names (ghcr.io) at every `up`, and test machines have no route there.
+/// Where the install order matters the tests set it explicitly
+/// (`the_shims_stay_first_for_commands_run_without_a_shell`);
+/// tests/suite/publish.rs checks the real file.
+pub fn offline_feature_source() -> tempfile::TempDir {
+    let source = tempfile::tempdir().unwrap();
+    copy_tree(&crate::support::root().join("feature/src"), source.path());
+    let json = source.path().join("agent-sandbox/devcontainer-feature.json");
+    let mut feature: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(feature.as_object_mut().unwrap().remove("installsAfter").is_some(), "the feature names installsAfter");
+    std::fs::write(&json, serde_json::to_string_pretty(&feature).unwrap()).unwrap();
+    source
+}
+
+/// Copies the folder `from` into `to` (files and folders, modes kept).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
