@@ -95,8 +95,9 @@ fn check_project(p: &Project, user: &str, home: &str) {
 
     // doctor agrees (the project's devcontainer.json is linted too).
     let doctor: Value = serde_json::from_str(&p.exec_ok("agent-sandbox doctor --json || true")).unwrap();
+    // The one warning: the container boundary (a rootful engine without userns-remap).
     let problems: Vec<&Value> = doctor["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error" || f["severity"] == "warning").collect();
-    assert!(problems.is_empty(), "doctor in the feature container: {problems:#?}");
+    assert!(problems.iter().all(|f| f["id"] == "container-host-root"), "doctor in the feature container: {problems:#?}");
     for id in ["userns-ok", "mounts-ok", "pasta-ok", "filter-ok", "devcontainer-ok"] {
         assert!(doctor["findings"].as_array().unwrap().iter().any(|f| f["id"] == id), "{id} missing: {doctor:#}");
     }
