@@ -12,6 +12,9 @@ static_dir=$(cd "$(bash scripts/build-static.sh)" && pwd)
 echo "static binaries: $static_dir (and the other architecture's beside it)"
 export AGENT_SANDBOX_STATIC_DIR="$static_dir"
 status=0
+# What the code holds to: its format and clippy's lints (Cargo.toml [lints]).
+cargo fmt --check || { echo "cargo fmt --check: the code is not formatted (run cargo fmt)" >&2; status=1; }
+cargo clippy --locked --all-targets -- -D warnings || status=$?
 # The unit tests, then the integration tests: one binary (tests/all.rs)
 # whose areas run side by side on TEST_THREADS threads; the jail's tests
 # take the machine alone when their turn comes (tests/support/mod.rs).

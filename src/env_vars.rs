@@ -75,19 +75,8 @@ pub fn has_url_credentials(value: &str) -> bool {
 pub const PASSED_PREFIXES: &[&str] = &["LC_"];
 
 /// Names set by the launcher itself; a `passEnv` entry can never replace them.
-pub const SET_BY_LAUNCHER: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "TMPDIR",
-    IS_SANDBOX,
-    IS_SANDBOX_AGENT,
-    SANDBOX_SESSION,
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_NOSYSTEM",
-];
+pub const SET_BY_LAUNCHER: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", IS_SANDBOX, IS_SANDBOX_AGENT, SANDBOX_SESSION, "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"];
 
 /// Names that never reach a session, whatever the config says: loader and
 /// shell start-up hooks, desktop/IDE/agent sockets.
@@ -130,27 +119,18 @@ pub const NEVER_PASSED: &[&str] = &[
 ];
 
 /// Prefixes that never reach a session.
-pub const NEVER_PASSED_PREFIXES: &[&str] = &[
-    "LD_",
-    "VSCODE_",
-    "GIT_CONFIG",
-    "BASH_FUNC_",
-    "REMOTE_CONTAINERS_",
-];
+pub const NEVER_PASSED_PREFIXES: &[&str] = &["LD_", "VSCODE_", "GIT_CONFIG", "BASH_FUNC_", "REMOTE_CONTAINERS_"];
 
 /// True when `name` may never be passed into a session (neither by the
 /// allow-list nor by `passEnv`).
 pub fn never_passed(name: &str) -> bool {
-    NEVER_PASSED.contains(&name)
-        || SET_BY_LAUNCHER.contains(&name)
-        || NEVER_PASSED_PREFIXES.iter().any(|p| name.starts_with(p))
+    NEVER_PASSED.contains(&name) || SET_BY_LAUNCHER.contains(&name) || NEVER_PASSED_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// True when `name` passes by default (before `passEnv`), whatever its
 /// value.
 pub fn passed_by_default(name: &str) -> bool {
-    !never_passed(name)
-        && (PASSED.contains(&name) || PASSED_PREFIXES.iter().any(|p| name.starts_with(p)))
+    !never_passed(name) && (PASSED.contains(&name) || PASSED_PREFIXES.iter().any(|p| name.starts_with(p)))
 }
 
 /// True when `name=value` passes by default: the names above, and the

@@ -16,8 +16,7 @@ pub const PASTA: &str = "install passt (Debian/Ubuntu: `apt-get install passt`; 
 pub const PASTA_ATTACH: &str = "use a newer passt (2023-03 or later): Debian 13 (trixie) and Ubuntu 24.04 base images ship one that attaches inside containers";
 
 /// bubblewrap not installed.
-pub const BWRAP: &str =
-    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap)";
+pub const BWRAP: &str = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap)";
 
 /// The container runtime's masked `/proc`.
 pub const PROC: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";

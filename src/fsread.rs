@@ -46,16 +46,8 @@ impl From<Errno> for ReadError {
     }
 }
 
-const DIR_FLAGS: OFlag = OFlag::O_RDONLY
-    .union(OFlag::O_DIRECTORY)
-    .union(OFlag::O_NOFOLLOW)
-    .union(OFlag::O_CLOEXEC)
-    .union(OFlag::O_NONBLOCK);
-const FILE_FLAGS: OFlag = OFlag::O_RDONLY
-    .union(OFlag::O_NOFOLLOW)
-    .union(OFlag::O_CLOEXEC)
-    .union(OFlag::O_NONBLOCK)
-    .union(OFlag::O_NOCTTY);
+const DIR_FLAGS: OFlag = OFlag::O_RDONLY.union(OFlag::O_DIRECTORY).union(OFlag::O_NOFOLLOW).union(OFlag::O_CLOEXEC).union(OFlag::O_NONBLOCK);
+const FILE_FLAGS: OFlag = OFlag::O_RDONLY.union(OFlag::O_NOFOLLOW).union(OFlag::O_CLOEXEC).union(OFlag::O_NONBLOCK).union(OFlag::O_NOCTTY);
 
 fn owned(fd: RawFd) -> OwnedFd {
     // SAFETY: `fd` was just returned by a successful open and is owned by
@@ -168,6 +160,9 @@ mod tests {
         std::os::unix::fs::symlink("real", p.join("link")).unwrap();
         let root = open_root(p).unwrap();
         assert_eq!(read_rel(root.as_raw_fd(), b"real/.git/config", READ_CAP).unwrap(), b"[core]\n");
-        assert_eq!(read_rel(root.as_raw_fd(), b"link/.git/config", READ_CAP), Err(ReadError::NotRegular("a symbolic link or a file where a directory belongs")));
+        assert_eq!(
+            read_rel(root.as_raw_fd(), b"link/.git/config", READ_CAP),
+            Err(ReadError::NotRegular("a symbolic link or a file where a directory belongs"))
+        );
     }
 }

@@ -120,7 +120,9 @@ fn explain(text: &str, e: &ParseError) -> SyntaxError {
         ParseErrorKind::UnexpectedColon => "unexpected ':': expected a value".into(),
         ParseErrorKind::UnexpectedCloseBrace => "unexpected '}': a value is missing, or a '[' before it is not closed".into(),
         ParseErrorKind::UnexpectedCloseBracket => "unexpected ']': a value is missing, or a '{' before it is not closed".into(),
-        ParseErrorKind::UnexpectedWord => format!("{} is not a value (strings need quotes; the literals are true, false and null)", found(text, e.range().start)),
+        ParseErrorKind::UnexpectedWord => {
+            format!("{} is not a value (strings need quotes; the literals are true, false and null)", found(text, e.range().start))
+        }
         ParseErrorKind::UnexpectedTokenInObject => format!("expected a key or '}}', found {}", found(text, e.range().start)),
         ParseErrorKind::UnterminatedObject => "this '{' is never closed (the text ends first)".into(),
         ParseErrorKind::UnterminatedArray => "this '[' is never closed (the text ends first)".into(),

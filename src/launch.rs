@@ -5,11 +5,11 @@
 use crate::agents::{locate_vendor, Agent, AgentError, VendorSearch};
 use crate::config::{Config, EnvMap};
 use crate::jail;
+use crate::review;
 use crate::sandbox::context::{self, Context, ContextError, Network};
 use crate::sandbox::fsview::RealFs;
 use crate::sandbox::plan::{Plan, PlanError};
 use crate::sandbox::{exec, gitconfig, supervise};
-use crate::review;
 use crate::sysbin::{self, SysbinError};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::MetadataExt;
@@ -102,11 +102,7 @@ pub fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> R
         return Ok(cmd.clone());
     }
     let path = crate::sandbox::env::sanitized_path(env.get(OsStr::new("PATH")).map(OsString::as_os_str));
-    let search = VendorSearch {
-        path_dirs: crate::sandbox::env::path_dirs(&path),
-        home: home.to_path_buf(),
-        own_exe: own_exe_id(),
-    };
+    let search = VendorSearch { path_dirs: crate::sandbox::env::path_dirs(&path), home: home.to_path_buf(), own_exe: own_exe_id() };
     let vendor = locate_vendor(req.agent, &search)?;
     let mut cmd = vec![vendor.into_os_string()];
     cmd.extend(req.agent.rewrite_args(&req.agent_args));
@@ -190,16 +186,14 @@ fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
     // A root launcher's scan runs meanwhile (see `RootScan`).
     let scan = match &session.root_scan {
-        Some(s) => Some(crate::sandbox::rootscan::start(&s.keep, &s.home, &s.extra).map_err(|e| LaunchError::Exec { bwrap: "the root-only scan".into(), source: e })?),
+        Some(s) => {
+            Some(crate::sandbox::rootscan::start(&s.keep, &s.home, &s.extra).map_err(|e| LaunchError::Exec { bwrap: "the root-only scan".into(), source: e })?)
+        }
         None => None,
     };
     exec::prepare(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?;
-    let (watch, lines) = review::session::Watch::start(
-        session.state_dir.as_deref(),
-        &session.plan.workspace,
-        session.review_shared.clone(),
-        &session.session_id,
-    );
+    let (watch, lines) =
+        review::session::Watch::start(session.state_dir.as_deref(), &session.plan.workspace, session.review_shared.clone(), &session.session_id);
     lines.iter().for_each(|l| eprintln!("{l}"));
     let mut exec_final = || match with_scan(&session.plan, scan.as_ref()) {
         Ok(plan) => exec::exec(&plan),
@@ -242,4 +236,3 @@ pub fn exec_direct(req: &Request, env: &EnvMap) -> Result<std::convert::Infallib
     let err = std::os::unix::process::CommandExt::exec(std::process::Command::new(&cmd[0]).args(&cmd[1..]));
     Err(LaunchError::Exec { bwrap: cmd[0].to_string_lossy().into_owned(), source: err })
 }
-

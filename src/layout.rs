@@ -53,8 +53,7 @@ pub const LINKED_COMMANDS: &[&str] = &["agent-sandbox", "sandbox-install"];
 
 /// System directories: these must come before any venv or user-writable
 /// directory on PATH (only the shim directory goes before them).
-pub const SYSTEM_PATH_DIRS: &[&str] =
-    &["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"];
+pub const SYSTEM_PATH_DIRS: &[&str] = &["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"];
 
 /// Where the backup of `path` is kept.
 pub fn backup_for(path: &Path) -> PathBuf {

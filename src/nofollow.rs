@@ -101,9 +101,7 @@ fn step(dir: &OwnedFd, name: &std::ffi::OsStr) -> Result<(OwnedFd, Entry), Entry
             // SAFETY: a new descriptor owned only here.
             let fd = unsafe { OwnedFd::from_raw_fd(fd) };
             match fstat(fd.as_raw_fd()) {
-                Ok(st) if SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFLNK => {
-                    Err(Entry::Symlink(readlinkat(dir, name)))
-                }
+                Ok(st) if SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFLNK => Err(Entry::Symlink(readlinkat(dir, name))),
                 Ok(st) => {
                     let kind = kind_of(&st);
                     Ok((fd, kind))
@@ -174,9 +172,7 @@ pub fn read_regular(root: &Path, rel: &Path, cap: u64) -> Result<Vec<u8>, ReadEr
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
     let fd = match openat(Some(parent.as_raw_fd()), name, flags, Mode::empty()) {
         Ok(fd) => fd,
-        Err(nix::errno::Errno::ELOOP) => {
-            return Err(ReadError::NotRegular(full, Entry::Symlink(readlinkat(&parent, name)).describe()))
-        }
+        Err(nix::errno::Errno::ELOOP) => return Err(ReadError::NotRegular(full, Entry::Symlink(readlinkat(&parent, name)).describe())),
         Err(e) => return Err(io(e.desc().into())),
     };
     // SAFETY: a new descriptor owned only here.
@@ -212,9 +208,7 @@ pub fn ensure_dir(root: &Path, rel: &Path, mode: u32) -> std::io::Result<()> {
         }
         dir = match step(&dir, part) {
             Ok((fd, Entry::Dir)) => fd,
-            Ok((_, kind)) | Err(kind) => {
-                return Err(std::io::Error::other(format!("{} is {}, not a directory", root.join(&done).display(), kind.describe())))
-            }
+            Ok((_, kind)) | Err(kind) => return Err(std::io::Error::other(format!("{} is {}, not a directory", root.join(&done).display(), kind.describe()))),
         };
     }
     Ok(())
@@ -328,8 +322,7 @@ mod tests {
     #[test]
     fn lists_without_following() {
         let t = tree();
-        let names: Vec<(String, Entry)> =
-            list(t.path(), Path::new("a")).into_iter().map(|(n, e)| (n.to_string_lossy().into_owned(), e)).collect();
+        let names: Vec<(String, Entry)> = list(t.path(), Path::new("a")).into_iter().map(|(n, e)| (n.to_string_lossy().into_owned(), e)).collect();
         assert_eq!(
             names,
             vec![

@@ -34,15 +34,9 @@ fn check_trusted(path: &Path) -> Result<(), SysbinError> {
     // parent could swap the file after the check.
     let mut cur = Some(path);
     while let Some(p) = cur {
-        let meta = std::fs::metadata(p).map_err(|e| SysbinError::Untrusted {
-            path: path.to_path_buf(),
-            why: format!("cannot stat {}: {e}", p.display()),
-        })?;
+        let meta = std::fs::metadata(p).map_err(|e| SysbinError::Untrusted { path: path.to_path_buf(), why: format!("cannot stat {}: {e}", p.display()) })?;
         if let Some(why) = untrusted_reason(meta.uid(), meta.mode()) {
-            return Err(SysbinError::Untrusted {
-                path: path.to_path_buf(),
-                why: format!("{} {why}", p.display()),
-            });
+            return Err(SysbinError::Untrusted { path: path.to_path_buf(), why: format!("{} {why}", p.display()) });
         }
         cur = p.parent();
     }
@@ -71,11 +65,7 @@ pub fn find_in(name: &str, dirs: &[&str], fix: &str) -> Result<PathBuf, SysbinEr
             return Ok(real);
         }
     }
-    Err(SysbinError::Missing {
-        name: name.to_string(),
-        dirs: dirs.join(", "),
-        fix: fix.to_string(),
-    })
+    Err(SysbinError::Missing { name: name.to_string(), dirs: dirs.join(", "), fix: fix.to_string() })
 }
 
 pub use crate::fixes::BWRAP as BWRAP_FIX;

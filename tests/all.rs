@@ -10,5 +10,8 @@
 //! suite::jail::reachability_matrix`). The areas run side by side; the jail's
 //! tests have the process to themselves (`support::own_machine`).
 
+// All of this is test code: a failed expectation panics.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod suite;
 mod support;

@@ -105,8 +105,7 @@ impl Agent {
                 out
             }
             Agent::Codex => {
-                let mut out: Vec<OsString> =
-                    vec!["-c".into(), "check_for_update_on_startup=false".into()];
+                let mut out: Vec<OsString> = vec!["-c".into(), "check_for_update_on_startup=false".into()];
                 out.extend(user_args.iter().cloned());
                 out
             }

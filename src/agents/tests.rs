@@ -20,18 +20,12 @@ fn argv0_selects_profile() {
 #[test]
 fn claude_drops_chrome_and_injects_no_chrome() {
     let args: Vec<OsString> = ["--chrome", "-p", "hi there", "--no-chrome"].iter().map(OsString::from).collect();
-    assert_eq!(
-        Agent::Claude.rewrite_args(&args),
-        vec![OsString::from("--no-chrome"), "-p".into(), "hi there".into()]
-    );
+    assert_eq!(Agent::Claude.rewrite_args(&args), vec![OsString::from("--no-chrome"), "-p".into(), "hi there".into()]);
 }
 
 #[test]
 fn codex_and_pi_update_checks_off() {
-    assert_eq!(
-        Agent::Codex.rewrite_args(&["exec".into()]),
-        vec![OsString::from("-c"), "check_for_update_on_startup=false".into(), "exec".into()]
-    );
+    assert_eq!(Agent::Codex.rewrite_args(&["exec".into()]), vec![OsString::from("-c"), "check_for_update_on_startup=false".into(), "exec".into()]);
     assert!(Agent::Pi.env().iter().any(|(k, _)| *k == "PI_SKIP_VERSION_CHECK"));
     assert!(Agent::Claude.env().iter().any(|(k, _)| *k == "DISABLE_AUTOUPDATER"));
 }
@@ -67,11 +61,7 @@ fn vendor_skips_own_exe_and_shim_scripts() {
     write_exec(&shim_script.join("claude"), "#!/bin/sh\n# agent-sandbox shim\nexec agent-sandbox run\n");
     write_exec(&vendor.join("claude"), "#!/bin/sh\necho vendor\n");
     let own = std::fs::metadata(dir.path().join("own")).unwrap();
-    let search = VendorSearch {
-        path_dirs: vec![shims, shim_script, vendor.clone()],
-        home: dir.path().join("home"),
-        own_exe: Some((own.dev(), own.ino())),
-    };
+    let search = VendorSearch { path_dirs: vec![shims, shim_script, vendor.clone()], home: dir.path().join("home"), own_exe: Some((own.dev(), own.ino())) };
     assert_eq!(locate_vendor(Agent::Claude, &search).unwrap(), vendor.join("claude"));
 }
 

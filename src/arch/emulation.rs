@@ -42,7 +42,8 @@ fn hex(s: &str) -> Option<Vec<u8>> {
 /// Reads a handler file's text (magic handlers only; extension handlers
 /// and unreadable text give None).
 pub fn parse_handler(name: &str, text: &str) -> Option<Handler> {
-    let mut h = Handler { name: name.to_owned(), enabled: false, interpreter: PathBuf::new(), flags: String::new(), offset: 0, magic: Vec::new(), mask: Vec::new() };
+    let mut h =
+        Handler { name: name.to_owned(), enabled: false, interpreter: PathBuf::new(), flags: String::new(), offset: 0, magic: Vec::new(), mask: Vec::new() };
     for line in text.lines() {
         match line.split_once(' ') {
             None if line == "enabled" => h.enabled = true,
@@ -191,7 +192,8 @@ mod tests {
     fn this_process_is_not_emulated_natively() {
         // The unit tests also run under qemu-user (scripts/test.sh): there
         // the emulator is seen; on the machine's own architecture it is not.
-        let native = std::env::consts::ARCH == std::process::Command::new("uname").arg("-m").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
+        let native = std::env::consts::ARCH
+            == std::process::Command::new("uname").arg("-m").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
         assert_eq!(emulator().is_none(), native, "{:?}", emulator());
     }
 }

@@ -69,8 +69,7 @@ fn options(cli: &Cli) -> Result<install::Options, install::InstallError> {
     }
     agents.sort();
     let env_user = std::env::var(users::REMOTE_USER_ENV).ok();
-    let user = users::requested(cli.user.as_deref(), env_user.as_deref())
-        .map(|n| (n, if cli.user.is_some() { "--user" } else { users::REMOTE_USER_ENV }));
+    let user = users::requested(cli.user.as_deref(), env_user.as_deref()).map(|n| (n, if cli.user.is_some() { "--user" } else { users::REMOTE_USER_ENV }));
     Ok(install::Options {
         agents,
         root: cli.root.clone(),

@@ -145,7 +145,10 @@ fn mtime() -> u64 {
 /// A missing source folder is most often a command run outside the repository.
 fn check_source(dir: &Path, kind: &str) -> anyhow::Result<()> {
     if !dir.is_dir() {
-        anyhow::bail!("{} is not a folder; run this in the agent-sandbox repository root or pass --source DIR (the {kind} collection's src/ folder)", dir.display());
+        anyhow::bail!(
+            "{} is not a folder; run this in the agent-sandbox repository root or pass --source DIR (the {kind} collection's src/ folder)",
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -193,8 +196,8 @@ fn push(pkg: &Package, target: &Target, t: &TargetArgs) -> anyhow::Result<u8> {
     let found = auth::resolve(&registry, &env)?;
     tracing::info!(registry = %registry, source = %found.source, "registry credentials");
     let client = RegistryClient::new(&registry, found.credential)?;
-    let report = publish::publish(pkg, target, &client, t.dry_run)
-        .with_context(|| format!("publishing the {}s to {registry}/{}", pkg.kind.word(), target.namespace))?;
+    let report =
+        publish::publish(pkg, target, &client, t.dry_run).with_context(|| format!("publishing the {}s to {registry}/{}", pkg.kind.word(), target.namespace))?;
     if t.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(0);

@@ -19,11 +19,8 @@ pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
     };
     let account = context::account()?;
     // Everything a session may write, so the baselines are kept elsewhere.
-    let writable: Vec<PathBuf> = [workspace.clone()]
-        .into_iter()
-        .chain(eff.config.allow_write.iter().cloned())
-        .chain(TOOL_DIRS.iter().map(|d| account.home.join(d)))
-        .collect();
+    let writable: Vec<PathBuf> =
+        [workspace.clone()].into_iter().chain(eff.config.allow_write.iter().cloned()).chain(TOOL_DIRS.iter().map(|d| account.home.join(d))).collect();
     let dir = store::state_dir(&account.home, env.get(OsStr::new("XDG_STATE_HOME")).map(Path::new), &writable)?;
     let store = Store::new(&dir, &workspace);
     let base = match (&a.since_session, a.all) {

@@ -9,12 +9,7 @@ use std::path::Path;
 
 pub fn run(config_path: Option<&Path>, a: RunArgs) -> anyhow::Result<u8> {
     let agent = Agent::from_name(a.agent.as_deref().unwrap_or("claude"))?;
-    let req = Request {
-        agent,
-        command: (!a.cmd.is_empty()).then_some(a.cmd),
-        agent_args: Vec::new(),
-        peers: a.peers,
-    };
+    let req = Request { agent, command: (!a.cmd.is_empty()).then_some(a.cmd), agent_args: Vec::new(), peers: a.peers };
     launch_or_print(config_path, req, a.print_plan.then_some(a.json))
 }
 
@@ -46,7 +41,11 @@ fn shown_value(plan_agent: Agent, name: &str, value: &std::ffi::OsStr) -> String
     let set_here = agent_sandbox::env_vars::SET_BY_LAUNCHER.contains(&name)
         || agent_sandbox::env_vars::passed_by_default(name)
         || plan_agent.env().iter().any(|(k, _)| *k == name);
-    if set_here { value.to_string_lossy().into_owned() } else { "<passed from outside>".into() }
+    if set_here {
+        value.to_string_lossy().into_owned()
+    } else {
+        "<passed from outside>".into()
+    }
 }
 
 fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Result<()> {

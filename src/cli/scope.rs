@@ -35,10 +35,8 @@ pub fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
         })
         .collect();
     if a.json {
-        let v: Vec<_> = rows
-            .iter()
-            .map(|(p, acc)| serde_json::json!({"path": p, "access": acc, "read": acc.readable(), "write": acc.writable_outside()}))
-            .collect();
+        let v: Vec<_> =
+            rows.iter().map(|(p, acc)| serde_json::json!({"path": p, "access": acc, "read": acc.readable(), "write": acc.writable_outside()})).collect();
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         for (p, acc) in rows {

@@ -14,22 +14,13 @@ use super::value::{self, Typed};
 use super::{Config, EnvMap, Source};
 
 /// Applies every config variable present in `env`, updating `sources`.
-pub(crate) fn apply_env(
-    config: &mut Config,
-    sources: &mut BTreeMap<&'static str, Source>,
-    env: &EnvMap,
-) -> Result<(), ConfigError> {
+pub(crate) fn apply_env(config: &mut Config, sources: &mut BTreeMap<&'static str, Source>, env: &EnvMap) -> Result<(), ConfigError> {
     let mut port_vars: Vec<(u16, At)> = Vec::new();
     for key in Key::ALL {
         let Some((var, text)) = lookup(env, key)? else {
             continue;
         };
-        let at = At {
-            origin: Origin::Env {
-                var: var.to_string(),
-            },
-            key: key.name(),
-        };
+        let at = At { origin: Origin::Env { var: var.to_string() }, key: key.name() };
         let typed = typed(key, text, &at)?;
         if let Typed::Ports(ports) = &typed {
             port_vars.extend(ports.iter().map(|p| (*p, at.clone())));
@@ -47,9 +38,7 @@ pub(crate) fn apply_env(
 fn lookup(env: &EnvMap, key: Key) -> Result<Option<(&'static str, &str)>, ConfigError> {
     for var in [key.env_var(), key.alias_var()] {
         if let Some(value) = env.get(OsStr::new(var)) {
-            let text = value.to_str().ok_or_else(|| ConfigError::NotUtf8 {
-                var: var.to_string(),
-            })?;
+            let text = value.to_str().ok_or_else(|| ConfigError::NotUtf8 { var: var.to_string() })?;
             return Ok(Some((var, text)));
         }
     }
@@ -58,15 +47,8 @@ fn lookup(env: &EnvMap, key: Key) -> Result<Option<(&'static str, &str)>, Config
 
 fn typed(key: Key, text: &str, at: &At) -> Result<Typed, ConfigError> {
     match key.kind() {
-        Kind::Bool => parse_bool(text)
-            .map(Typed::Bool)
-            .ok_or_else(|| ConfigError::BadBool {
-                at: at.clone(),
-                value: text.to_string(),
-            }),
-        Kind::Path => validate::abs_path(text.trim())
-            .map(Typed::Path)
-            .map_err(|e| e.at(at.clone())),
+        Kind::Bool => parse_bool(text).map(Typed::Bool).ok_or_else(|| ConfigError::BadBool { at: at.clone(), value: text.to_string() }),
+        Kind::Path => validate::abs_path(text.trim()).map(Typed::Path).map_err(|e| e.at(at.clone())),
         Kind::List(kind) => {
             let items = split(kind, text).map(|item| (item, at.clone())).collect();
             value::text_list(kind, items)
@@ -88,15 +70,7 @@ fn parse_bool(text: &str) -> Option<bool> {
 /// whitespace. Empty items are skipped.
 fn split(kind: ItemKind, text: &str) -> impl Iterator<Item = &str> {
     let is_path = matches!(kind, ItemKind::Path | ItemKind::Device);
-    text.split(move |c: char| {
-        if is_path {
-            c == ':' || c == ','
-        } else {
-            c == ',' || c.is_whitespace()
-        }
-    })
-    .map(str::trim)
-    .filter(|item| !item.is_empty())
+    text.split(move |c: char| if is_path { c == ':' || c == ',' } else { c == ',' || c.is_whitespace() }).map(str::trim).filter(|item| !item.is_empty())
 }
 
 /// An empty list variable adds nothing, so it is not a source either.
@@ -114,9 +88,7 @@ fn typed_is_empty(typed: &Typed) -> bool {
 fn record(sources: &mut BTreeMap<&'static str, Source>, key: Key, var: &str) {
     let var = var.to_string();
     let source = match (key.kind(), sources.remove(key.name())) {
-        (Kind::List(_), Some(Source::File { path, line })) => {
-            Source::FileAndEnv { path, line, var }
-        }
+        (Kind::List(_), Some(Source::File { path, line })) => Source::FileAndEnv { path, line, var },
         _ => Source::Env { var },
     };
     sources.insert(key.name(), source);
@@ -133,11 +105,6 @@ fn check_port_conflict(config: &Config, port_vars: &[(u16, At)]) -> Result<(), C
         .rev()
         .find(|(p, _)| *p == port)
         .map(|(_, at)| at.clone())
-        .unwrap_or_else(|| At {
-            origin: Origin::Env {
-                var: Key::CallbackPorts.env_var().to_string(),
-            },
-            key: Key::CallbackPorts.name(),
-        });
+        .unwrap_or_else(|| At { origin: Origin::Env { var: Key::CallbackPorts.env_var().to_string() }, key: Key::CallbackPorts.name() });
     Err(ConfigError::PortConflict { at, port })
 }

@@ -62,63 +62,30 @@ impl fmt::Display for Hint {
 pub enum ConfigError {
     /// The file exists but cannot be read (permissions, a directory, ...).
     #[error("{}: cannot read the config file: {message}{hint}", file.display())]
-    Unreadable {
-        file: PathBuf,
-        message: String,
-        hint: Hint,
-    },
+    Unreadable { file: PathBuf, message: String, hint: Hint },
 
     /// The default config file could be changed by someone other than root.
     #[error("{}: not trusted: {problem}; fix: {fix}", file.display())]
-    Untrusted {
-        file: PathBuf,
-        problem: String,
-        fix: String,
-    },
+    Untrusted { file: PathBuf, problem: String, fix: String },
 
     /// Not valid JSON5 (or not UTF-8, or nested absurdly deep).
     #[error("{}:{line}:{column}: JSON5 syntax error: {message}", file.display())]
-    Syntax {
-        file: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Syntax { file: PathBuf, line: usize, column: usize, message: String },
 
     /// The top-level value is not an object.
     #[error("{}:{line}: the top level must be an object {{ ... }}, found {found}", file.display())]
-    NotAnObject {
-        file: PathBuf,
-        line: usize,
-        found: String,
-    },
+    NotAnObject { file: PathBuf, line: usize, found: String },
 
     #[error("{}:{line}: unknown key \"{key}\"{}; valid keys: {valid}",
         file.display(), did_you_mean(suggestion))]
-    UnknownKey {
-        file: PathBuf,
-        line: usize,
-        key: String,
-        suggestion: Option<&'static str>,
-        valid: String,
-    },
+    UnknownKey { file: PathBuf, line: usize, key: String, suggestion: Option<&'static str>, valid: String },
 
     /// JSON5 keeps the last of duplicate keys; a reader may see the first.
     #[error("{}:{line}: key \"{key}\" appears again (first on line {first_line}); keep one", file.display())]
-    DuplicateKey {
-        file: PathBuf,
-        line: usize,
-        key: String,
-        first_line: usize,
-    },
+    DuplicateKey { file: PathBuf, line: usize, key: String, first_line: usize },
 
     #[error("{at}: expected {expected}, found {found}{hint}")]
-    WrongType {
-        at: At,
-        expected: &'static str,
-        found: String,
-        hint: Hint,
-    },
+    WrongType { at: At, expected: &'static str, found: String, hint: Hint },
 
     /// An environment boolean that is not 1/0/true/false/yes/no/on/off.
     #[error("{at}: {value:?} is not a boolean; use 1/0, true/false, yes/no or on/off")]
@@ -128,19 +95,10 @@ pub enum ConfigError {
     BadPort { at: At, value: String },
 
     #[error("{at}: {value:?} is not accepted: {reason}")]
-    BadAddress {
-        at: At,
-        value: String,
-        reason: &'static str,
-    },
+    BadAddress { at: At, value: String, reason: &'static str },
 
     #[error("{at}: {value:?} is not accepted: {reason}{hint}")]
-    BadPath {
-        at: At,
-        value: String,
-        reason: &'static str,
-        hint: Hint,
-    },
+    BadPath { at: At, value: String, reason: &'static str, hint: Hint },
 
     #[error("{at}: {value:?} is not an environment variable name (letters, digits and _, not starting with a digit)")]
     BadEnvName { at: At, value: String },

@@ -43,27 +43,14 @@ pub fn check_file_trust(path: &Path, uid: u32, mode: u32) -> Result<(), ConfigEr
     let writable = mode & 0o022 != 0;
     let (problem, fix) = match (foreign, writable) {
         (false, false) => return Ok(()),
-        (true, false) => (
-            format!("owned by uid {uid}, not root"),
-            format!("chown root:root {shown}"),
-        ),
-        (false, true) => (
-            format!("writable by group or others (mode {:04o})", mode & 0o7777),
-            format!("chmod 644 {shown}"),
-        ),
+        (true, false) => (format!("owned by uid {uid}, not root"), format!("chown root:root {shown}")),
+        (false, true) => (format!("writable by group or others (mode {:04o})", mode & 0o7777), format!("chmod 644 {shown}")),
         (true, true) => (
-            format!(
-                "owned by uid {uid}, not root, and writable by group or others (mode {:04o})",
-                mode & 0o7777
-            ),
+            format!("owned by uid {uid}, not root, and writable by group or others (mode {:04o})", mode & 0o7777),
             format!("chown root:root {shown} && chmod 644 {shown}"),
         ),
     };
-    Err(ConfigError::Untrusted {
-        file: path.to_path_buf(),
-        problem,
-        fix,
-    })
+    Err(ConfigError::Untrusted { file: path.to_path_buf(), problem, fix })
 }
 
 fn regular_file(path: &Path, meta: &Metadata) -> Result<(), ConfigError> {
@@ -74,37 +61,19 @@ fn regular_file(path: &Path, meta: &Metadata) -> Result<(), ConfigError> {
     } else {
         return Ok(());
     };
-    Err(ConfigError::Unreadable {
-        file: path.to_path_buf(),
-        message: message.to_string(),
-        hint: Hint::new("the configuration must be a JSON5 file"),
-    })
+    Err(ConfigError::Unreadable { file: path.to_path_buf(), message: message.to_string(), hint: Hint::new("the configuration must be a JSON5 file") })
 }
 
 fn unreadable(path: &Path, err: &io::Error) -> ConfigError {
-    let hint = if err.kind() == io::ErrorKind::PermissionDenied {
-        Hint::new(format!("make it readable: chmod 644 {}", path.display()))
-    } else {
-        Hint::none()
-    };
-    ConfigError::Unreadable {
-        file: path.to_path_buf(),
-        message: err.to_string(),
-        hint,
-    }
+    let hint = if err.kind() == io::ErrorKind::PermissionDenied { Hint::new(format!("make it readable: chmod 644 {}", path.display())) } else { Hint::none() };
+    ConfigError::Unreadable { file: path.to_path_buf(), message: err.to_string(), hint }
 }
 
 fn read_bounded(path: &Path, file: File) -> Result<Vec<u8>, ConfigError> {
     let mut bytes = Vec::new();
-    file.take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| unreadable(path, &e))?;
+    file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| unreadable(path, &e))?;
     if bytes.len() as u64 > MAX_BYTES {
-        return Err(ConfigError::Unreadable {
-            file: path.to_path_buf(),
-            message: format!("it is larger than {MAX_BYTES} bytes"),
-            hint: Hint::none(),
-        });
+        return Err(ConfigError::Unreadable { file: path.to_path_buf(), message: format!("it is larger than {MAX_BYTES} bytes"), hint: Hint::none() });
     }
     Ok(bytes)
 }
@@ -116,11 +85,6 @@ fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, ConfigError> {
         let line = 1 + good.iter().filter(|b| **b == b'\n').count();
         let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         let column = 1 + String::from_utf8_lossy(&good[line_start..]).chars().count();
-        ConfigError::Syntax {
-            file: path.to_path_buf(),
-            line,
-            column,
-            message: "the file is not valid UTF-8".to_string(),
-        }
+        ConfigError::Syntax { file: path.to_path_buf(), line, column, message: "the file is not valid UTF-8".to_string() }
     })
 }

@@ -125,13 +125,7 @@ const SPECS: [Spec; 15] = [
         kind: Kind::Bool,
         doc: "hide forge token stores (gh, glab) and git credential helpers",
     },
-    Spec {
-        name: "peers",
-        env: "AGENT_SANDBOX_PEERS",
-        alias: "CLAUDE_SANDBOX_PEERS",
-        kind: Kind::Bool,
-        doc: "make sibling checkouts readable (not writable)",
-    },
+    Spec { name: "peers", env: "AGENT_SANDBOX_PEERS", alias: "CLAUDE_SANDBOX_PEERS", kind: Kind::Bool, doc: "make sibling checkouts readable (not writable)" },
     Spec {
         name: "allowWrite",
         env: "AGENT_SANDBOX_ALLOW_WRITE",
@@ -146,13 +140,7 @@ const SPECS: [Spec; 15] = [
         kind: Kind::List(ItemKind::Device),
         doc: "devices under /dev passed into the sandbox",
     },
-    Spec {
-        name: "gpu",
-        env: "AGENT_SANDBOX_GPU",
-        alias: "CLAUDE_SANDBOX_GPU",
-        kind: Kind::Bool,
-        doc: "pass NVIDIA and DRI GPU devices",
-    },
+    Spec { name: "gpu", env: "AGENT_SANDBOX_GPU", alias: "CLAUDE_SANDBOX_GPU", kind: Kind::Bool, doc: "pass NVIDIA and DRI GPU devices" },
     Spec {
         name: "passEnv",
         env: "AGENT_SANDBOX_PASS_ENV",
@@ -265,17 +253,9 @@ pub fn suggest(unknown: &str) -> Option<Key> {
     if let Some(k) = Key::ALL.into_iter().find(|k| fold(k.name()) == folded) {
         return Some(k);
     }
-    Key::ALL
-        .into_iter()
-        .map(|k| (strsim::levenshtein(&folded, &fold(k.name())), k))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
+    Key::ALL.into_iter().map(|k| (strsim::levenshtein(&folded, &fold(k.name())), k)).filter(|(d, _)| *d <= 2).min_by_key(|(d, _)| *d).map(|(_, k)| k)
 }
 
 fn fold(s: &str) -> String {
-    s.chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect()
+    s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }

@@ -101,11 +101,7 @@ pub enum Source {
     /// An environment variable (`AGENT_SANDBOX_*` or its alias).
     Env { var: String },
     /// A list from the file, extended by an environment variable.
-    FileAndEnv {
-        path: PathBuf,
-        line: usize,
-        var: String,
-    },
+    FileAndEnv { path: PathBuf, line: usize, var: String },
 }
 
 impl fmt::Display for Source {
@@ -150,11 +146,7 @@ pub fn load_from(path: &Path, env: &EnvMap) -> Result<Effective, ConfigError> {
 
 /// Pure: the effective configuration from the file's text (`None`: no
 /// file) and the environment. `path` is only used in messages and sources.
-pub fn from_source(
-    path: &Path,
-    text: Option<&str>,
-    env: &EnvMap,
-) -> Result<Effective, ConfigError> {
+pub fn from_source(path: &Path, text: Option<&str>, env: &EnvMap) -> Result<Effective, ConfigError> {
     let (mut config, mut sources) = match text {
         Some(text) => parse::parse_document(path, text)?,
         None => (Config::default(), BTreeMap::new()),
@@ -163,10 +155,5 @@ pub fn from_source(
     for key in Key::ALL {
         sources.entry(key.name()).or_insert(Source::Default);
     }
-    Ok(Effective {
-        config,
-        sources,
-        path: path.to_path_buf(),
-        file_present: text.is_some(),
-    })
+    Ok(Effective { config, sources, path: path.to_path_buf(), file_present: text.is_some() })
 }

@@ -97,7 +97,9 @@ impl Doc<'_> {
             Ok(_) => Err(self.syntax(SyntaxError {
                 line: self.line(root),
                 column: 1,
-                message: "JSON5 and JSONC readers see different values in this file (a U+2028 or U+2029 line separator in a // comment?); write plain line breaks".into(),
+                message:
+                    "JSON5 and JSONC readers see different values in this file (a U+2028 or U+2029 line separator in a // comment?); write plain line breaks"
+                        .into(),
             })),
             Err(e) => {
                 let (line, column) = e.position().map_or((self.line(root), 1), |p| (p.line + 1, p.column + 1));

@@ -9,33 +9,15 @@ use super::{Config, Effective, Source};
 
 /// A table: key, value, source; preceded by the file consulted.
 pub fn render_show(eff: &Effective) -> String {
-    let rows: Vec<(&str, String, String)> = Key::ALL
-        .into_iter()
-        .map(|key| {
-            (
-                key.name(),
-                value_text(&eff.config, key),
-                source_of(eff, key).to_string(),
-            )
-        })
-        .collect();
+    let rows: Vec<(&str, String, String)> =
+        Key::ALL.into_iter().map(|key| (key.name(), value_text(&eff.config, key), source_of(eff, key).to_string())).collect();
     let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     // Long lists would push every source far right; cap the column.
-    let value_width = rows
-        .iter()
-        .map(|r| r.1.chars().count())
-        .max()
-        .unwrap_or(0)
-        .clamp(5, 40);
+    let value_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0).clamp(5, 40);
     let mut out = format!("config file: {}\n", file_line(eff));
-    out.push_str(&format!(
-        "{:key_width$}  {:value_width$}  SOURCE\n",
-        "KEY", "VALUE"
-    ));
+    out.push_str(&format!("{:key_width$}  {:value_width$}  SOURCE\n", "KEY", "VALUE"));
     for (key, value, source) in rows {
-        out.push_str(&format!(
-            "{key:key_width$}  {value:value_width$}  {source}\n"
-        ));
+        out.push_str(&format!("{key:key_width$}  {value:value_width$}  {source}\n"));
     }
     out
 }
@@ -66,11 +48,7 @@ pub fn render_check(eff: &Effective) -> String {
         })
         .collect();
     vars.sort_unstable();
-    let env = if vars.is_empty() {
-        String::new()
-    } else {
-        format!("; environment overrides: {}", vars.join(", "))
-    };
+    let env = if vars.is_empty() { String::new() } else { format!("; environment overrides: {}", vars.join(", ")) };
     format!("OK: config {}{env}", file_line(eff))
 }
 
@@ -104,8 +82,7 @@ fn plain(v: &Value) -> String {
 }
 
 fn value_json(c: &Config, key: Key) -> Value {
-    let paths =
-        |v: &[std::path::PathBuf]| -> Value { v.iter().map(|p| p.to_string_lossy()).collect() };
+    let paths = |v: &[std::path::PathBuf]| -> Value { v.iter().map(|p| p.to_string_lossy()).collect() };
     match key {
         Key::EgressJail => json!(c.egress_jail),
         Key::AllowIp => c.allow_ip.iter().map(|ip| ip.to_string()).collect(),
@@ -121,9 +98,6 @@ fn value_json(c: &Config, key: Key) -> Value {
         Key::ProtectGitHooks => json!(c.protect_git_hooks),
         Key::ProtectGitConfig => json!(c.protect_git_config),
         Key::ShareToolDirs => json!(c.share_tool_dirs),
-        Key::WorkspaceRoot => c
-            .workspace_root
-            .as_ref()
-            .map_or(Value::Null, |p| json!(p.to_string_lossy())),
+        Key::WorkspaceRoot => c.workspace_root.as_ref().map_or(Value::Null, |p| json!(p.to_string_lossy())),
     }
 }

@@ -18,10 +18,7 @@ use super::*;
 const FILE: &str = "/etc/agent-sandbox/config.json5";
 
 fn env_of(pairs: &[(&str, &str)]) -> EnvMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-        .collect()
+    pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()
 }
 
 /// Parses `src` as the default file with an empty environment.
@@ -49,27 +46,13 @@ fn with_env(src: Option<&str>, pairs: &[(&str, &str)]) -> Result<Effective, Conf
 }
 
 fn at_file(line: usize, key: &'static str) -> At {
-    At {
-        origin: Origin::File {
-            path: PathBuf::from(FILE),
-            line,
-        },
-        key,
-    }
+    At { origin: Origin::File { path: PathBuf::from(FILE), line }, key }
 }
 
 fn at_env(var: &str, key: &'static str) -> At {
-    At {
-        origin: Origin::Env {
-            var: var.to_string(),
-        },
-        key,
-    }
+    At { origin: Origin::Env { var: var.to_string() }, key }
 }
 
 fn file_source(line: usize) -> Source {
-    Source::File {
-        path: PathBuf::from(FILE),
-        line,
-    }
+    Source::File { path: PathBuf::from(FILE), line }
 }

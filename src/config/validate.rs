@@ -23,12 +23,7 @@ impl Invalid {
         match self {
             Invalid::Port(value) => ConfigError::BadPort { at, value },
             Invalid::Address(value, reason) => ConfigError::BadAddress { at, value, reason },
-            Invalid::Path(value, reason, hint) => ConfigError::BadPath {
-                at,
-                value,
-                reason,
-                hint,
-            },
+            Invalid::Path(value, reason, hint) => ConfigError::BadPath { at, value, reason, hint },
             Invalid::EnvName(value) => ConfigError::BadEnvName { at, value },
             Invalid::NeverPassed(name) => ConfigError::NeverPassed { at, name },
         }
@@ -86,8 +81,7 @@ fn why_not_ipv4(s: &str) -> &'static str {
 /// Places a session may never get writable (as `allowWrite` or as the
 /// workspace), with everything below them: kernel interfaces, system
 /// configuration and the programs root runs.
-pub const SYSTEM_TREES: &[&str] =
-    &["/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+pub const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /// Places refused themselves (what lies below them may be allowed): the
 /// root, the runtime and state roots, the parents of the homes and root's
@@ -137,11 +131,7 @@ pub(crate) fn device_path(s: &str) -> Result<PathBuf, Invalid> {
         return Ok(path);
     }
     let hint = Hint::new("list devices such as /dev/ttyUSB0; use allowWrite for other paths");
-    Err(Invalid::Path(
-        s.to_string(),
-        "not a device under /dev/",
-        hint,
-    ))
+    Err(Invalid::Path(s.to_string(), "not a device under /dev/", hint))
 }
 
 /// Non-empty, no NUL, absolute, no `..` (which could climb out of the
@@ -164,10 +154,7 @@ fn checked_abs(s: &str) -> Result<PathBuf, Invalid> {
     }
     let path = PathBuf::from(s);
     if path.components().any(|c| c == Component::ParentDir) {
-        return bad(
-            "the path contains a .. component",
-            Hint::new("write the resolved path"),
-        );
+        return bad("the path contains a .. component", Hint::new("write the resolved path"));
     }
     Ok(path)
 }
@@ -176,9 +163,7 @@ fn checked_abs(s: &str) -> Result<PathBuf, Invalid> {
 /// the never-passed list.
 pub(crate) fn env_name(s: &str) -> Result<String, Invalid> {
     let mut chars = s.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(Invalid::EnvName(s.to_string()));
     }

@@ -34,14 +34,8 @@ pub(crate) fn text_list(kind: ItemKind, items: Vec<(&str, At)>) -> Result<Typed,
     })
 }
 
-fn each<T>(
-    items: Vec<(&str, At)>,
-    check: fn(&str) -> Result<T, Invalid>,
-) -> Result<Vec<T>, ConfigError> {
-    items
-        .into_iter()
-        .map(|(text, at)| check(text).map_err(|e| e.at(at)))
-        .collect()
+fn each<T>(items: Vec<(&str, At)>, check: fn(&str) -> Result<T, Invalid>) -> Result<Vec<T>, ConfigError> {
+    items.into_iter().map(|(text, at)| check(text).map_err(|e| e.at(at))).collect()
 }
 
 /// Writes `value` into the field of `key`; lists are extended when
@@ -82,9 +76,5 @@ fn merge<T: PartialEq>(target: &mut Vec<T>, items: Vec<T>, extend: bool) {
 
 /// The first port listed as both a local and a callback relay.
 pub(crate) fn port_conflict(config: &Config) -> Option<u16> {
-    config
-        .callback_ports
-        .iter()
-        .copied()
-        .find(|p| config.local_ports.contains(p))
+    config.callback_ports.iter().copied().find(|p| config.local_ports.contains(p))
 }

@@ -2,9 +2,9 @@
 //! `assess` turns the observations into findings without touching the
 //! system, so each verdict and its fix is tested as a value.
 
+pub use super::installed::Installed;
 use super::path::{self, DirInfo, Offence};
 use super::probe::{self, Attach, Filter, Mounts, Tun, Userns};
-pub use super::installed::Installed;
 use super::{Finding, Severity};
 use crate::agents::{Agent, ALL};
 use crate::layout::{BINARY, EXEC_LINK_DIR, SHIM_DIR};
@@ -20,7 +20,10 @@ pub enum Resolution {
     /// The first hit is one of our shims.
     Shim(PathBuf),
     /// The first hit is something else; `shim_later`: a shim comes after it.
-    Vendor { found: PathBuf, shim_later: bool },
+    Vendor {
+        found: PathBuf,
+        shim_later: bool,
+    },
     Nothing,
 }
 
@@ -143,7 +146,8 @@ fn ours() -> Vec<(u64, u64)> {
 fn resolve(agent: Agent, path: &str) -> Resolution {
     let ours = ours();
     let is_exec = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0);
-    let hits: Vec<PathBuf> = path::split(path).iter().filter(|d| d.starts_with('/')).map(|d| Path::new(d).join(agent.binary())).filter(|p| is_exec(p)).collect();
+    let hits: Vec<PathBuf> =
+        path::split(path).iter().filter(|d| d.starts_with('/')).map(|d| Path::new(d).join(agent.binary())).filter(|p| is_exec(p)).collect();
     let is_ours = |p: &PathBuf| id_of(p).is_some_and(|id| ours.contains(&id));
     match hits.first() {
         None => Resolution::Nothing,
@@ -160,7 +164,13 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
     out.push(match &h.bwrap {
         Ok(p) => Finding::new("bwrap", "bwrap-ok", Severity::Ok, format!("bubblewrap: {}", p.display()), None),
         Err(e) if e.contains("refusing") => Finding::new("bwrap", "bwrap-untrusted", Severity::Error, e.clone(), None),
-        Err(_) => Finding::new("bwrap", "bwrap-missing", Severity::Error, format!("bubblewrap (bwrap) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(crate::sysbin::BWRAP_FIX)),
+        Err(_) => Finding::new(
+            "bwrap",
+            "bwrap-missing",
+            Severity::Error,
+            format!("bubblewrap (bwrap) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")),
+            Some(crate::sysbin::BWRAP_FIX),
+        ),
     });
     let arch = crate::arch::Arch::native();
     out.push(match (&h.userns, &h.emulator) {
@@ -181,7 +191,10 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             "emulation",
             "emulated",
             Severity::Warning,
-            format!("this agent-sandbox ({arch}) runs under the emulator {}: sessions are proven on each architecture's own machines, not under emulation", emu.display()),
+            format!(
+                "this agent-sandbox ({arch}) runs under the emulator {}: sessions are proven on each architecture's own machines, not under emulation",
+                emu.display()
+            ),
             Some(EMULATED_FIX),
         ));
     }
@@ -193,9 +206,23 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
     let version = h.pasta_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default();
     out.push(match (&h.pasta, &h.attach) {
         (Err(e), _) if e.contains("refusing") => Finding::new("pasta", "pasta-untrusted", jail, e.clone(), None),
-        (Err(_), _) => Finding::new("pasta", "pasta-missing", jail, format!("pasta (package passt) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")), Some(PASTA_FIX)),
-        (Ok(p), Some(Attach::Attached)) => Finding::new("pasta", "pasta-ok", Severity::Ok, format!("pasta {}{version} attaches to a new network namespace", p.display()), None),
-        (Ok(p), Some(Attach::Failed(why))) => Finding::new("pasta", "pasta-cannot-attach", jail, format!("pasta {}{version} cannot attach to a network namespace here: {why}", p.display()), Some(PASTA_ATTACH_FIX)),
+        (Err(_), _) => Finding::new(
+            "pasta",
+            "pasta-missing",
+            jail,
+            format!("pasta (package passt) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")),
+            Some(PASTA_FIX),
+        ),
+        (Ok(p), Some(Attach::Attached)) => {
+            Finding::new("pasta", "pasta-ok", Severity::Ok, format!("pasta {}{version} attaches to a new network namespace", p.display()), None)
+        }
+        (Ok(p), Some(Attach::Failed(why))) => Finding::new(
+            "pasta",
+            "pasta-cannot-attach",
+            jail,
+            format!("pasta {}{version} cannot attach to a network namespace here: {why}", p.display()),
+            Some(PASTA_ATTACH_FIX),
+        ),
         (Ok(p), None) => Finding::new(
             "pasta",
             "pasta-not-checked",
@@ -205,7 +232,9 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ),
     });
     out.push(match &h.filter {
-        Some(Filter::Works) => Finding::new("filter", "filter-ok", Severity::Ok, "the jail's packet filter (nf_tables) can be installed in a new network namespace".into(), None),
+        Some(Filter::Works) => {
+            Finding::new("filter", "filter-ok", Severity::Ok, "the jail's packet filter (nf_tables) can be installed in a new network namespace".into(), None)
+        }
         Some(Filter::Fails { why, fix }) => Finding::new(
             "filter",
             "filter-unavailable",
@@ -213,13 +242,25 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             format!("the jail's packet filter cannot be installed, so jailed sessions refuse to start: {why}"),
             Some(fix),
         ),
-        None => Finding::new("filter", "filter-not-checked", Severity::Warning, "the jail's packet filter was not tried: it needs user namespaces".into(), Some("fix the userns finding, then run `agent-sandbox doctor` again")),
+        None => Finding::new(
+            "filter",
+            "filter-not-checked",
+            Severity::Warning,
+            "the jail's packet filter was not tried: it needs user namespaces".into(),
+            Some("fix the userns finding, then run `agent-sandbox doctor` again"),
+        ),
     });
     out.push(super::confined::mounts(h.mounts.as_ref(), h.userns_facts.confinement.apparmor.as_ref()));
     out.push(if h.fresh_proc {
         Finding::new("proc", "proc-ok", Severity::Ok, "/proc has no masked paths; sessions get their own /proc".into(), None)
     } else {
-        Finding::new("proc", "proc-masked", Severity::Error, "/proc has paths masked by the container runtime, so sessions cannot mount their own /proc and refuse to start".into(), Some(PROC_FIX))
+        Finding::new(
+            "proc",
+            "proc-masked",
+            Severity::Error,
+            "/proc has paths masked by the container runtime, so sessions cannot mount their own /proc and refuse to start".into(),
+            Some(PROC_FIX),
+        )
     });
     out
 }
@@ -261,9 +302,17 @@ pub fn assess(h: &HostFacts) -> Vec<Finding> {
     out.push(abstract_scoping(h));
     out.extend(super::boundary::finding(&h.boundary));
     out.push(match &h.installed {
-        Installed::No => Finding::new("install", "not-installed", Severity::Warning, format!("agent-sandbox is not installed by sandbox-install ({BINARY} is missing), so there are no claude/codex/pi shims"), Some("run sandbox-install as root (see docs/install.md)")),
+        Installed::No => Finding::new(
+            "install",
+            "not-installed",
+            Severity::Warning,
+            format!("agent-sandbox is not installed by sandbox-install ({BINARY} is missing), so there are no claude/codex/pi shims"),
+            Some("run sandbox-install as root (see docs/install.md)"),
+        ),
         Installed::Untrusted(e) => Finding::new("install", "binary-untrusted", Severity::Error, e.clone(), None),
-        Installed::Yes { problems } if problems.is_empty() => Finding::new("install", "install-ok", Severity::Ok, format!("{BINARY} and its shims are in place"), None),
+        Installed::Yes { problems } if problems.is_empty() => {
+            Finding::new("install", "install-ok", Severity::Ok, format!("{BINARY} and its shims are in place"), None)
+        }
         Installed::Yes { problems } => Finding::new(
             "install",
             "shim-broken",
@@ -303,8 +352,16 @@ fn path_findings(h: &HostFacts) -> Vec<Finding> {
             check: "path",
             id,
             severity: Severity::Warning,
-            message: format!("PATH has {} ({}) before {}: a command placed there shadows system commands", if a.dir.is_empty() { "an empty entry" } else { &a.dir }, a.offence.describe(), a.before),
-            fix: Some(format!("put system directories first and append the rest, e.g. PATH={}; login shells get this from /etc/profile.d/agent-sandbox.sh", path::suggested(&entries))),
+            message: format!(
+                "PATH has {} ({}) before {}: a command placed there shadows system commands",
+                if a.dir.is_empty() { "an empty entry" } else { &a.dir },
+                a.offence.describe(),
+                a.before
+            ),
+            fix: Some(format!(
+                "put system directories first and append the rest, e.g. PATH={}; login shells get this from /etc/profile.d/agent-sandbox.sh",
+                path::suggested(&entries)
+            )),
         });
     }
     for (agent, r) in &h.resolutions {

@@ -19,7 +19,9 @@ pub use crate::fixes::USERNS as USERNS_FIX;
 pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u32) -> Finding {
     let d = errno.map(|e| diagnose_userns(facts, uid, e));
     match d {
-        Some(d) if d.blocker == UsernsBlocker::Seccomp => Finding::new("userns", "userns-seccomp", Severity::Error, format!("user namespaces are not available: {}", d.cause), Some(&d.fix)),
+        Some(d) if d.blocker == UsernsBlocker::Seccomp => {
+            Finding::new("userns", "userns-seccomp", Severity::Error, format!("user namespaces are not available: {}", d.cause), Some(&d.fix))
+        }
         Some(d) if d.blocker != UsernsBlocker::Unknown => {
             Finding::new("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}: {}", d.cause), Some(&d.fix))
         }
@@ -34,7 +36,9 @@ pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u
 pub fn mounts(probe: Option<&Mounts>, apparmor: Option<&AppArmor>) -> Finding {
     let profile = apparmor.map_or("none".to_owned(), AppArmor::label);
     match probe {
-        Some(Mounts::Works) => Finding::new("mounts", "mounts-ok", Severity::Ok, format!("mounts work in a new user+mount namespace (AppArmor profile: {profile})"), None),
+        Some(Mounts::Works) => {
+            Finding::new("mounts", "mounts-ok", Severity::Ok, format!("mounts work in a new user+mount namespace (AppArmor profile: {profile})"), None)
+        }
         Some(Mounts::Fails { what, errno }) => {
             let err = errno.map(|e| std::io::Error::from_raw_os_error(e).to_string()).unwrap_or_default();
             let failed = format!("{what}{}", if err.is_empty() || what.contains(&err) { String::new() } else { format!(" ({err})") });

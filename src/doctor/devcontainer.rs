@@ -20,9 +20,7 @@ const CHECK: &str = "devcontainer";
 /// `.devcontainer/devcontainer.json` or `.devcontainer.json` in `start` or
 /// the nearest ancestor that has one.
 pub fn find(start: &Path) -> Option<PathBuf> {
-    start.ancestors().find_map(|d| {
-        [d.join(".devcontainer/devcontainer.json"), d.join(".devcontainer.json")].into_iter().find(|p| p.is_file())
-    })
+    start.ancestors().find_map(|d| [d.join(".devcontainer/devcontainer.json"), d.join(".devcontainer.json")].into_iter().find(|p| p.is_file()))
 }
 
 fn finding(id: &'static str, severity: Severity, message: String, fix: Option<String>) -> Finding {
@@ -48,7 +46,8 @@ pub fn lint(path: &Path, text: &str, read: &dyn Fn(&Path) -> Option<String>) -> 
         return vec![finding("devcontainer-invalid", Severity::Error, format!("{shown} is not a JSON object"), None)];
     };
     let mut out = Vec::new();
-    let run_args: Vec<String> = obj.get("runArgs").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default();
+    let run_args: Vec<String> =
+        obj.get("runArgs").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default();
     let sandbox = sandbox_source(path, obj, read);
     if obj.contains_key("dockerComposeFile") {
         out.push(finding(

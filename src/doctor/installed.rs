@@ -4,8 +4,8 @@
 //! followed); the verdict over the observations is pure.
 
 use crate::install::facts::{self, Observed};
-use crate::layout::{BINARY, EXEC_LINK_DIR, INSTALLER, MANIFEST, SHIM_DIR};
 use crate::install::manifest::{Entry, Manifest};
+use crate::layout::{BINARY, EXEC_LINK_DIR, INSTALLER, MANIFEST, SHIM_DIR};
 use std::path::{Path, PathBuf};
 
 /// The installation's state.
@@ -14,7 +14,9 @@ pub enum Installed {
     No,
     Untrusted(String),
     /// Installed; what no longer is as installed (empty: all in place).
-    Yes { problems: Vec<String> },
+    Yes {
+        problems: Vec<String>,
+    },
 }
 
 /// Observes the installation on this machine.

@@ -58,8 +58,7 @@ pub fn dir_info(dir: &str) -> DirInfo {
     // The directory or any directory above it: whoever can write a parent
     // can rename the directory away and put their own in its place.
     let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let writable = meta.is_some()
-        && real.ancestors().any(|a| std::fs::metadata(a).is_ok_and(|m| crate::sysbin::untrusted_reason(m.uid(), m.mode()).is_some()));
+    let writable = meta.is_some() && real.ancestors().any(|a| std::fs::metadata(a).is_ok_and(|m| crate::sysbin::untrusted_reason(m.uid(), m.mode()).is_some()));
     let venv = p.join("activate").is_file() || p.parent().is_some_and(|d| d.join("pyvenv.cfg").is_file());
     DirInfo { dir: dir.to_string(), exists: meta.is_some_and(|m| m.is_dir()), writable, venv }
 }
@@ -231,9 +230,6 @@ mod tests {
 
     #[test]
     fn suggestion_puts_shims_then_system_first() {
-        assert_eq!(
-            suggested(&split("/opt/venv/bin:/usr/local/bin:/usr/bin:/usr/bin")),
-            format!("{SHIM_DIR}:/usr/local/bin:/usr/bin:/opt/venv/bin")
-        );
+        assert_eq!(suggested(&split("/opt/venv/bin:/usr/local/bin:/usr/bin:/usr/bin")), format!("{SHIM_DIR}:/usr/local/bin:/usr/bin:/opt/venv/bin"));
     }
 }

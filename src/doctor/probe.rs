@@ -21,7 +21,10 @@ pub enum Userns {
     Works,
     /// `why`: the error, with what the sysctls say; `errno`: the error
     /// number of the failed call, when one failed.
-    Fails { why: String, errno: Option<i32> },
+    Fails {
+        why: String,
+        errno: Option<i32>,
+    },
 }
 
 /// Whether mounts work in a new user + mount namespace (bubblewrap's
@@ -30,7 +33,10 @@ pub enum Userns {
 pub enum Mounts {
     Works,
     /// `what` failed with `errno`.
-    Fails { what: String, errno: Option<i32> },
+    Fails {
+        what: String,
+        errno: Option<i32>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +51,10 @@ pub enum Tun {
 pub enum Filter {
     Works,
     /// What failed, and the fix for it.
-    Fails { why: String, fix: String },
+    Fails {
+        why: String,
+        fix: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,7 +275,10 @@ pub fn pasta_attach(pasta: &Path) -> Attach {
                 let _ = s.read_to_string(&mut err);
             }
             let err = first_lines(&err);
-            break Attach::Failed(format!("pasta exited ({status}) without configuring the namespace{}", if err.is_empty() { String::new() } else { format!(": {err}") }));
+            break Attach::Failed(format!(
+                "pasta exited ({status}) without configuring the namespace{}",
+                if err.is_empty() { String::new() } else { format!(": {err}") }
+            ));
         }
         if start.elapsed() > PASTA_TIMEOUT {
             break Attach::Failed(format!("pasta did not configure the namespace within {} s", PASTA_TIMEOUT.as_secs()));

@@ -55,7 +55,9 @@ fn source_of(e: &Effective, key: Key) -> &Source {
 fn jail_off(e: &Effective) -> Finding {
     let (whence, fix) = match source_of(e, Key::EgressJail) {
         Source::Env { var } | Source::FileAndEnv { var, .. } => (format!("{var} is set in the environment"), format!("unset {var}")),
-        Source::File { path, line } => (format!("egressJail is false at {}:{line}", path.display()), format!("remove `egressJail: false` from {}", path.display())),
+        Source::File { path, line } => {
+            (format!("egressJail is false at {}:{line}", path.display()), format!("remove `egressJail: false` from {}", path.display()))
+        }
         Source::Default => ("egressJail is false".into(), format!("set egressJail to true in {}", e.path.display())),
     };
     f(
@@ -151,7 +153,8 @@ mod tests {
 
     #[test]
     fn every_value_from_the_environment_is_named() {
-        let got = findings(&load(Some("{ allowIp: [\"10.1.2.3\"] }"), &[("AGENT_SANDBOX_ALLOW_IP", "10.9.9.9"), ("AGENT_SANDBOX_NO_FORGE", "1")]), Path::new(HOME));
+        let got =
+            findings(&load(Some("{ allowIp: [\"10.1.2.3\"] }"), &[("AGENT_SANDBOX_ALLOW_IP", "10.9.9.9"), ("AGENT_SANDBOX_NO_FORGE", "1")]), Path::new(HOME));
         assert_eq!(ids(&got), vec![("config-ok", Severity::Ok), ("env-override", Severity::Warning), ("env-override", Severity::Warning)]);
         assert!(got[1].message.starts_with("allowIp comes from the environment (AGENT_SANDBOX_ALLOW_IP)"), "{}", got[1].message);
         assert!(got[2].message.starts_with("noForge comes from the environment (AGENT_SANDBOX_NO_FORGE)"), "{}", got[2].message);
@@ -162,7 +165,11 @@ mod tests {
     fn allow_write_of_the_home_or_a_system_directory_is_an_error() {
         let got = findings(&load(None, &[("AGENT_SANDBOX_ALLOW_WRITE", HOME)]), Path::new(HOME));
         assert_eq!(ids(&got), vec![("config-ok", Severity::Ok), ("env-override", Severity::Warning), ("allow-write-unsafe", Severity::Error)]);
-        assert!(got[2].message.contains("allowWrite (from AGENT_SANDBOX_ALLOW_WRITE) makes /home/vscode writable") && got[2].message.contains("your home"), "{}", got[2].message);
+        assert!(
+            got[2].message.contains("allowWrite (from AGENT_SANDBOX_ALLOW_WRITE) makes /home/vscode writable") && got[2].message.contains("your home"),
+            "{}",
+            got[2].message
+        );
         for bad in ["/home", "/etc", "/usr/local", "/usr/local/bin", "/usr"] {
             let got = findings(&load(Some(&format!("{{ allowWrite: [\"{bad}\"] }}")), &[]), Path::new(HOME));
             // The configuration refuses the system's own locations itself

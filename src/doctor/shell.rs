@@ -55,7 +55,11 @@ mod tests {
         assert!(ok[0].message.contains("put 1 directories on PATH and alias 1 entry points"), "{}", ok[0].message);
         let f = findings(&read("eval \"$(mise activate bash)\"\nPATH=$(brew --prefix)/bin:$PATH\n"));
         assert_eq!((f[0].id, f[0].severity), ("shell-path-unreadable", Severity::Info));
-        assert!(f[0].message.contains("/home/u/.bashrc:1: `eval") && f[0].message.contains("/home/u/.bashrc:2: PATH is set from a command's output"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("/home/u/.bashrc:1: `eval") && f[0].message.contains("/home/u/.bashrc:2: PATH is set from a command's output"),
+            "{}",
+            f[0].message
+        );
         assert!(f[0].fix.as_deref().unwrap().contains("export PATH="));
     }
 }

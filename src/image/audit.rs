@@ -170,7 +170,9 @@ mod tests {
         mk("opt/venv/bin.py", 0o644, 1000, 1000);
         let root = r.display().to_string();
         // The same script over the temporary tree.
-        let script = script().replace("for d in /usr /etc /opt", &format!("for d in {root}/usr {root}/etc {root}/opt")).replace("-path /opt/venv", &format!("-path {root}/opt/venv"));
+        let script = script()
+            .replace("for d in /usr /etc /opt", &format!("for d in {root}/usr {root}/etc {root}/opt"))
+            .replace("-path /opt/venv", &format!("-path {root}/opt/venv"));
         let out = std::process::Command::new("/bin/sh").args(["-c", &script]).output().unwrap();
         let o = parse(&String::from_utf8_lossy(&out.stdout), &String::from_utf8_lossy(&out.stderr));
         let mut names: Vec<&str> = o.examples.iter().map(|e| e.split(' ').next().unwrap().rsplit('/').next().unwrap()).collect();

@@ -76,13 +76,25 @@ pub fn entry(bytes: &[u8]) -> Result<Entry, String> {
         inside(s).ok_or_else(|| format!("{MANIFEST_JSON}: {what} `{s}` leaves the archive"))
     };
     let config = file(&image["Config"], "Config")?;
-    let layers = image["Layers"].as_array().ok_or_else(|| format!("{MANIFEST_JSON} lists no Layers"))?.iter().map(|l| file(l, "a layer")).collect::<Result<Vec<_>, _>>()?;
+    let layers = image["Layers"]
+        .as_array()
+        .ok_or_else(|| format!("{MANIFEST_JSON} lists no Layers"))?
+        .iter()
+        .map(|l| file(l, "a layer"))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Entry { config, layers })
 }
 
 /// The OCI image manifest of `config` and the compressed `layers`.
 pub fn manifest(config: &Blob, layers: &[Descriptor]) -> Manifest {
-    Manifest { schema_version: 2, media_type: OCI_MANIFEST.to_owned(), artifact_type: None, config: config.descriptor(None), layers: layers.to_vec(), annotations: None }
+    Manifest {
+        schema_version: 2,
+        media_type: OCI_MANIFEST.to_owned(),
+        artifact_type: None,
+        config: config.descriptor(None),
+        layers: layers.to_vec(),
+        annotations: None,
+    }
 }
 
 /// The config's architecture and `rootfs.diff_ids` (uncompressed layer digests).
@@ -179,7 +191,8 @@ fn compress(layer: &Path, blobs: &Path, n: usize) -> Compressed {
     let out = gz.finish().map_err(write_err)?;
     let hex = |h: Sha256| h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>();
     let (size, compressed) = (out.size, hex(out.hash));
-    let digest = Digest::parse(&format!("sha256:{compressed}")).ok_or_else(|| ImageError::Unexpected { step: "compressing a layer".into(), why: "no digest".into() })?;
+    let digest =
+        Digest::parse(&format!("sha256:{compressed}")).ok_or_else(|| ImageError::Unexpected { step: "compressing a layer".into(), why: "no digest".into() })?;
     let path = blobs.join(&compressed);
     std::fs::rename(&tmp, &path).map_err(|source| ImageError::Write { path: path.clone(), source })?;
     Ok((FileBlob { media_type: OCI_LAYER_GZIP.to_owned(), digest, size, path }, format!("sha256:{}", hex(plain))))

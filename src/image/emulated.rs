@@ -100,7 +100,8 @@ mod tests {
     use super::*;
 
     fn doctor(findings: &[(&str, &str)]) -> String {
-        let list: Vec<Value> = findings.iter().map(|(id, sev)| serde_json::json!({"check": "x", "id": id, "severity": sev, "message": format!("m {id}")})).collect();
+        let list: Vec<Value> =
+            findings.iter().map(|(id, sev)| serde_json::json!({"check": "x", "id": id, "severity": sev, "message": format!("m {id}")})).collect();
         serde_json::json!({"findings": list, "errors": 1, "warnings": 1, "blocking": true}).to_string()
     }
 
@@ -140,13 +141,19 @@ mod tests {
         f[install] = ("shim-broken", "error");
         f.push(("path-venv-first", "error"));
         let o = parse(Arch::Aarch64, &format!("aarch64\n{}", doctor(&f)), "", 0.0);
-        assert_eq!(o.problems, ["doctor did not report install-ok", "doctor: error shim-broken: m shim-broken", "doctor: error path-venv-first: m path-venv-first"]);
+        assert_eq!(
+            o.problems,
+            ["doctor did not report install-ok", "doctor: error shim-broken: m shim-broken", "doctor: error path-venv-first: m path-venv-first"]
+        );
 
         // The plain userns failure is not emulation's: the variant did not run emulated.
         let mut f = emulated_image();
         f[1] = ("userns-unavailable", "error");
         let o = parse(Arch::Aarch64, &format!("aarch64\n{}", doctor(&f)), "", 0.0);
-        assert_eq!(o.problems, ["doctor: error userns-unavailable: m userns-unavailable", "doctor did not see an emulator: this variant did not run emulated as planned"]);
+        assert_eq!(
+            o.problems,
+            ["doctor: error userns-unavailable: m userns-unavailable", "doctor did not see an emulator: this variant did not run emulated as planned"]
+        );
 
         let o = parse(Arch::Aarch64, "aarch64\n", "exec format error\n", 0.0);
         assert_eq!(o.problems, ["agent-sandbox doctor printed no report; its last words: exec format error"]);

@@ -115,7 +115,8 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
     let out = run("starting the check container", &v.start, true)?;
     let _running = Running(&v.remove);
     check("starting the check container", &out, true)?;
-    let sandbox_size = run("measuring the sandbox", &v.measure, true).ok().filter(|o| o.status.success()).and_then(|o| parse_measure(&String::from_utf8_lossy(&o.stdout)));
+    let sandbox_size =
+        run("measuring the sandbox", &v.measure, true).ok().filter(|o| o.status.success()).and_then(|o| parse_measure(&String::from_utf8_lossy(&o.stdout)));
     say(&format!("auditing {}: who may write what root runs", v.tag));
     let out = run("the ownership audit", &v.audit, true)?;
     let audit = super::audit::parse(&String::from_utf8_lossy(&out.stdout), &String::from_utf8_lossy(&out.stderr));

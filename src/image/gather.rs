@@ -176,7 +176,9 @@ fn check_binary(dir: &Path, name: &'static str, arch: Arch) -> Result<(), ImageE
 fn check_emulation(arch: Arch, native: Arch) -> Result<(), ImageError> {
     let why = match emulation::handler_for(arch) {
         Registration::Ready(_) => return Ok(()),
-        Registration::NotInContainers(h) => format!("its binfmt_misc handler {} lacks the F flag, so it cannot start {arch} programs inside containers", h.name),
+        Registration::NotInContainers(h) => {
+            format!("its binfmt_misc handler {} lacks the F flag, so it cannot start {arch} programs inside containers", h.name)
+        }
         Registration::Missing => format!("no binfmt_misc handler runs {arch} executables"),
         Registration::Unknown(why) => why,
     };

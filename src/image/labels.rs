@@ -22,8 +22,7 @@ pub const CREATED: &str = "org.opencontainers.image.created";
 pub const DEVCONTAINER_METADATA: &str = "devcontainer.metadata";
 
 pub const TITLE_VALUE: &str = "agent-sandbox";
-pub const DESCRIPTION_VALUE: &str =
-    "Debian 13 with Claude Code, Codex and Pi running inside the agent-sandbox bubblewrap sandbox and egress jail";
+pub const DESCRIPTION_VALUE: &str = "Debian 13 with Claude Code, Codex and Pi running inside the agent-sandbox bubblewrap sandbox and egress jail";
 pub const LICENSES_VALUE: &str = "Apache-2.0";
 
 /// The image's non-root user (uid 1000), the devcontainer `remoteUser`.

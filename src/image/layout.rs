@@ -68,9 +68,8 @@ impl Layout<'_> {
         let media_type = v["mediaType"].as_str().ok_or_else(|| self.bad("a descriptor has no mediaType"))?.to_owned();
         let digest = v["digest"].as_str().and_then(Digest::parse).ok_or_else(|| self.bad("a descriptor has no sha256 digest"))?;
         let size = v["size"].as_u64().ok_or_else(|| self.bad("a descriptor has no size"))?;
-        let annotations = v["annotations"].as_object().map(|m| {
-            Annotations(m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned())).collect())
-        });
+        let annotations =
+            v["annotations"].as_object().map(|m| Annotations(m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned())).collect()));
         Ok(Descriptor { media_type, digest, size, annotations })
     }
 

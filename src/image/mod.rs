@@ -22,8 +22,8 @@
 //! then the manifests and the index by digest, then the tags; layers
 //! streamed from their files).
 
-pub mod docker_archive;
 pub mod audit;
+pub mod docker_archive;
 pub mod emulated;
 pub mod engine;
 pub mod error;

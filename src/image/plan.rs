@@ -249,12 +249,8 @@ pub fn build_plan(req: &BuildRequest, inp: &Inputs) -> Result<BuildPlan, ImageEr
 /// generated), that architecture's binaries in `bin/`, the extra CA.
 fn context_files(req: &BuildRequest, inp: &Inputs, bin_dir: &Path) -> Vec<ContextFile> {
     let generated: Vec<PathBuf> = BINARIES.iter().map(|b| Path::new("bin").join(b)).chain(req.extra_ca.iter().map(|_| PathBuf::from(EXTRA_CA))).collect();
-    let mut files: Vec<ContextFile> = inp
-        .definition_files
-        .iter()
-        .filter(|f| !generated.contains(f))
-        .map(|f| ContextFile { dest: f.clone(), source: inp.definition.join(f) })
-        .collect();
+    let mut files: Vec<ContextFile> =
+        inp.definition_files.iter().filter(|f| !generated.contains(f)).map(|f| ContextFile { dest: f.clone(), source: inp.definition.join(f) }).collect();
     files.extend(BINARIES.iter().map(|b| ContextFile { dest: Path::new("bin").join(b), source: bin_dir.join(b) }));
     if let Some(ca) = &req.extra_ca {
         files.push(ContextFile { dest: PathBuf::from(EXTRA_CA), source: ca.clone() });
@@ -262,7 +258,14 @@ fn context_files(req: &BuildRequest, inp: &Inputs, bin_dir: &Path) -> Vec<Contex
     files
 }
 
-fn variant(req: &BuildRequest, inp: &Inputs, arch: Arch, tag: String, build_args: &[(String, String)], labels: &[(String, String)]) -> Result<Variant, ImageError> {
+fn variant(
+    req: &BuildRequest,
+    inp: &Inputs,
+    arch: Arch,
+    tag: String,
+    build_args: &[(String, String)],
+    labels: &[(String, String)],
+) -> Result<Variant, ImageError> {
     let bin_dir = inp.bin_dirs.iter().find(|b| b.arch == arch).ok_or(ImageError::NoBinaries { arch: arch.name(), searched: "the gathered folders".into() })?;
     let context = inp.work.join(format!("context-{}", arch.oci()));
     let platform = arch.platform();

@@ -10,7 +10,8 @@ use serde_json::Value;
 /// The script a verify container runs as its user: a fresh workspace in
 /// the user's home, then the battery (`$1` is the agent profile, the rest
 /// are verify's flags).
-pub const SCRIPT: &str = r#"mkdir -p "$HOME/verify-workspace" && cd "$HOME/verify-workspace" && agent=$1 && shift && exec agent-sandbox verify --agent "$agent" --json "$@""#;
+pub const SCRIPT: &str =
+    r#"mkdir -p "$HOME/verify-workspace" && cd "$HOME/verify-workspace" && agent=$1 && shift && exec agent-sandbox verify --agent "$agent" --json "$@""#;
 
 /// The container command for `agent`; `egress_jail` false: the jail is
 /// meant to be off (`--allow-jail-off`, else verify counts it a failure).

@@ -34,9 +34,24 @@ pub fn default_config(seed: &ConfigSeed) -> String {
          // commas are fine. Unset keys take the defaults shown in the comments.\n{\n",
     );
     s += &line(seed.egress_jail.is_some(), "egressJail", seed.egress_jail.unwrap_or(true).to_string(), "egress jail: own network namespace behind pasta");
-    s += &line(!seed.allow_ip.is_empty(), "allowIp", list(seed.allow_ip.iter().map(|ip| format!("\"{ip}\"")).collect()), "IPv4 addresses reachable despite the private-range blackholes");
-    s += &line(!seed.local_ports.is_empty(), "localPorts", list(seed.local_ports.iter().map(u16::to_string).collect()), "jail's 127.0.0.1:P reaches the container's 127.0.0.1:P");
-    s += &line(!seed.callback_ports.is_empty(), "callbackPorts", list(seed.callback_ports.iter().map(u16::to_string).collect()), "container's 127.0.0.1:P reaches the agent (OAuth logins)");
+    s += &line(
+        !seed.allow_ip.is_empty(),
+        "allowIp",
+        list(seed.allow_ip.iter().map(|ip| format!("\"{ip}\"")).collect()),
+        "IPv4 addresses reachable despite the private-range blackholes",
+    );
+    s += &line(
+        !seed.local_ports.is_empty(),
+        "localPorts",
+        list(seed.local_ports.iter().map(u16::to_string).collect()),
+        "jail's 127.0.0.1:P reaches the container's 127.0.0.1:P",
+    );
+    s += &line(
+        !seed.callback_ports.is_empty(),
+        "callbackPorts",
+        list(seed.callback_ports.iter().map(u16::to_string).collect()),
+        "container's 127.0.0.1:P reaches the agent (OAuth logins)",
+    );
     s += &line(seed.no_forge.is_some(), "noForge", seed.no_forge.unwrap_or(false).to_string(), "hide forge tokens and credential helpers");
     s += &line(false, "peers", "false".into(), "sibling checkouts readable");
     s += &line(false, "allowWrite", "[]".into(), "extra writable absolute paths");

@@ -16,7 +16,9 @@ pub enum InstallError {
     NoUser { name: String, from: &'static str, passwd: PathBuf },
     #[error("{path} is a {what} where sandbox-install needs to put a {want}; move it away and run sandbox-install again")]
     InTheWay { path: PathBuf, what: &'static str, want: &'static str },
-    #[error("the install manifest {path} cannot be read ({why}); sandbox-install does not know what it installed before. Fix or remove the file and run it again")]
+    #[error(
+        "the install manifest {path} cannot be read ({why}); sandbox-install does not know what it installed before. Fix or remove the file and run it again"
+    )]
     Manifest { path: PathBuf, why: String },
     #[error("{missing} must be installed but no supported package manager was found on {os} (apt, dnf or apk); install them yourself and run sandbox-install --no-deps")]
     NoPackageManager { missing: String, os: String },

@@ -7,10 +7,10 @@
 //! in (their home) cannot redirect a write, chmod or chown.
 
 use super::error::InstallError;
-use crate::layout::{Layout, BACKUP_DIR, MANIFEST, STATE_DIR};
 use super::manifest::{Manifest, Packages};
 use super::packages;
 use super::plan::{Action, Content, InstallPlan, Level, Note, Owner, Record};
+use crate::layout::{Layout, BACKUP_DIR, MANIFEST, STATE_DIR};
 use std::io::Write as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -19,11 +19,7 @@ use std::path::{Path, PathBuf};
 /// directories, packages that could not be removed).
 pub fn apply(plan: &InstallPlan, layout: &Layout, old: Option<&Manifest>) -> Result<Vec<Note>, InstallError> {
     let state_dir_created = plan.manifest.as_ref().is_some_and(|m| m.state_dir_created);
-    let mut ex = Executor {
-        layout,
-        manifest: old.cloned().unwrap_or_else(|| Manifest::empty(state_dir_created)),
-        notes: Vec::new(),
-    };
+    let mut ex = Executor { layout, manifest: old.cloned().unwrap_or_else(|| Manifest::empty(state_dir_created)), notes: Vec::new() };
     if let Some(m) = &plan.manifest {
         ex.manifest.agents = m.agents.clone();
         ex.manifest.user = m.user.clone();

@@ -5,10 +5,10 @@
 //! tests build by hand.
 
 use super::content;
-use crate::layout::{self, Layout};
 use super::manifest::Manifest;
 use super::packages::PackageFacts;
 use super::users::User;
+use crate::layout::{self, Layout};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -22,9 +22,21 @@ const TEXT_LIMIT: u64 = 1 << 20;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Observed {
     Absent,
-    Dir { mode: u32, uid: u32, gid: u32 },
-    File { mode: u32, uid: u32, gid: u32, hash: String, text: Option<String> },
-    Link { target: PathBuf },
+    Dir {
+        mode: u32,
+        uid: u32,
+        gid: u32,
+    },
+    File {
+        mode: u32,
+        uid: u32,
+        gid: u32,
+        hash: String,
+        text: Option<String>,
+    },
+    Link {
+        target: PathBuf,
+    },
     /// A socket, device or fifo: never touched.
     Other,
 }

@@ -30,9 +30,9 @@ pub use error::InstallError;
 
 use crate::agents::Agent;
 use crate::finding::Finding;
+use crate::layout::Layout;
 use content::ConfigSeed;
 use facts::{Facts, ManifestState};
-use crate::layout::Layout;
 use plan::{InstallPlan, Note, Request};
 use std::path::{Path, PathBuf};
 
@@ -93,11 +93,8 @@ pub fn gather(opts: &Options, layout: &Layout) -> Result<Facts, InstallError> {
         _ => None,
     };
     let paths = facts::observe_all(layout, &plan::paths_of_interest(user.as_ref(), old));
-    let packages = if layout.staged() || opts.uninstall {
-        packages::PackageFacts { manager: None, os: String::new(), missing: Vec::new() }
-    } else {
-        packages::gather()
-    };
+    let packages =
+        if layout.staged() || opts.uninstall { packages::PackageFacts { manager: None, os: String::new(), missing: Vec::new() } } else { packages::gather() };
     // A dry run of a system install shows what root would do.
     let can_chown = nix::unistd::geteuid().is_root() || (opts.dry_run && !layout.staged());
     Ok(Facts { can_chown, paths, manifest, binary, installer, user, packages })
@@ -112,13 +109,7 @@ pub fn run(opts: &Options, host_checks: fn() -> Vec<Finding>) -> Result<Outcome,
     }
     let layout = Layout::new(opts.root.as_deref());
     let facts = gather(opts, &layout)?;
-    let req = Request {
-        agents: opts.agents.clone(),
-        uninstall: opts.uninstall,
-        no_deps: opts.no_deps,
-        staged: layout.staged(),
-        seed: opts.seed.clone(),
-    };
+    let req = Request { agents: opts.agents.clone(), uninstall: opts.uninstall, no_deps: opts.no_deps, staged: layout.staged(), seed: opts.seed.clone() };
     let plan = plan::plan(&req, &facts)?;
     if opts.dry_run {
         return Ok(Outcome { plan, applied: false, notes: Vec::new(), checks: Vec::new() });

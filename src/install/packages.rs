@@ -48,9 +48,7 @@ pub struct PackageFacts {
 /// Which package manager the system uses: by os-release, confirmed by the
 /// tool's presence.
 pub fn detect(os_release: &str, has: &dyn Fn(&str) -> bool) -> Option<Manager> {
-    let field = |k: &str| {
-        os_release.lines().find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix('='))).map(|v| v.trim_matches('"').to_string())
-    };
+    let field = |k: &str| os_release.lines().find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix('='))).map(|v| v.trim_matches('"').to_string());
     let ids = format!("{} {}", field("ID").unwrap_or_default(), field("ID_LIKE").unwrap_or_default());
     let by_id = if ids.split_whitespace().any(|i| i == "debian" || i == "ubuntu") {
         Some(Manager::Apt)
@@ -79,11 +77,7 @@ pub fn gather() -> PackageFacts {
         .unwrap_or_else(|| "an unknown distribution".into());
     let manager = detect(&os_release, &|p| Path::new(p).exists());
     let installed = manager.map(installed_set).unwrap_or_default();
-    let missing = NEEDED
-        .iter()
-        .filter(|(pkg, exe)| !installed.contains(*pkg) && !provided(exe))
-        .map(|(pkg, _)| pkg.to_string())
-        .collect();
+    let missing = NEEDED.iter().filter(|(pkg, exe)| !installed.contains(*pkg) && !provided(exe)).map(|(pkg, _)| pkg.to_string()).collect();
     PackageFacts { manager, os, missing }
 }
 
@@ -125,15 +119,11 @@ fn run(m: Manager, what: &str, cmd: &mut Command) -> Result<(), InstallError> {
 /// Files in apt's list directory other than its lock and work dirs.
 fn apt_lists() -> Vec<std::path::PathBuf> {
     let Ok(rd) = std::fs::read_dir("/var/lib/apt/lists") else { return Vec::new() };
-    rd.filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| !matches!(p.file_name().and_then(|n| n.to_str()), Some("lock" | "partial" | "auxfiles")))
-        .collect()
+    rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| !matches!(p.file_name().and_then(|n| n.to_str()), Some("lock" | "partial" | "auxfiles"))).collect()
 }
 
 fn apt_archives_empty() -> bool {
-    std::fs::read_dir("/var/cache/apt/archives")
-        .map(|rd| !rd.filter_map(|e| e.ok()).any(|e| e.path().extension().is_some_and(|x| x == "deb")))
-        .unwrap_or(true)
+    std::fs::read_dir("/var/cache/apt/archives").map(|rd| !rd.filter_map(|e| e.ok()).any(|e| e.path().extension().is_some_and(|x| x == "deb"))).unwrap_or(true)
 }
 
 /// Installs `names`; returns the packages that were newly installed

@@ -14,13 +14,13 @@
 //!    wrote; anything changed since is kept and reported.
 
 use super::content::{self, ConfigSeed};
+use super::error::InstallError;
 use super::facts::{Facts, ManifestState, Observed};
-use crate::layout::*;
 use super::manifest::{Entry, Manifest, Packages};
 use super::packages::Manager;
 use super::users::User;
-use super::error::InstallError;
 use crate::agents::{Agent, StateKind};
+use crate::layout::*;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -38,8 +38,14 @@ pub const ROOT: Owner = Owner { uid: 0, gid: 0 };
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Content {
     /// A copy of a file on this machine (the binaries).
-    Copy { from: PathBuf, len: u64, hash: String },
-    Text { text: String },
+    Copy {
+        from: PathBuf,
+        len: u64,
+        hash: String,
+    },
+    Text {
+        text: String,
+    },
 }
 
 impl Content {
@@ -55,19 +61,50 @@ impl Content {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
-    MakeDir { path: PathBuf, mode: u32, owner: Option<Owner> },
+    MakeDir {
+        path: PathBuf,
+        mode: u32,
+        owner: Option<Owner>,
+    },
     /// Replace (or create) a file; `backup`: copy the current one there first.
-    Write { path: PathBuf, content: Content, mode: u32, owner: Option<Owner>, backup: Option<PathBuf> },
+    Write {
+        path: PathBuf,
+        content: Content,
+        mode: u32,
+        owner: Option<Owner>,
+        backup: Option<PathBuf>,
+    },
     /// Fix mode and owner of a file that already holds the right content.
-    SetMode { path: PathBuf, mode: u32, owner: Option<Owner> },
-    Symlink { path: PathBuf, target: PathBuf, backup: Option<PathBuf> },
-    Remove { path: PathBuf },
+    SetMode {
+        path: PathBuf,
+        mode: u32,
+        owner: Option<Owner>,
+    },
+    Symlink {
+        path: PathBuf,
+        target: PathBuf,
+        backup: Option<PathBuf>,
+    },
+    Remove {
+        path: PathBuf,
+    },
     /// Put the backup back in place (and drop it).
-    Restore { path: PathBuf, backup: PathBuf },
+    Restore {
+        path: PathBuf,
+        backup: PathBuf,
+    },
     /// Remove a directory if it is empty.
-    RemoveDir { path: PathBuf },
-    InstallPackages { manager: Manager, packages: Vec<String> },
-    RemovePackages { manager: Manager, packages: Vec<String> },
+    RemoveDir {
+        path: PathBuf,
+    },
+    InstallPackages {
+        manager: Manager,
+        packages: Vec<String>,
+    },
+    RemovePackages {
+        manager: Manager,
+        packages: Vec<String>,
+    },
     WriteManifest,
     /// The manifest, the emptied backup tree, and the state directory if
     /// the installer made it.
@@ -134,8 +171,23 @@ impl InstallPlan {
 /// the gatherer).
 pub fn paths_of_interest(user: Option<&User>, manifest: Option<&Manifest>) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = [
-        LIB_DIR, SHIM_DIR, BINARY, INSTALLER, EXEC_LINK_DIR, PROFILE_DIR, PROFILE_SCRIPT, BASH_RC, ZSH_RC, CONFIG_DIR,
-        CONFIG_FILE, CLAUDE_DIR, CLAUDE_MANAGED, CODEX_DIR, CODEX_SYSTEM, STATE_DIR, MANIFEST,
+        LIB_DIR,
+        SHIM_DIR,
+        BINARY,
+        INSTALLER,
+        EXEC_LINK_DIR,
+        PROFILE_DIR,
+        PROFILE_SCRIPT,
+        BASH_RC,
+        ZSH_RC,
+        CONFIG_DIR,
+        CONFIG_FILE,
+        CLAUDE_DIR,
+        CLAUDE_MANAGED,
+        CODEX_DIR,
+        CODEX_SYSTEM,
+        STATE_DIR,
+        MANIFEST,
     ]
     .iter()
     .map(PathBuf::from)
@@ -338,9 +390,7 @@ impl Planner<'_> {
         let record = |backup: Option<PathBuf>| Record::Add { entry: Entry::Link { path: path.into(), target: target.into(), backup } };
         match (self.facts.get(path), ours_backup) {
             (Observed::Link { target: t }, _) if t == target => {}
-            (Observed::Absent, ours) => {
-                self.push(Action::Symlink { path: path.into(), target: target.into(), backup: None }, record(ours.flatten()))
-            }
+            (Observed::Absent, ours) => self.push(Action::Symlink { path: path.into(), target: target.into(), backup: None }, record(ours.flatten())),
             (Observed::Link { .. } | Observed::File { .. }, Some(b)) => {
                 self.push(Action::Symlink { path: path.into(), target: target.into(), backup: None }, record(b))
             }
@@ -367,7 +417,12 @@ impl Planner<'_> {
         if let Some(u) = self.facts.user.as_ref().filter(|u| path.starts_with(&u.home) && self.facts.can_chown && *uid != u.uid) {
             self.note(
                 Level::Warning,
-                format!("left {} alone: it is owned by uid {uid}, not by {} whose home it is in; if it is theirs, `chown {}: {0}` and run sandbox-install again", path.display(), u.name, u.name),
+                format!(
+                    "left {} alone: it is owned by uid {uid}, not by {} whose home it is in; if it is theirs, `chown {}: {0}` and run sandbox-install again",
+                    path.display(),
+                    u.name,
+                    u.name
+                ),
             );
             return;
         }
@@ -387,10 +442,7 @@ impl Planner<'_> {
         let fresh_backup = if self.old_entry(path).is_some() { None } else { backup.clone() };
         let owner = self.facts.can_chown.then_some(Owner { uid: *uid, gid: *gid });
         let entry = Entry::Block { path: path.into(), hash: content::hash(want.as_bytes()), backup };
-        self.push(
-            Action::Write { path: path.into(), content: Content::Text { text: want }, mode: *mode, owner, backup: fresh_backup },
-            Record::Add { entry },
-        );
+        self.push(Action::Write { path: path.into(), content: Content::Text { text: want }, mode: *mode, owner, backup: fresh_backup }, Record::Add { entry });
     }
 
     /// Agent settings merged into whatever file is there.

@@ -85,7 +85,10 @@ impl Planner<'_> {
             if self.facts.can_chown && (*uid != 0 || mode & 0o022 != 0) {
                 self.note(
                     Level::Warning,
-                    format!("{} must be root-owned and not group/world-writable or sessions refuse to start; run: chown root:root {0} && chmod 644 {0}", path.display()),
+                    format!(
+                        "{} must be root-owned and not group/world-writable or sessions refuse to start; run: chown root:root {0} && chmod 644 {0}",
+                        path.display()
+                    ),
                 );
             }
         }
@@ -115,7 +118,10 @@ impl Planner<'_> {
     fn remote_user(&mut self, req: &Request) -> Result<(), InstallError> {
         let Some(u) = &self.facts.user else { return Ok(()) };
         if !matches!(self.facts.get(&u.home), Observed::Dir { .. }) {
-            self.note(Level::Warning, format!("the home {} of user {} does not exist; create it (useradd -m) so sessions have agent state", u.home.display(), u.name));
+            self.note(
+                Level::Warning,
+                format!("the home {} of user {} does not exist; create it (useradd -m) so sessions have agent state", u.home.display(), u.name),
+            );
             return Ok(());
         }
         let owner = self.facts.can_chown.then_some(Owner { uid: u.uid, gid: u.gid });
@@ -127,7 +133,13 @@ impl Planner<'_> {
                 match self.facts.get(&p) {
                     Observed::Dir { uid, .. } if *uid != u.uid && self.facts.can_chown => self.note(
                         Level::Warning,
-                        format!("{} is owned by uid {uid}, not {}; sessions cannot keep agent state there: chown -R {}: {}", p.display(), u.name, u.name, p.display()),
+                        format!(
+                            "{} is owned by uid {uid}, not {}; sessions cannot keep agent state there: chown -R {}: {}",
+                            p.display(),
+                            u.name,
+                            u.name,
+                            p.display()
+                        ),
                     ),
                     _ => self.dir(&p, 0o700, owner)?,
                 }

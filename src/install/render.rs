@@ -1,11 +1,11 @@
 //! `sandbox-install` output: the plan as a list of changes (what
 //! `--dry-run` prints), the outcome, and the checks.
 
-use crate::layout::MANIFEST;
 use super::manifest::Entry;
 use super::plan::{Action, Content, InstallPlan, Level, Note, Owner, Record, Step};
 use super::Outcome;
 use crate::finding::{Finding, Severity};
+use crate::layout::MANIFEST;
 
 fn owner(o: &Option<Owner>) -> String {
     match o {
@@ -32,7 +32,9 @@ pub fn step(s: &Step) -> String {
             let verb = if matches!(s.record, Record::Add { entry: Entry::Block { .. } }) { "edit    " } else { "write   " };
             let what = match content {
                 Content::Copy { from, len, .. } => format!("copy of {}, {}", from.display(), size(*len)),
-                Content::Text { text } if matches!(s.record, Record::Add { entry: Entry::Block { .. } }) => format!("managed block, {} bytes in all", text.len()),
+                Content::Text { text } if matches!(s.record, Record::Add { entry: Entry::Block { .. } }) => {
+                    format!("managed block, {} bytes in all", text.len())
+                }
                 Content::Text { text } => size(text.len() as u64),
             };
             format!("{verb}  {} ({what}, {mode:04o}{}){}", path.display(), owner(o), saved(backup))
@@ -64,7 +66,11 @@ pub fn plan(p: &InstallPlan, root: &std::path::Path) -> String {
         s += &format!("sandbox-install: up to date ({verb}: nothing to change)\n");
     } else {
         let who = p.user.as_deref().map(|u| format!("; user: {u}")).unwrap_or_default();
-        s += &format!("sandbox-install: {verb} plan for {} (agents: {}{who})\n", root.display(), if p.agents.is_empty() { "none".into() } else { p.agents.join(", ") });
+        s += &format!(
+            "sandbox-install: {verb} plan for {} (agents: {}{who})\n",
+            root.display(),
+            if p.agents.is_empty() { "none".into() } else { p.agents.join(", ") }
+        );
         for st in &p.steps {
             s += &format!("  {}\n", step(st));
         }

@@ -24,13 +24,7 @@ pub fn lookup(passwd: &str, name: &str) -> Option<User> {
         if f.len() < 7 {
             return None;
         }
-        let user = User {
-            name: f[0].to_string(),
-            uid: f[2].parse().ok()?,
-            gid: f[3].parse().ok()?,
-            home: PathBuf::from(f[5]),
-            shell: PathBuf::from(f[6]),
-        };
+        let user = User { name: f[0].to_string(), uid: f[2].parse().ok()?, gid: f[3].parse().ok()?, home: PathBuf::from(f[5]), shell: PathBuf::from(f[6]) };
         (user.name == name || user.uid.to_string() == name).then_some(user)
     })
 }

@@ -4,8 +4,8 @@
 //! `host_facts`; judging them (parsers, diagnoses) is pure.
 
 use super::error::JailError;
-use crate::jail::net::Ipv4Net;
 use crate::confinement::Confinement;
+use crate::jail::net::Ipv4Net;
 use std::io::ErrorKind;
 use std::net::Ipv4Addr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -140,10 +140,8 @@ fn check_tun(path: &Path) -> Result<(), JailError> {
         return Err(JailError::TunUnusable { path: path.into(), why });
     }
     let rw = nix::unistd::AccessFlags::R_OK | nix::unistd::AccessFlags::W_OK;
-    nix::unistd::access(path, rw).map_err(|e| JailError::TunUnusable {
-        path: path.into(),
-        why: format!("not readable and writable by uid {}: {e}", nix::unistd::geteuid()),
-    })
+    nix::unistd::access(path, rw)
+        .map_err(|e| JailError::TunUnusable { path: path.into(), why: format!("not readable and writable by uid {}: {e}", nix::unistd::geteuid()) })
 }
 
 /// pasta from the fixed directories only, root-owned and not writable by
@@ -165,9 +163,7 @@ fn read_optional(path: &Path, step: &'static str) -> Result<String, JailError> {
 }
 
 fn read_userns(sysctl_root: &Path) -> UsernsFacts {
-    let read = |rel: &str| -> Option<u64> {
-        std::fs::read_to_string(sysctl_root.join(rel)).ok()?.trim().parse().ok()
-    };
+    let read = |rel: &str| -> Option<u64> { std::fs::read_to_string(sysctl_root.join(rel)).ok()?.trim().parse().ok() };
     UsernsFacts {
         max_user_namespaces: read("user/max_user_namespaces"),
         unprivileged_userns_clone: read("kernel/unprivileged_userns_clone"),

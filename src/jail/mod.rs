@@ -31,20 +31,17 @@ mod net;
 pub mod plan;
 pub mod run;
 
-pub use plan::compare::{compare, Difference};
 pub use error::{packet_filter_fix, JailError};
-pub use run::lockdown::probe_filter;
-pub use run::gate::{GATE_FD, GATE_PATH};
 pub use host::{
-    connected_subnets, current_userns_facts, diagnose_userns, host_facts, host_facts_with, userns_diagnosis, userns_preflight,
-    HostFacts, HostProbe, UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
+    connected_subnets, current_userns_facts, diagnose_userns, host_facts, host_facts_with, userns_diagnosis, userns_preflight, HostFacts, HostProbe,
+    UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
-pub use run::nft::{try_create_probe_table, PROBE_TABLE};
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
+pub use plan::compare::{compare, Difference};
 pub use plan::launch::{inner_id, pasta_args, pasta_argv, plan, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use plan::resolv::session_resolv_conf;
-pub use plan::routes::{
-    net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope,
-    Snapshot,
-};
+pub use plan::routes::{net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope, Snapshot};
+pub use run::gate::{GATE_FD, GATE_PATH};
+pub use run::lockdown::probe_filter;
+pub use run::nft::{try_create_probe_table, PROBE_TABLE};
 pub use run::session::run_jailed;

@@ -17,10 +17,7 @@ impl Ipv4Net {
     /// The prefix `addr/prefix` with the host bits cleared; `None` when
     /// `prefix > 32`.
     pub fn new(addr: Ipv4Addr, prefix: u8) -> Option<Ipv4Net> {
-        (prefix <= 32).then(|| Ipv4Net {
-            addr: Ipv4Addr::from(u32::from(addr) & mask(prefix)),
-            prefix,
-        })
+        (prefix <= 32).then(|| Ipv4Net { addr: Ipv4Addr::from(u32::from(addr) & mask(prefix)), prefix })
     }
 
     /// `addr/32`.
@@ -106,20 +103,13 @@ pub const BLOCKED_RANGES: &[(Ipv4Addr, u8, Block, &str)] = &[
 
 /// The blocked ranges as prefixes, in registry order.
 pub fn blocked_ranges() -> Vec<(Ipv4Net, Block)> {
-    BLOCKED_RANGES
-        .iter()
-        .filter_map(|&(a, p, b, _)| Ipv4Net::new(a, p).map(|n| (n, b)))
-        .collect()
+    BLOCKED_RANGES.iter().filter_map(|&(a, p, b, _)| Ipv4Net::new(a, p).map(|n| (n, b))).collect()
 }
 
 /// Addresses the jail's DNS forwarder may take, in order of preference
 /// (documentation ranges: never routed on the internet). The first one
 /// outside every connected subnet and allowed address is used.
-pub const FORWARDER_CANDIDATES: &[Ipv4Addr] = &[
-    Ipv4Addr::new(192, 0, 2, 53),
-    Ipv4Addr::new(198, 51, 100, 53),
-    Ipv4Addr::new(203, 0, 113, 53),
-];
+pub const FORWARDER_CANDIDATES: &[Ipv4Addr] = &[Ipv4Addr::new(192, 0, 2, 53), Ipv4Addr::new(198, 51, 100, 53), Ipv4Addr::new(203, 0, 113, 53)];
 
 #[cfg(test)]
 mod tests {

@@ -121,11 +121,7 @@ mod tests {
     use super::*;
 
     fn files() -> Vec<FileEntry> {
-        vec![
-            FileEntry::new("install.sh", "#!/bin/sh\n", true),
-            FileEntry::new("bin/x86_64/tool", vec![1, 2, 3], true),
-            FileEntry::new("a.json", "{}", false),
-        ]
+        vec![FileEntry::new("install.sh", "#!/bin/sh\n", true), FileEntry::new("bin/x86_64/tool", vec![1, 2, 3], true), FileEntry::new("a.json", "{}", false)]
     }
 
     #[test]

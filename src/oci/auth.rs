@@ -67,7 +67,10 @@ pub struct Found {
 pub enum FileLookup {
     Credential(Found),
     /// Ask `docker-credential-<helper> get`.
-    Helper { helper: String, source: String },
+    Helper {
+        helper: String,
+        source: String,
+    },
     NotFound,
 }
 
@@ -113,10 +116,7 @@ pub fn lookup_env(registry: &Registry, env: &Env) -> Option<Found> {
         return Some(Found { credential: Credential::Bearer(token.clone()), source: TOKEN_VAR.into() });
     }
     if let (Some(u), Some(p)) = (env.get(USERNAME_VAR), env.get(PASSWORD_VAR)) {
-        return Some(Found {
-            credential: Credential::Basic { username: u.clone(), password: p.clone() },
-            source: format!("{USERNAME_VAR}/{PASSWORD_VAR}"),
-        });
+        return Some(Found { credential: Credential::Basic { username: u.clone(), password: p.clone() }, source: format!("{USERNAME_VAR}/{PASSWORD_VAR}") });
     }
     let names = aliases(registry);
     if let Some(list) = env.get(DEVCONTAINERS_OCI_AUTH) {
@@ -138,10 +138,8 @@ pub fn lookup_env(registry: &Registry, env: &Env) -> Option<Found> {
 /// `GITHUB_TOKEN` for ghcr.io (source 4), after the files.
 pub fn lookup_github(registry: &Registry, env: &Env) -> Option<Found> {
     let token = env.get(GITHUB_TOKEN).filter(|t| !t.is_empty())?;
-    (registry.to_string() == "ghcr.io").then(|| Found {
-        credential: Credential::Basic { username: "USERNAME".into(), password: token.clone() },
-        source: GITHUB_TOKEN.into(),
-    })
+    (registry.to_string() == "ghcr.io")
+        .then(|| Found { credential: Credential::Basic { username: "USERNAME".into(), password: token.clone() }, source: GITHUB_TOKEN.into() })
 }
 
 /// What the credential file at `path` (with `contents`) says about `registry`.
@@ -162,21 +160,14 @@ pub fn lookup_file(registry: &Registry, path: &Path, contents: &str) -> Result<F
             return Ok(FileLookup::Credential(Found { credential: Credential::Bearer(token.into()), source }));
         }
         if let Some(encoded) = entry.get("auth").and_then(|v| v.as_str()).filter(|s| !s.is_empty()) {
-            let raw = base64::engine::general_purpose::STANDARD
-                .decode(encoded.trim())
-                .map_err(|_| bad(format!("the `auth` entry for {registry} is not base64")))?;
+            let raw =
+                base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|_| bad(format!("the `auth` entry for {registry} is not base64")))?;
             let text = String::from_utf8(raw).map_err(|_| bad(format!("the `auth` entry for {registry} is not UTF-8")))?;
             let (u, p) = text.split_once(':').ok_or_else(|| bad(format!("the `auth` entry for {registry} is not `user:password`")))?;
-            return Ok(FileLookup::Credential(Found {
-                credential: Credential::Basic { username: u.into(), password: p.into() },
-                source,
-            }));
+            return Ok(FileLookup::Credential(Found { credential: Credential::Basic { username: u.into(), password: p.into() }, source }));
         }
         if let (Some(u), Some(p)) = (entry.get("username").and_then(|v| v.as_str()), entry.get("password").and_then(|v| v.as_str())) {
-            return Ok(FileLookup::Credential(Found {
-                credential: Credential::Basic { username: u.into(), password: p.into() },
-                source,
-            }));
+            return Ok(FileLookup::Credential(Found { credential: Credential::Basic { username: u.into(), password: p.into() }, source }));
         }
     }
     if let Some(store) = doc.get("credsStore").and_then(|v| v.as_str()).filter(|s| !s.is_empty()) {
@@ -190,11 +181,7 @@ pub fn parse_helper_output(out: &str) -> Option<Credential> {
     let v: serde_json::Value = serde_json::from_str(out).ok()?;
     let user = v.get("Username")?.as_str()?;
     let secret = v.get("Secret")?.as_str()?;
-    Some(if user == "<token>" {
-        Credential::Bearer(secret.into())
-    } else {
-        Credential::Basic { username: user.into(), password: secret.into() }
-    })
+    Some(if user == "<token>" { Credential::Bearer(secret.into()) } else { Credential::Basic { username: user.into(), password: secret.into() } })
 }
 
 /// Finds the credential for `registry`: reads the candidate files and runs

@@ -107,9 +107,7 @@ impl RegistryClient {
 /// A file as a stream of chunks for `push_blob_stream` (blocking reads are
 /// fine on this private current-thread runtime); ends after the first
 /// error. Generic over the chunk type, which `push_blob_stream` fixes.
-fn file_chunks<B: From<Vec<u8>> + Send + 'static>(
-    file: std::fs::File,
-) -> impl futures::Stream<Item = Result<B, OciDistributionError>> + Send + 'static {
+fn file_chunks<B: From<Vec<u8>> + Send + 'static>(file: std::fs::File) -> impl futures::Stream<Item = Result<B, OciDistributionError>> + Send + 'static {
     use std::io::Read as _;
     const CHUNK: usize = 4 << 20;
     futures::stream::unfold(Some(file), |state| async move {
@@ -140,9 +138,7 @@ fn describe(e: &OciDistributionError) -> String {
 
 fn is_not_found(e: &OciDistributionError) -> bool {
     match e {
-        OciDistributionError::RegistryError { envelope, .. } => {
-            envelope.errors.iter().any(|x| matches!(x.code, oci_client::errors::OciErrorCode::NameUnknown))
-        }
+        OciDistributionError::RegistryError { envelope, .. } => envelope.errors.iter().any(|x| matches!(x.code, oci_client::errors::OciErrorCode::NameUnknown)),
         OciDistributionError::ServerError { code, .. } => *code == 404,
         OciDistributionError::ImageManifestNotFoundError(_) => true,
         _ => false,
@@ -182,9 +178,7 @@ impl RegistryApi for RegistryClient {
     fn blob_exists(&self, repository: &str, digest: &Digest) -> Result<bool, OciError> {
         let r = self.reference(repository, digest.as_str());
         self.login(&r, RegistryOperation::Push)?;
-        self.rt
-            .block_on(self.client.blob_exists(&r, digest.as_str()))
-            .map_err(|e| self.refused(format!("checking blob {digest} in {repository}"), e))
+        self.rt.block_on(self.client.blob_exists(&r, digest.as_str())).map_err(|e| self.refused(format!("checking blob {digest} in {repository}"), e))
     }
 
     fn push_blob(&self, repository: &str, blob: &Blob) -> Result<(), OciError> {

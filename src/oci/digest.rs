@@ -44,10 +44,7 @@ mod tests {
 
     #[test]
     fn empty_object_digest_is_the_one_the_devcontainer_cli_uses() {
-        assert_eq!(
-            Digest::of(b"{}").as_str(),
-            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
-        );
+        assert_eq!(Digest::of(b"{}").as_str(), "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
     }
 
     #[test]

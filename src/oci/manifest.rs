@@ -175,12 +175,7 @@ impl Blob {
 
     /// The descriptor of this blob, with optional annotations.
     pub fn descriptor(&self, annotations: Option<Annotations>) -> Descriptor {
-        Descriptor {
-            media_type: self.media_type.clone(),
-            digest: self.digest.clone(),
-            size: self.data.len() as u64,
-            annotations,
-        }
+        Descriptor { media_type: self.media_type.clone(), digest: self.digest.clone(), size: self.data.len() as u64, annotations }
     }
 }
 
@@ -242,11 +237,8 @@ mod tests {
     fn manifest_bytes_have_spec_field_order_and_insertion_ordered_annotations() {
         let config = Blob::new("application/x.config", b"{}".to_vec());
         let layer = Blob::new("application/x.layer", b"abc".to_vec());
-        let a = Artifact::new(
-            config,
-            vec![(layer, Some(Annotations::new().with(TITLE, "f.tgz")))],
-            Some(Annotations::new().with("z.key", "1").with("a.key", "2")),
-        );
+        let a =
+            Artifact::new(config, vec![(layer, Some(Annotations::new().with(TITLE, "f.tgz")))], Some(Annotations::new().with("z.key", "1").with("a.key", "2")));
         let text = String::from_utf8(a.manifest_bytes.clone()).unwrap();
         assert_eq!(
             text,
@@ -290,7 +282,10 @@ mod tests {
         assert_eq!(a.manifest.media_type(), OCI_INDEX);
         assert!(a.blobs.is_empty() && a.manifest.image().is_none());
         let bare = Artifact::from_index(Index::new(vec![], Annotations::new()));
-        assert_eq!(String::from_utf8(bare.manifest_bytes).unwrap(), r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#);
+        assert_eq!(
+            String::from_utf8(bare.manifest_bytes).unwrap(),
+            r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#
+        );
     }
 
     #[test]

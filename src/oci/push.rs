@@ -78,29 +78,20 @@ pub fn execute_with_files(api: &dyn RegistryApi, plan: &PushPlan, files: &[Vec<F
     for (item, blobs_uploaded) in plan.items.iter().zip(uploaded) {
         for tag in &item.tags {
             tracing::info!(repository = %item.repository, %tag, "tagging");
-            api.push_manifest(&item.repository, tag, &item.artifact.manifest_bytes, item.artifact.manifest.media_type())
-                .map_err(|e| match e {
-                    OciError::Registry { registry, action, why } => OciError::Registry {
-                        registry,
-                        action: format!("{action} (tags pushed before it: {})", tags_so_far(&done, item, tag)),
-                        why,
-                    },
-                    other => other,
-                })?;
+            api.push_manifest(&item.repository, tag, &item.artifact.manifest_bytes, item.artifact.manifest.media_type()).map_err(|e| match e {
+                OciError::Registry { registry, action, why } => {
+                    OciError::Registry { registry, action: format!("{action} (tags pushed before it: {})", tags_so_far(&done, item, tag)), why }
+                }
+                other => other,
+            })?;
         }
-        done.push(Pushed {
-            repository: item.repository.clone(),
-            digest: item.artifact.digest.clone(),
-            tags: item.tags.clone(),
-            blobs_uploaded,
-        });
+        done.push(Pushed { repository: item.repository.clone(), digest: item.artifact.digest.clone(), tags: item.tags.clone(), blobs_uploaded });
     }
     Ok(done)
 }
 
 fn tags_so_far(done: &[Pushed], item: &PushItem, failed: &str) -> String {
-    let mut list: Vec<String> =
-        done.iter().flat_map(|p| p.tags.iter().map(move |t| format!("{}:{t}", p.repository))).collect();
+    let mut list: Vec<String> = done.iter().flat_map(|p| p.tags.iter().map(move |t| format!("{}:{t}", p.repository))).collect();
     list.extend(item.tags.iter().take_while(|t| *t != failed).map(|t| format!("{}:{t}", item.repository)));
     if list.is_empty() {
         "none".into()

@@ -47,10 +47,7 @@ impl Registry {
         let host_ok = host.starts_with('[')
             || (!host.is_empty()
                 && host.split('.').all(|label| {
-                    !label.is_empty()
-                        && !label.starts_with('-')
-                        && !label.ends_with('-')
-                        && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    !label.is_empty() && !label.starts_with('-') && !label.ends_with('-') && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
                 }));
         if !host_ok {
             return Err(bad("not a host name or address"));

@@ -64,8 +64,7 @@ pub fn tag_set(version: &Version, existing: &[String]) -> TagSet {
     if version.is_prerelease() {
         return TagSet::Push { tags: vec![full] };
     }
-    let releases: Vec<Version> =
-        existing.iter().filter_map(|t| Version::parse(t).ok()).filter(|v| !v.is_prerelease()).collect();
+    let releases: Vec<Version> = existing.iter().filter_map(|t| Version::parse(t).ok()).filter(|v| !v.is_prerelease()).collect();
     let highest_in = |pred: &dyn Fn(&Version) -> bool| releases.iter().filter(|v| pred(v)).max().is_none_or(|max| version > max);
     let mut tags = Vec::new();
     if highest_in(&|v| v.major() == version.major()) {
@@ -107,7 +106,19 @@ mod tests {
 
     #[test]
     fn precedence_follows_semver() {
-        let order = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.10.0", "2.0.0"];
+        let order = [
+            "1.0.0-alpha",
+            "1.0.0-alpha.1",
+            "1.0.0-alpha.beta",
+            "1.0.0-beta",
+            "1.0.0-beta.2",
+            "1.0.0-beta.11",
+            "1.0.0-rc.1",
+            "1.0.0",
+            "1.0.1",
+            "1.10.0",
+            "2.0.0",
+        ];
         for w in order.windows(2) {
             assert!(v(w[0]) < v(w[1]), "{} < {}", w[0], w[1]);
         }

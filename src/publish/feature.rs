@@ -72,11 +72,7 @@ pub fn prepare(item: &mut Item, binaries: &[Binary]) {
 pub fn check_project_version(item: &Item) -> Result<(), PublishError> {
     let crate_version = env!("CARGO_PKG_VERSION");
     if item.id == PROJECT_FEATURE_ID && item.version.to_string() != crate_version {
-        return Err(PublishError::VersionMismatch {
-            path: item.metadata_path(),
-            feature: item.version.to_string(),
-            crate_version: crate_version.into(),
-        });
+        return Err(PublishError::VersionMismatch { path: item.metadata_path(), feature: item.version.to_string(), crate_version: crate_version.into() });
     }
     Ok(())
 }

@@ -119,11 +119,7 @@ fn read_item(dir: &Path, kind: Kind, dir_name: Option<&str>) -> Result<Item, Pub
     let mut files = Vec::new();
     read_tree(dir, dir, kind, &mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let text = files
-        .iter()
-        .find(|f| f.path == kind.metadata_file())
-        .map(|f| String::from_utf8_lossy(&f.data).into_owned())
-        .unwrap_or_default();
+    let text = files.iter().find(|f| f.path == kind.metadata_file()).map(|f| String::from_utf8_lossy(&f.data).into_owned()).unwrap_or_default();
     let metadata = Json::parse(&text).map_err(|why| PublishError::InvalidJson { path: meta_path.clone(), why })?;
     let invalid = |why: String| PublishError::InvalidMetadata { path: meta_path.clone(), why };
     if metadata.as_object().is_none() {
@@ -167,10 +163,7 @@ fn read_tree(root: &Path, dir: &Path, kind: Kind, out: &mut Vec<FileEntry>) -> R
             read_tree(root, &p, kind, out)?;
         } else if meta.is_file() {
             let rel = p.strip_prefix(root).unwrap_or(&p);
-            let rel = rel.to_str().ok_or_else(|| PublishError::InvalidMetadata {
-                path: p.clone(),
-                why: "the file name is not UTF-8; rename it".into(),
-            })?;
+            let rel = rel.to_str().ok_or_else(|| PublishError::InvalidMetadata { path: p.clone(), why: "the file name is not UTF-8; rename it".into() })?;
             let data = std::fs::read(&p).map_err(read_err(&p))?;
             out.push(FileEntry::new(rel, data, meta.permissions().mode() & 0o111 != 0));
         } else {

@@ -74,8 +74,7 @@ pub fn prepare(item: &mut Item, rewrite: Option<&FeatureRewrite>) -> Result<(), 
     })?;
     let dir = item.dir.clone();
     let invalid = |why: String| PublishError::InvalidMetadata { path: dir.join(config_path), why };
-    let mut text = String::from_utf8(item.file(config_path).map(|f| f.data.clone()).unwrap_or_default())
-        .map_err(|_| invalid("not UTF-8".into()))?;
+    let mut text = String::from_utf8(item.file(config_path).map(|f| f.data.clone()).unwrap_or_default()).map_err(|_| invalid("not UTF-8".into()))?;
     let config = Json::parse(&text).map_err(|why| PublishError::InvalidJson { path: dir.join(config_path), why })?;
     let keys: Vec<String> = config.get("features").and_then(Json::as_object).map(|f| f.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
 

@@ -1,9 +1,9 @@
 //! What an item would run, in one line, for the report.
 
-use crate::fsread::ReadError;
 use super::gitcfg;
 use super::kinds::Kind;
 use super::walk::{Entry, Ty};
+use crate::fsread::ReadError;
 
 /// At most a line of text, for display; control characters (a session's
 /// escape sequences) shown escaped.
@@ -105,11 +105,8 @@ const LIFECYCLE_SCRIPTS: &[&str] = &["preinstall", "install", "postinstall", "pr
 fn package_scripts(text: &str) -> String {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else { return "not valid JSON".into() };
     let Some(scripts) = v.get("scripts").and_then(|s| s.as_object()) else { return "no scripts".into() };
-    let auto: Vec<String> = scripts
-        .iter()
-        .filter(|(k, _)| LIFECYCLE_SCRIPTS.contains(&k.as_str()))
-        .map(|(k, c)| format!("{k}: {}", c.as_str().unwrap_or("")))
-        .collect();
+    let auto: Vec<String> =
+        scripts.iter().filter(|(k, _)| LIFECYCLE_SCRIPTS.contains(&k.as_str())).map(|(k, c)| format!("{k}: {}", c.as_str().unwrap_or(""))).collect();
     if auto.is_empty() {
         summary(&format!("scripts: {}", scripts.keys().cloned().collect::<Vec<_>>().join(", ")))
     } else {

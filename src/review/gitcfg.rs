@@ -27,11 +27,7 @@ impl Entry {
     pub fn runs_command(&self) -> bool {
         let bang = self.value.trim_start().starts_with('!');
         match (self.section.as_str(), self.key.as_str()) {
-            (
-                "core",
-                "fsmonitor" | "sshcommand" | "pager" | "editor" | "hookspath" | "askpass" | "gitproxy" | "alternaterefscommand"
-                | "worktree",
-            ) => true,
+            ("core", "fsmonitor" | "sshcommand" | "pager" | "editor" | "hookspath" | "askpass" | "gitproxy" | "alternaterefscommand" | "worktree") => true,
             ("credential", "helper") | ("diff", "textconv" | "command") | ("merge", "driver") => true,
             ("filter", "clean" | "smudge" | "process") => true,
             ("alias", _) => bang,

@@ -1,8 +1,8 @@
 //! Comparing the present with a baseline, and saying it: the human report,
 //! the one-line hint after a session.
 
-use super::kinds::Kind;
 use super::describe::shown;
+use super::kinds::Kind;
 use super::walk::key_cmp;
 use super::{Current, Rec, Snapshot};
 use serde::Serialize;

@@ -28,7 +28,9 @@ pub enum ReviewError {
     Read { path: PathBuf, why: String },
     #[error("no recorded session {id} for this workspace (recorded: {known}); the newest {KEEP_SESSIONS} are kept")]
     NoSession { id: String, known: String },
-    #[error("no state recorded before session {0} is left (pruned, or acknowledged since); use `agent-sandbox review` (since the acknowledged baseline) instead")]
+    #[error(
+        "no state recorded before session {0} is left (pruned, or acknowledged since); use `agent-sandbox review` (since the acknowledged baseline) instead"
+    )]
     NothingBefore(String),
     #[error("{0:?} is not a session id (they look like 1a2b-3c4d5e6f)")]
     BadSessionId(String),

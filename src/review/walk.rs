@@ -272,9 +272,7 @@ impl Walker<'_> {
             Ok(x) => x,
             Err(e) => return self.unreadable(prefix, &e.desc().to_lowercase()),
         };
-        let gitlike = prefix == ".git"
-            || prefix.ends_with("/.git")
-            || ["HEAD", "objects", "refs"].iter().all(|n| names.iter().any(|x| x.1 == *n));
+        let gitlike = prefix == ".git" || prefix.ends_with("/.git") || ["HEAD", "objects", "refs"].iter().all(|n| names.iter().any(|x| x.1 == *n));
         for (raw_name, part) in names {
             let name = raw_name.as_deref().unwrap_or(part.as_bytes());
             if matches!(prune, Prune::OnlyInfo) && name != b"info" {
@@ -301,9 +299,7 @@ impl Walker<'_> {
         let os = OsStr::from_bytes(name);
         let Ok(st) = fsread::stat_at(dir, os) else { return };
         let ty = Ty::of(st.st_mode);
-        let target = (ty == Ty::Symlink)
-            .then(|| nix::fcntl::readlinkat(Some(dir), os).ok().map(|t| key_part(t.as_bytes())))
-            .flatten();
+        let target = (ty == Ty::Symlink).then(|| nix::fcntl::readlinkat(Some(dir), os).ok().map(|t| key_part(t.as_bytes()))).flatten();
         let entry = Entry { ty, meta: meta(&st), target, unreadable: None };
         self.out.entries.push((key, entry));
         let Some(prune) = prune.filter(|_| ty == Ty::Dir) else { return };

@@ -82,13 +82,7 @@ pub enum ContextError {
 pub fn account() -> Result<Account, ContextError> {
     let uid = nix::unistd::getuid();
     let user = nix::unistd::User::from_uid(uid).ok().flatten().ok_or(ContextError::NoAccount(uid.as_raw()))?;
-    Ok(Account {
-        uid: uid.as_raw(),
-        gid: nix::unistd::getgid().as_raw(),
-        name: user.name,
-        home: user.dir,
-        shell: user.shell,
-    })
+    Ok(Account { uid: uid.as_raw(), gid: nix::unistd::getgid().as_raw(), name: user.name, home: user.dir, shell: user.shell })
 }
 
 pub fn cwd() -> Result<PathBuf, ContextError> {
@@ -98,10 +92,7 @@ pub fn cwd() -> Result<PathBuf, ContextError> {
 
 /// A session id: unique enough to name a session's files and logs.
 pub fn new_session_id() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{:x}-{:x}", std::process::id(), now & 0xffff_ffff_ffff)
 }
 

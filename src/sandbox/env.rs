@@ -25,11 +25,7 @@ pub fn sanitized_path(outer: Option<&OsStr>) -> OsString {
 
 /// The directories of a PATH value, in order.
 pub fn path_dirs(path: &OsStr) -> Vec<std::path::PathBuf> {
-    path.as_bytes()
-        .split(|b| *b == b':')
-        .filter(|e| e.starts_with(b"/"))
-        .map(|e| Path::new(OsStr::from_bytes(e)).to_path_buf())
-        .collect()
+    path.as_bytes().split(|b| *b == b':').filter(|e| e.starts_with(b"/")).map(|e| Path::new(OsStr::from_bytes(e)).to_path_buf()).collect()
 }
 
 /// The whole environment of the session, sorted by name.

@@ -140,11 +140,7 @@ impl TableFs {
     /// A directory symlink (`kind` answers through it, as the real file
     /// system follows links).
     pub fn with_link(mut self, link: &str, target: &str) -> Self {
-        let under: Vec<(PathBuf, Kind)> = self
-            .entries
-            .iter()
-            .filter_map(|(p, k)| p.strip_prefix(target).ok().map(|r| (Path::new(link).join(r), *k)))
-            .collect();
+        let under: Vec<(PathBuf, Kind)> = self.entries.iter().filter_map(|(p, k)| p.strip_prefix(target).ok().map(|r| (Path::new(link).join(r), *k))).collect();
         self.entries.extend(under);
         self.links.insert(link.into(), target.into());
         self
@@ -243,7 +239,12 @@ impl FsView for TableFs {
             .iter()
             .filter(|(p, _)| p.parent() == Some(&dir) && !self.links.keys().any(|l| p.starts_with(l)))
             .map(|(p, k)| (p.file_name().unwrap_or_default().to_os_string(), table_entry(*k)))
-            .chain(self.links.iter().filter(|(l, _)| l.parent() == Some(&dir)).map(|(l, t)| (l.file_name().unwrap_or_default().to_os_string(), Entry::Symlink(t.clone()))))
+            .chain(
+                self.links
+                    .iter()
+                    .filter(|(l, _)| l.parent() == Some(&dir))
+                    .map(|(l, t)| (l.file_name().unwrap_or_default().to_os_string(), Entry::Symlink(t.clone()))),
+            )
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out

@@ -120,10 +120,7 @@ mod tests {
     #[test]
     fn identity_only_from_user_section() {
         let text = "[core]\n\tname = nope\n[user]\n\tname = Ada Lovelace\n\temail = ada@example.org\n[alias]\n\tx = !rm -rf /\n";
-        assert_eq!(
-            identity_from(text),
-            GitIdentity { name: Some("Ada Lovelace".into()), email: Some("ada@example.org".into()) }
-        );
+        assert_eq!(identity_from(text), GitIdentity { name: Some("Ada Lovelace".into()), email: Some("ada@example.org".into()) });
     }
 
     #[test]

@@ -59,9 +59,7 @@ pub fn apply(masks: &[(PathBuf, Kind)], in_userns: bool, uid: u32, gid: u32) -> 
 /// the jail names them (a seccomp profile, a sysctl, an emulator).
 fn no_userns(uid: u32, e: nix::errno::Errno) -> Error {
     let (cause, fix) = crate::jail::userns_diagnosis(&crate::jail::current_userns_facts(), uid, e as i32);
-    Error::other(format!(
-        "hiding what only root may read needs a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"
-    ))
+    Error::other(format!("hiding what only root may read needs a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"))
 }
 
 fn mask(p: &Path, empty: &Path) -> Result<(), Error> {

@@ -57,19 +57,11 @@ impl Mount {
             parts.iter().map(|p| p.to_os_string()).collect()
         }
         match self {
-            Mount::RoBind { src, dest, optional } => {
-                v(&[if *optional { "--ro-bind-try" } else { "--ro-bind" }.as_ref(), src.as_os_str(), dest.as_os_str()])
-            }
-            Mount::Bind { src, dest, optional } => {
-                v(&[if *optional { "--bind-try" } else { "--bind" }.as_ref(), src.as_os_str(), dest.as_os_str()])
-            }
-            Mount::DevBind { src, dest, optional } => {
-                v(&[if *optional { "--dev-bind-try" } else { "--dev-bind" }.as_ref(), src.as_os_str(), dest.as_os_str()])
-            }
+            Mount::RoBind { src, dest, optional } => v(&[if *optional { "--ro-bind-try" } else { "--ro-bind" }.as_ref(), src.as_os_str(), dest.as_os_str()]),
+            Mount::Bind { src, dest, optional } => v(&[if *optional { "--bind-try" } else { "--bind" }.as_ref(), src.as_os_str(), dest.as_os_str()]),
+            Mount::DevBind { src, dest, optional } => v(&[if *optional { "--dev-bind-try" } else { "--dev-bind" }.as_ref(), src.as_os_str(), dest.as_os_str()]),
             Mount::Tmpfs { dest } => v(&["--tmpfs".as_ref(), dest.as_os_str()]),
-            Mount::TmpfsRo { dest } => {
-                v(&["--tmpfs".as_ref(), dest.as_os_str(), "--remount-ro".as_ref(), dest.as_os_str()])
-            }
+            Mount::TmpfsRo { dest } => v(&["--tmpfs".as_ref(), dest.as_os_str(), "--remount-ro".as_ref(), dest.as_os_str()]),
             Mount::Dev { dest } => v(&["--dev".as_ref(), dest.as_os_str()]),
             Mount::Proc { dest } => v(&["--proc".as_ref(), dest.as_os_str()]),
             Mount::Mask { dest, data } | Mount::Data { dest, data } => {

@@ -67,16 +67,8 @@ pub const RUNTIME_KEPT: &[&str] = &["/etc/resolv.conf"];
 /// Directories masked whole: per-user runtime dirs (IDE, agent, desktop
 /// sockets), mounted secrets, and engine runtime dirs (for systems where
 /// they are not under the runtime tmpfs).
-pub const MASKED_DIRS: &[&str] = &[
-    "/run/user",
-    "/run/secrets",
-    "/var/run/secrets",
-    "/run/docker",
-    "/run/podman",
-    "/run/containerd",
-    "/run/crio",
-    "/run/buildkit",
-];
+pub const MASKED_DIRS: &[&str] =
+    &["/run/user", "/run/secrets", "/var/run/secrets", "/run/docker", "/run/podman", "/run/containerd", "/run/crio", "/run/buildkit"];
 
 /// Kernel interfaces under the session's /proc kept read-only (bwrap's
 /// own cover list skips them when run by root).
@@ -277,10 +269,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
 
     let mut fixed = vec![
         DataFile::bytes("seccomp", seccomp::to_bytes(&seccomp::program(seccomp::native_abis()))),
-        DataFile::bytes(
-            "gitconfig",
-            gitconfig::render(&ctx.git_identity, &workspace, if config.no_forge { &[] } else { &ctx.forge_helpers }).into_bytes(),
-        ),
+        DataFile::bytes("gitconfig", gitconfig::render(&ctx.git_identity, &workspace, if config.no_forge { &[] } else { &ctx.forge_helpers }).into_bytes()),
         DataFile::bytes("marker", format!("{}\n", ctx.session_id).into_bytes()),
     ];
     if let Network::Jail { resolv_conf, .. } = &ctx.network {
@@ -348,16 +337,8 @@ fn workspace(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<PathBuf,
 
 /// New user, pid, ipc, uts (and cgroup where possible) namespaces; every
 /// capability dropped; killed with its parent. bwrap also sets no-new-privs.
-pub const NAMESPACE_FLAGS: &[&str] = &[
-    "--unshare-user",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    "--die-with-parent",
-    "--cap-drop",
-    "ALL",
-];
+pub const NAMESPACE_FLAGS: &[&str] =
+    &["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--cap-drop", "ALL"];
 
 impl Plan {
     /// bwrap's arguments (argv[1..]): the flags, the mounts in order, the
@@ -445,8 +426,6 @@ impl MountBuilder<'_> {
         Ok(())
     }
 
-
-
     /// The runtime directories as an empty private tmpfs each (a symlink,
     /// such as /var/run -> /run, is left to its target), then what sessions
     /// need from them bound back read-only.
@@ -484,9 +463,7 @@ impl MountBuilder<'_> {
     fn devices(&mut self, config: &Config) -> Result<(), PlanError> {
         for dev in &config.allow_device {
             match self.fs.kind(dev) {
-                Some(Kind::CharDevice | Kind::BlockDevice) => {
-                    self.push(Mount::DevBind { src: dev.clone(), dest: dev.clone(), optional: false })
-                }
+                Some(Kind::CharDevice | Kind::BlockDevice) => self.push(Mount::DevBind { src: dev.clone(), dest: dev.clone(), optional: false }),
                 _ => return Err(PlanError::NotADevice(dev.clone())),
             }
         }
@@ -629,9 +606,7 @@ impl MountBuilder<'_> {
                 (true, true) => {}
                 // Bring sibling checkouts back read-only; dot-entries under
                 // the home are configuration and credentials, not checkouts.
-                (true, false) if under_home && !dotted => {
-                    self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true })
-                }
+                (true, false) if under_home && !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }),
                 (true, false) => {}
                 (false, true) => self.mask_existing(&sib),
                 (false, false) => {}

@@ -22,18 +22,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// Trees scanned in full.
-pub const TREES: &[&str] = &[
-    "/etc",
-    "/var",
-    "/srv",
-    "/opt",
-    "/boot",
-    "/mnt",
-    "/media",
-    "/home",
-    "/root",
-    "/usr/local/etc",
-];
+pub const TREES: &[&str] = &["/etc", "/var", "/srv", "/opt", "/boot", "/mnt", "/media", "/home", "/root", "/usr/local/etc"];
 /// Never scanned: replaced inside sessions, or not secrets' places — the
 /// package databases' file lists, which the package managers write
 /// world-readable (dpkg's is about half of a Debian system's scan).
@@ -112,15 +101,8 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
             }
         }
     }
-    let walk = Walk {
-        keep,
-        home,
-        queue: std::sync::Mutex::new((TREES.iter().map(PathBuf::from).collect(), 0)),
-        more: std::sync::Condvar::new(),
-    };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4);
+    let walk = Walk { keep, home, queue: std::sync::Mutex::new((TREES.iter().map(PathBuf::from).collect(), 0)), more: std::sync::Condvar::new() };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let results: Vec<(Vec<(PathBuf, Kind)>, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| walk.work())).collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -130,11 +112,7 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
         seen += n;
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
-    tracing::debug!(
-        "root-only scan: {} of {seen} entries in {:?} ({workers} threads)",
-        found.len(),
-        start.elapsed()
-    );
+    tracing::debug!("root-only scan: {} of {seen} entries in {:?} ({workers} threads)", found.len(), start.elapsed());
     found
 }
 
@@ -152,9 +130,7 @@ impl Walk<'_> {
     /// The home is an empty tmpfs in sessions; the kept paths are the
     /// session's own.
     fn skipped(&self, p: &Path) -> bool {
-        SKIPPED.iter().any(|s| p == Path::new(s))
-            || p == self.home
-            || self.keep.iter().any(|k| p == k)
+        SKIPPED.iter().any(|s| p == Path::new(s)) || p == self.home || self.keep.iter().any(|k| p == k)
     }
 
     fn holds_kept(&self, p: &Path) -> bool {
@@ -284,10 +260,7 @@ pub fn start(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> std::io::Resul
         }
         nix::unistd::ForkResult::Parent { child } => {
             drop(w);
-            Ok(Pending {
-                pid: child,
-                findings: r,
-            })
+            Ok(Pending { pid: child, findings: r })
         }
     }
 }
@@ -298,11 +271,7 @@ impl Pending {
     pub fn findings(&self) -> std::io::Result<Vec<(PathBuf, Kind)>> {
         let mut bytes = Vec::new();
         std::fs::File::from(self.findings.try_clone()?).read_to_end(&mut bytes)?;
-        decode(&bytes).ok_or_else(|| {
-            std::io::Error::other(
-                "the scan for files only root may read ended early; start the session again",
-            )
-        })
+        decode(&bytes).ok_or_else(|| std::io::Error::other("the scan for files only root may read ended early; start the session again"))
     }
 
     /// Reaps the scan's process (the launcher, after the session).
@@ -323,10 +292,7 @@ mod tests {
         assert!(root_only(Kind::Dir, 0o700, 0, 0));
         assert!(root_only(Kind::Dir, 0o710, 0, 0));
         assert!(root_only(Kind::Socket, 0o660, 0, 0));
-        assert!(
-            root_only(Kind::Socket, 0o755, 0, 0),
-            "connecting needs write"
-        );
+        assert!(root_only(Kind::Socket, 0o755, 0, 0), "connecting needs write");
         // Group root: the session's gid.
         assert!(root_only(Kind::File, 0o640, 1000, 0));
         // World-usable: a user could too.
@@ -344,11 +310,8 @@ mod tests {
 
     #[test]
     fn findings_round_trip_and_a_cut_scan_is_an_error() {
-        let found = vec![
-            (PathBuf::from("/etc/ssl/private"), Kind::Dir),
-            (PathBuf::from("/var/lib/x.sock"), Kind::Socket),
-            (PathBuf::from("/etc/a b"), Kind::File),
-        ];
+        let found =
+            vec![(PathBuf::from("/etc/ssl/private"), Kind::Dir), (PathBuf::from("/var/lib/x.sock"), Kind::Socket), (PathBuf::from("/etc/a b"), Kind::File)];
         let bytes = encode(&found);
         assert_eq!(decode(&bytes), Some(found));
         assert_eq!(decode(&bytes[..bytes.len() - 2]), None);

@@ -26,7 +26,8 @@ use std::path::{Path, PathBuf};
 /// A user's start-up files (sh, bash, zsh), relative to the home.
 pub const USER_FILES: &[&str] = &[".profile", ".bash_profile", ".bash_login", ".bashrc", ".zshenv", ".zprofile", ".zshrc", ".zlogin"];
 /// The system's, read before the user's (they may name the user's home).
-pub const SYSTEM_FILES: &[&str] = &["/etc/environment", "/etc/profile", "/etc/bash.bashrc", "/etc/zsh/zshenv", "/etc/zsh/zprofile", "/etc/zsh/zshrc", "/etc/zshenv", "/etc/zshrc"];
+pub const SYSTEM_FILES: &[&str] =
+    &["/etc/environment", "/etc/profile", "/etc/bash.bashrc", "/etc/zsh/zshenv", "/etc/zsh/zprofile", "/etc/zsh/zshrc", "/etc/zshenv", "/etc/zshrc"];
 /// Every `*.sh` here is sourced by /etc/profile.
 pub const SYSTEM_PROFILE_DIR: &str = "/etc/profile.d";
 /// The entry-point names whose aliases matter (the plan's ENTRY_POINTS).

@@ -75,8 +75,11 @@ impl Canary {
     /// Starts `exe __canary` with `secret` in its environment.
     pub fn start(exe: &std::path::Path, secret: &str) -> std::io::Result<Canary> {
         let abstract_name = format!("agent-sandbox-verify-{secret}");
-        let sockets: Vec<PathBuf> =
-            ["/tmp", "/var/tmp"].iter().filter(|d| std::path::Path::new(d).is_dir()).map(|d| PathBuf::from(d).join(format!(".agent-sandbox-verify-{secret}.sock"))).collect();
+        let sockets: Vec<PathBuf> = ["/tmp", "/var/tmp"]
+            .iter()
+            .filter(|d| std::path::Path::new(d).is_dir())
+            .map(|d| PathBuf::from(d).join(format!(".agent-sandbox-verify-{secret}.sock")))
+            .collect();
         let mut child = Command::new(exe)
             .arg(super::CANARY_VERB)
             .arg(&abstract_name)

@@ -82,9 +82,7 @@ fn socket(kind: libc::c_int) -> Result<OwnedFd, Errno> {
 
 fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, value: &T) -> Result<(), Errno> {
     // SAFETY: `value` points to a live T of the size passed.
-    check(unsafe {
-        libc::setsockopt(fd.as_raw_fd(), level, name, (value as *const T).cast(), std::mem::size_of::<T>() as libc::socklen_t)
-    })
+    check(unsafe { libc::setsockopt(fd.as_raw_fd(), level, name, (value as *const T).cast(), std::mem::size_of::<T>() as libc::socklen_t) })
 }
 
 fn ifindex(ifname: &str) -> Result<libc::c_int, Errno> {
@@ -107,20 +105,14 @@ fn name_interface(fd: &OwnedFd, method: Method, ifname: &str, stream: bool) -> R
             let name = std::ffi::CString::new(ifname).map_err(|_| Errno::EINVAL)?;
             let bytes = name.as_bytes_with_nul();
             // SAFETY: the name's bytes (with the NUL) are live for the call.
-            check(unsafe {
-                libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_BINDTODEVICE, bytes.as_ptr().cast(), bytes.len() as libc::socklen_t)
-            })
+            check(unsafe { libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_BINDTODEVICE, bytes.as_ptr().cast(), bytes.len() as libc::socklen_t) })
         }
         Method::BindToIfindex => setsockopt(fd, libc::SOL_SOCKET, SO_BINDTOIFINDEX, &ifindex(ifname)?),
         Method::UnicastIf => setsockopt(fd, libc::IPPROTO_IP, IP_UNICAST_IF, &(ifindex(ifname)? as u32).to_be()),
         Method::DontRoute if stream => setsockopt(fd, libc::SOL_SOCKET, libc::SO_DONTROUTE, &1 as &libc::c_int),
         Method::DontRoute => Ok(()),
         Method::MulticastIf => {
-            let req = libc::ip_mreqn {
-                imr_multiaddr: libc::in_addr { s_addr: 0 },
-                imr_address: libc::in_addr { s_addr: 0 },
-                imr_ifindex: ifindex(ifname)?,
-            };
+            let req = libc::ip_mreqn { imr_multiaddr: libc::in_addr { s_addr: 0 }, imr_address: libc::in_addr { s_addr: 0 }, imr_ifindex: ifindex(ifname)? };
             setsockopt(fd, libc::IPPROTO_IP, libc::IP_MULTICAST_IF, &req)
         }
     }
@@ -161,15 +153,10 @@ fn send_udp(method: Method, ifname: &str, dst: SocketAddrV4, payload: &[u8]) -> 
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     if method == Method::PktInfo {
-        let info = libc::in_pktinfo {
-            ipi_ifindex: ifindex(ifname)?,
-            ipi_spec_dst: libc::in_addr { s_addr: 0 },
-            ipi_addr: libc::in_addr { s_addr: 0 },
-        };
+        let info = libc::in_pktinfo { ipi_ifindex: ifindex(ifname)?, ipi_spec_dst: libc::in_addr { s_addr: 0 }, ipi_addr: libc::in_addr { s_addr: 0 } };
         // SAFETY: CMSG_SPACE/LEN only compute sizes.
-        let (space, len) = unsafe {
-            (libc::CMSG_SPACE(std::mem::size_of::<libc::in_pktinfo>() as u32), libc::CMSG_LEN(std::mem::size_of::<libc::in_pktinfo>() as u32))
-        };
+        let (space, len) =
+            unsafe { (libc::CMSG_SPACE(std::mem::size_of::<libc::in_pktinfo>() as u32), libc::CMSG_LEN(std::mem::size_of::<libc::in_pktinfo>() as u32)) };
         msg.msg_control = control.as_mut_ptr().cast();
         msg.msg_controllen = space as _;
         // SAFETY: the control buffer is aligned and large enough for one
@@ -200,9 +187,7 @@ pub fn tcp(method: Method, ifname: &str, dst: SocketAddrV4, wait: Duration) -> A
     }
     let addr = sockaddr(dst);
     // SAFETY: `addr` is a valid sockaddr_in of the size passed.
-    let rc = unsafe {
-        libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
-    };
+    let rc = unsafe { libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t) };
     if rc == 0 {
         return Attempt::Connected;
     }

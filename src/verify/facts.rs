@@ -9,25 +9,17 @@ use crate::agents::Agent;
 use crate::config::{Config, EnvMap};
 use crate::sandbox::fsview::RealFs;
 use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, MASKED_ETC, MASKED_ETC_DIRS, MASKED_SHARE, TOOL_DIRS};
-use std::os::unix::fs::MetadataExt;
 use crate::sandbox::scope;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::net::{IpAddr, Ipv4Addr};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Variables planted in the environment the plan is decided from: each
 /// looks like a secret, a socket or a loader hook and must never arrive.
-pub const PLANTED: &[&str] = &[
-    "AWS_SECRET_ACCESS_KEY",
-    "GITHUB_TOKEN",
-    "SSH_AUTH_SOCK",
-    "DISPLAY",
-    "DBUS_SESSION_BUS_ADDRESS",
-    "VSCODE_IPC_HOOK_CLI",
-    "BASH_ENV",
-    "LD_LIBRARY_PATH",
-];
+pub const PLANTED: &[&str] =
+    &["AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "SSH_AUTH_SOCK", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "VSCODE_IPC_HOOK_CLI", "BASH_ENV", "LD_LIBRARY_PATH"];
 
 /// `env` plus the planted variables, each holding the nonce.
 pub fn planted_env(env: &EnvMap, nonce: &str) -> EnvMap {
@@ -63,10 +55,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         home_extra.extend(plan.workspace.parent().and_then(|p| rel_under(p, home)));
     }
     let allowed = allowed_rel(Some(l.agent), &home_extra);
-    let mut outer_home_sample: Vec<String> = crate::verify::checks::sys::entries(home)
-        .into_iter()
-        .filter(|n| classify(n, &allowed).is_none())
-        .collect();
+    let mut outer_home_sample: Vec<String> = crate::verify::checks::sys::entries(home).into_iter().filter(|n| classify(n, &allowed).is_none()).collect();
     outer_home_sample.truncate(32);
     let outer_ns: BTreeMap<String, u64> = ["pid", "ipc", "uts", "mnt", "user", "cgroup", "net"]
         .iter()
@@ -97,10 +86,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         outer_home_sample,
         masked_share_present: MASKED_SHARE.iter().filter(|r| home.join(r).exists()).map(|r| r.to_string()).collect(),
         share_tool_dirs: l.config.share_tool_dirs,
-        outer_tool_dirs: TOOL_DIRS
-            .iter()
-            .filter_map(|r| std::fs::metadata(home.join(r)).ok().map(|m| (r.to_string(), m.dev(), m.ino())))
-            .collect(),
+        outer_tool_dirs: TOOL_DIRS.iter().filter_map(|r| std::fs::metadata(home.join(r)).ok().map(|m| (r.to_string(), m.dev(), m.ino()))).collect(),
         etc_masked_present: MASKED_ETC.iter().chain(MASKED_ETC_DIRS).map(PathBuf::from).filter(|p| p.exists()).collect(),
         tmp_sockets: Vec::new(),
         run_user_sample: crate::verify::checks::sys::entries(Path::new("/run/user")).into_iter().take(8).map(|n| Path::new("/run/user").join(n)).collect(),
@@ -150,7 +136,9 @@ pub fn scope_samples(plan: &Plan, spec: &Spec) -> Vec<ScopeSample> {
     paths.push(home.clone());
     paths.extend([".netrc", ".claude", ".claude.json", ".codex", ".pi", ".cache", ".config/gh", ".gitconfig"].iter().map(|r| home.join(r)));
     paths.extend(spec.outer_home_sample.iter().take(4).map(|n| home.join(n)));
-    paths.extend(["/etc/shadow", "/etc/hostname", "/usr/bin", "/tmp", "/var/tmp", "/run/user", "/run/secrets", "/dev/null", "/dev/sda"].iter().map(PathBuf::from));
+    paths.extend(
+        ["/etc/shadow", "/etc/hostname", "/usr/bin", "/tmp", "/var/tmp", "/run/user", "/run/secrets", "/dev/null", "/dev/sda"].iter().map(PathBuf::from),
+    );
     paths.extend(ENGINE_SOCKETS.iter().map(PathBuf::from));
     // Only what exists outside: there is nothing to read at a missing path.
     paths.retain(|p| p.exists());
@@ -240,4 +228,3 @@ mod tests {
         assert!(e.values().all(|v| v.to_string_lossy().contains("n0nce")));
     }
 }
-

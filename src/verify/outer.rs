@@ -86,7 +86,8 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     }
 
     // Step 3.
-    let canary = Canary::start(std::path::Path::new("/proc/self/exe"), &super::canary_secret(&nonce)).map_err(|e| format!("cannot start the canary process: {e}"))?;
+    let canary =
+        Canary::start(std::path::Path::new("/proc/self/exe"), &super::canary_secret(&nonce)).map_err(|e| format!("cannot start the canary process: {e}"))?;
     spec.canary_pid = canary.pid();
     spec.canary_port = canary.port;
     spec.abstract_name = canary.abstract_name.clone();
@@ -120,10 +121,7 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     drop(canary);
     drop(canaries);
     let mut results = results;
-    results.insert(
-        LEAVES_NOTHING,
-        if leftovers.is_empty() { Outcome::pass() } else { Outcome::fail(format!("left running: {}", leftovers.join(", "))) },
-    );
+    results.insert(LEAVES_NOTHING, if leftovers.is_empty() { Outcome::pass() } else { Outcome::fail(format!("left running: {}", leftovers.join(", "))) });
     let unprotected = weakenings.contains(&Weakening::Protections);
     results.insert(PROTECTED_SYMLINK, super::hostview::protected_symlink_refused(config, &env, &account.home, &nonce, unprotected));
     Ok(Report::assemble(results, &format!("the session ended ({status}) before the probe reported it")))

@@ -44,11 +44,7 @@ pub fn probe_main(args: &[String]) -> i32 {
     let ctx = Ctx { spec, initial_fds };
     for check in CHECKS {
         let Run::Inside(f) = check.run else { continue };
-        let outcome = if check.needs_jail && ctx.spec.jail.is_none() {
-            Outcome::skip(JAIL_OFF)
-        } else {
-            isolated(|| f(&ctx))
-        };
+        let outcome = if check.needs_jail && ctx.spec.jail.is_none() { Outcome::skip(JAIL_OFF) } else { isolated(|| f(&ctx)) };
         emit(&Line::Result { n: check.number, outcome });
     }
     0
@@ -69,8 +65,7 @@ fn isolated(f: impl FnOnce() -> Outcome) -> Outcome {
         Err(e) => Outcome::fail(format!("fork: {e}")),
         Ok(nix::unistd::ForkResult::Child) => {
             drop(r);
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-                .unwrap_or_else(|_| Outcome::fail("the check panicked"));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| Outcome::fail("the check panicked"));
             let mut file = std::fs::File::from(w);
             let _ = file.write_all(serde_json::to_string(&outcome).unwrap_or_default().as_bytes());
             drop(file);

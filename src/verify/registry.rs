@@ -4,8 +4,8 @@
 
 use super::checks::{attack, env, fs, home, misc, needs, net, privs, syscalls, tty, Ctx};
 use super::egress::Method;
-use crate::sandbox::seccomp::table::Group;
 use super::{Defence, Outcome};
+use crate::sandbox::seccomp::table::Group;
 use Defence::*;
 
 /// A check proves a defence holds; a probe is an escape attempt (reported
@@ -183,8 +183,23 @@ mod tests {
     #[test]
     fn every_defence_is_checked() {
         for d in [
-            Sentinel, Environment, Home, DotfileMasks, Ipc, ContainerEngines, Privileges, PidNamespace, TerminalInjection,
-            Syscalls, FileSystem, Git, EntryPoints, OwnBinaries, Recursion, EgressJail, RootLauncher,
+            Sentinel,
+            Environment,
+            Home,
+            DotfileMasks,
+            Ipc,
+            ContainerEngines,
+            Privileges,
+            PidNamespace,
+            TerminalInjection,
+            Syscalls,
+            FileSystem,
+            Git,
+            EntryPoints,
+            OwnBinaries,
+            Recursion,
+            EgressJail,
+            RootLauncher,
         ] {
             assert!(CHECKS.iter().any(|c| c.defence == d), "{d:?}");
         }
@@ -202,8 +217,7 @@ mod tests {
                 Some((n, cells.get(2)?.trim_matches('`').to_string(), cells.get(4)?.to_string()))
             })
             .collect();
-        let want: Vec<(u16, String, String)> =
-            CHECKS.iter().map(|c| (c.number, c.name.to_string(), c.defence.label().to_string())).collect();
+        let want: Vec<(u16, String, String)> = CHECKS.iter().map(|c| (c.number, c.name.to_string(), c.defence.label().to_string())).collect();
         assert_eq!(rows, want);
     }
 }

@@ -172,7 +172,15 @@ mod tests {
         results.insert(34, Outcome::skip("egress jail is off"));
         results.insert(52, Outcome::fail("attached"));
         results.remove(&3);
-        let r = Report { agent: "claude".into(), jail: false, session: "s".into(), weakened: vec![], rows: Report::assemble(results, "probe died"), error: None, jail_off_allowed: true };
+        let r = Report {
+            agent: "claude".into(),
+            jail: false,
+            session: "s".into(),
+            weakened: vec![],
+            rows: Report::assemble(results, "probe died"),
+            error: None,
+            jail_off_allowed: true,
+        };
         assert_eq!(r.failures(), 3);
         let text = r.text();
         assert!(text.contains("FAIL     2 env-allow-list-only: x\n"), "{text}");
@@ -194,7 +202,15 @@ mod tests {
         for c in CHECKS {
             results.insert(c.number, if c.defence == crate::verify::Defence::EgressJail { Outcome::skip("egress jail is off") } else { Outcome::pass() });
         }
-        let mut r = Report { agent: "claude".into(), jail: false, session: "s".into(), weakened: vec![], rows: Report::assemble(results, "x"), error: None, jail_off_allowed: false };
+        let mut r = Report {
+            agent: "claude".into(),
+            jail: false,
+            session: "s".into(),
+            weakened: vec![],
+            rows: Report::assemble(results, "x"),
+            error: None,
+            jail_off_allowed: false,
+        };
         assert_eq!(r.failures(), 1);
         assert!(r.text().contains("FAIL: the egress jail is off, so its "), "{}", r.text());
         assert_eq!((r.json()["summary"]["failures"].as_u64(), r.json()["summary"]["jailOffFailure"].as_bool()), (Some(1), Some(true)));
@@ -216,7 +232,15 @@ mod tests {
 
     #[test]
     fn a_session_that_did_not_start_fails_everything() {
-        let r = Report { agent: "pi".into(), jail: true, session: String::new(), weakened: vec![], rows: vec![], error: Some("no bwrap".into()), jail_off_allowed: false };
+        let r = Report {
+            agent: "pi".into(),
+            jail: true,
+            session: String::new(),
+            weakened: vec![],
+            rows: vec![],
+            error: Some("no bwrap".into()),
+            jail_off_allowed: false,
+        };
         assert_eq!(r.failures(), CHECKS.len());
         assert!(r.text().contains("the session did not start: no bwrap"));
     }

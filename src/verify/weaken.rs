@@ -65,9 +65,10 @@ pub const ALL: &[(&str, Weakening)] = &[
 
 impl Weakening {
     pub fn from_name(name: &str) -> Result<Weakening, String> {
-        ALL.iter().find(|(n, _)| *n == name).map(|(_, w)| *w).ok_or_else(|| {
-            format!("unknown defence `{name}`; one of: {}", ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))
-        })
+        ALL.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, w)| *w)
+            .ok_or_else(|| format!("unknown defence `{name}`; one of: {}", ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))
     }
 
     pub fn name(self) -> &'static str {

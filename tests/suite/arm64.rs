@@ -27,7 +27,12 @@ const BINARY: &str = "/usr/local/lib/agent-sandbox/bin/agent-sandbox";
 /// unmasked /proc) and the aarch64 binaries in /opt/ast; checks that it
 /// really runs emulated.
 fn arm64_container() -> Container {
-    let c = Container::start_with("host", podman::arm64_base(), &podman::static_dir_for("aarch64"), &["--device", "/dev/net/tun", "--security-opt", "unmask=/proc/*"]);
+    let c = Container::start_with(
+        "host",
+        podman::arm64_base(),
+        &podman::static_dir_for("aarch64"),
+        &["--device", "/dev/net/tun", "--security-opt", "unmask=/proc/*"],
+    );
     assert_eq!(c.sh("uname -m"), "aarch64\n");
     // The kernel's own link names the emulator (the program itself cannot tell).
     let real = c.sh("readlink /proc/thread-self/exe");

@@ -142,13 +142,20 @@ fn without_landlock_abi(text: &str) -> String {
 fn broken_container_golden() {
     let _machine = crate::support::share_machine();
     let c = podman::Container::start(podman::TRIXIE, &[]);
-    c.sh(
-        "install -m 0755 /opt/ast/agent-sandbox /usr/local/bin/agent-sandbox && \
+    c.sh("install -m 0755 /opt/ast/agent-sandbox /usr/local/bin/agent-sandbox && \
          printf '#!/bin/sh\\necho vendor\\n' > /usr/local/bin/claude && chmod 755 /usr/local/bin/claude && \
-         mkdir -p /opt/venv/bin /work/.devcontainer && touch /opt/venv/pyvenv.cfg",
-    );
+         mkdir -p /opt/venv/bin /work/.devcontainer && touch /opt/venv/pyvenv.cfg");
     c.copy_in(&fixtures().join("venv-first.jsonc"), "/work/.devcontainer/devcontainer.json");
-    let out = podman::podman(&["exec", "-w", "/work", "-e", "PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", &c.name, "agent-sandbox", "doctor"]);
+    let out = podman::podman(&[
+        "exec",
+        "-w",
+        "/work",
+        "-e",
+        "PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        &c.name,
+        "agent-sandbox",
+        "doctor",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(1), "a broken container blocks sessions:\n{text}");
     check_golden(&fixtures().join("broken-container.golden"), &without_landlock_abi(&text));

@@ -239,7 +239,9 @@ fn template_applies_and_comes_up() {
     ok(c.devcontainer().args(["templates", "apply", "--workspace-folder"]).arg(&c.dir).args(["-t", &template, "--template-args", args]));
     let applied = fs::read_to_string(c.dir.join(".devcontainer/devcontainer.json")).unwrap();
     assert!(!applied.contains("${templateOption"), "{applied}");
-    for needle in [&p.feature_ref(), "\"localhost/debian:trixie-slim\"", "\"agents\": \"claude\"", "--device=/dev/net/tun", "--security-opt=systempaths=unconfined"] {
+    for needle in
+        [&p.feature_ref(), "\"localhost/debian:trixie-slim\"", "\"agents\": \"claude\"", "--device=/dev/net/tun", "--security-opt=systempaths=unconfined"]
+    {
         assert!(applied.contains(needle), "`{needle}` missing in the applied devcontainer.json:\n{applied}");
     }
     assert!(!Path::new(&c.dir.join("devcontainer-template.json")).exists() && !c.dir.join("NOTES.md").exists());
@@ -247,7 +249,6 @@ fn template_applies_and_comes_up() {
     crate::support::assert_only_boundary_warning(&log);
     assert_sandboxed_session(&c, "/root");
 }
-
 
 /// A feature whose containerEnv puts a vendor `claude` first on PATH (as
 /// the node feature does with nvm's directory), installed before or after
@@ -296,7 +297,10 @@ chmod 755 /usr/local/share/fake-node/bin/claude
             assert!(!warned, "{log}");
         } else {
             assert_eq!(found, "/usr/local/share/fake-node/bin/claude", "{order:?}");
-            assert!(warned && log.contains("runs /usr/local/share/fake-node/bin/claude there, outside the sandbox"), "the start check names the vendor binary that wins:\n{log}");
+            assert!(
+                warned && log.contains("runs /usr/local/share/fake-node/bin/claude there, outside the sandbox"),
+                "the start check names the vendor binary that wins:\n{log}"
+            );
         }
     }
 }
@@ -326,7 +330,13 @@ fn jail_holds_in_a_feature_container() {
     let addr = addr.trim();
     assert!(!addr.is_empty(), "the container has no bridge address");
     j.exec_ok("(setsid socat TCP-LISTEN:7777,bind=0.0.0.0,fork,reuseaddr EXEC:/bin/true >/dev/null 2>&1 &) ; sleep 0.5");
-    let gw = stdout(&ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["network", "inspect", "podman", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"])));
+    let gw = stdout(&ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args([
+        "network",
+        "inspect",
+        "podman",
+        "--format",
+        "{{range .Subnets}}{{.Gateway}}{{end}}",
+    ])));
     let listener = std::net::TcpListener::bind((gw.trim(), 0)).expect("bind on the podman bridge gateway");
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || for _ in listener.incoming() {});

@@ -82,13 +82,8 @@ fn a_root_session_reaches_no_more_of_the_host_than_a_users() {
     chmod(&run.join("ssh-auth.sock"), 0o666);
 
     let bin = td.public_bin();
-    let script = format!(
-        "ETC={} VARLIB={} PRIVATE={} RUNSOCK={}\n{PROBE}",
-        etc.display(),
-        varlib.display(),
-        private.display(),
-        run.join("ssh-auth.sock").display()
-    );
+    let script =
+        format!("ETC={} VARLIB={} PRIVATE={} RUNSOCK={}\n{PROBE}", etc.display(), varlib.display(), private.display(), run.join("ssh-auth.sock").display());
     for account in [root_account(), test_user()] {
         let ws = td.workspace(&unique(&account.name));
         chown(&ws, account.uid, account.gid);

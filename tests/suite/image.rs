@@ -108,7 +108,11 @@ fn build_is_verified_as_root_and_as_the_non_root_user() {
     let r = &top["variants"][0];
     eprintln!(
         "image {}: {} bytes, sandbox {} bytes, build {:.0} s, verify {:.0} s",
-        b.tag, r["size"], r["sandboxSize"], r["buildSeconds"].as_f64().unwrap_or(0.0), r["verifySeconds"].as_f64().unwrap_or(0.0)
+        b.tag,
+        r["size"],
+        r["sandboxSize"],
+        r["buildSeconds"].as_f64().unwrap_or(0.0),
+        r["verifySeconds"].as_f64().unwrap_or(0.0)
     );
     assert_eq!((r["tag"].as_str(), r["platform"].as_str(), r["check"].as_str()), (Some(b.tag.as_str()), Some(native_platform()), Some("native")));
     assert_eq!(r["verified"], true);
@@ -129,10 +133,14 @@ fn build_is_verified_as_root_and_as_the_non_root_user() {
 fn the_image_has_its_user_path_and_start_check() {
     let _machine = crate::support::share_machine();
     let b = built();
-    let inspect: Value = serde_json::from_slice(&ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["image", "inspect", &b.tag])).stdout).unwrap();
+    let inspect: Value =
+        serde_json::from_slice(&ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["image", "inspect", &b.tag])).stdout).unwrap();
     let env: Vec<&str> = inspect[0]["Config"]["Env"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     let path = env.iter().find_map(|e| e.strip_prefix("PATH=")).expect("PATH is set");
-    assert_eq!(path, "/usr/local/lib/agent-sandbox/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "the shims first; no user-writable directory (root gets this PATH too)");
+    assert_eq!(
+        path, "/usr/local/lib/agent-sandbox/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "the shims first; no user-writable directory (root gets this PATH too)"
+    );
 
     let out = podman(&["run", "--rm", &b.tag, "sh", "-c", "id -u vscode; stat -c '%U %a' /opt/venv; ls -l /usr/local/sbin/agent-sandbox | sed 's/.*-> //'"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -140,13 +148,17 @@ fn the_image_has_its_user_path_and_start_check() {
 
     // The venv is on vscode's PATH (after the system directories) in its
     // login and interactive shells, and on no shell's PATH of root's.
-    let shell_path = |user: &str, flag: &str| stdout(&podman(&["run", "--rm", "--user", user, &b.tag, "bash", flag, "printf %s \"$PATH\""])).lines().last().unwrap_or("").to_string();
+    let shell_path = |user: &str, flag: &str| {
+        stdout(&podman(&["run", "--rm", "--user", user, &b.tag, "bash", flag, "printf %s \"$PATH\""])).lines().last().unwrap_or("").to_string()
+    };
     for flag in ["-lc", "-ic"] {
         let p = shell_path("vscode", flag);
         let entries: Vec<&str> = p.split(':').collect();
         let system = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"];
         assert!(
-            entries.first() == Some(&"/usr/local/lib/agent-sandbox/bin") && entries.last() == Some(&"/opt/venv/bin") && entries[1..entries.len() - 1].iter().all(|e| system.contains(e)),
+            entries.first() == Some(&"/usr/local/lib/agent-sandbox/bin")
+                && entries.last() == Some(&"/opt/venv/bin")
+                && entries[1..entries.len() - 1].iter().all(|e| system.contains(e)),
             "vscode, bash {flag}: the shims, the system directories, then the venv: {p}"
         );
         let p = shell_path("root", flag);
@@ -155,7 +167,12 @@ fn the_image_has_its_user_path_and_start_check() {
 
     // Nothing root runs is the user's: the build's audit passed, and npm's
     // global tree (the agents' CLIs) is root's alone.
-    assert_eq!((b.report["variants"][0]["audit"]["offenders"].as_u64(), b.report["variants"][0]["audit"]["error"].is_null()), (Some(0), true), "{:#}", b.report);
+    assert_eq!(
+        (b.report["variants"][0]["audit"]["offenders"].as_u64(), b.report["variants"][0]["audit"]["error"].is_null()),
+        (Some(0), true),
+        "{:#}",
+        b.report
+    );
     let out = podman(&["run", "--rm", &b.tag, "sh", "-c", "find \"$(npm root -g)\" /usr/local/bin \\( ! -uid 0 -o -perm -0002 \\) ! -type l | head -5"]);
     assert_eq!((out.status.success(), stdout(&out)), (true, String::new()), "{}", stderr(&out));
 
@@ -194,7 +211,21 @@ struct Running {
 impl Running {
     fn start(image: &str) -> Running {
         let name = unique("image-session");
-        let out = podman(&["run", "--detach", "--name", &name, "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined", "--network", "host", image, "sleep", "infinity"]);
+        let out = podman(&[
+            "run",
+            "--detach",
+            "--name",
+            &name,
+            "--device",
+            "/dev/net/tun",
+            "--security-opt",
+            "systempaths=unconfined",
+            "--network",
+            "host",
+            image,
+            "sleep",
+            "infinity",
+        ]);
         assert!(out.status.success(), "podman run {image}: {}", stderr(&out));
         Running { name }
     }
@@ -272,7 +303,10 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     let b = built();
     let env = registry_env();
     let repository = unique("image");
-    let mut args: Vec<String> = ["publish", "--json", "--platform", native_platform(), "--registry", &env.registry, "--repository", &repository].iter().map(|s| s.to_string()).collect();
+    let mut args: Vec<String> = ["publish", "--json", "--platform", native_platform(), "--registry", &env.registry, "--repository", &repository]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     args.extend(build_flags(&b.tag));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
@@ -441,7 +475,11 @@ fn skopeo_inspect_arch(reference: &str, arch: &str) -> Value {
 #[test]
 fn two_platforms_publish_as_one_index_with_labels_on_each() {
     let _machine = crate::support::share_machine();
-    assert_eq!(std::env::consts::ARCH, "x86_64", "this test builds linux/arm64 under emulation on an x86_64 machine (the CI's); on an arm64 machine the roles swap and it needs an amd64 base");
+    assert_eq!(
+        std::env::consts::ARCH,
+        "x86_64",
+        "this test builds linux/arm64 under emulation on an x86_64 machine (the CI's); on an arm64 machine the roles swap and it needs an amd64 base"
+    );
     let env = registry_env();
     let base = multiarch_base();
     let repository = unique("multiarch");
@@ -456,7 +494,11 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     // --allow-emulated nothing is built or pushed.
     let refused = image_cmd(&args).output().unwrap();
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("linux/arm64 can only run under emulation on this linux/amd64 machine") && stderr(&refused).contains("--allow-emulated"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("linux/arm64 can only run under emulation on this linux/amd64 machine") && stderr(&refused).contains("--allow-emulated"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(tags(&env.registry, &repository).is_empty());
 
     let mut allowed = args.clone();
@@ -468,7 +510,13 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     assert!(out.status.success(), "publish failed:\n{}\n{report:#}", stderr(&out));
     let build = &report["build"];
     for v in build["variants"].as_array().unwrap() {
-        eprintln!("MEASURE {} build {:.0} s, check {:.0} s, {} bytes", v["platform"], v["buildSeconds"].as_f64().unwrap_or(0.0), v["verifySeconds"].as_f64().unwrap_or(0.0), v["size"]);
+        eprintln!(
+            "MEASURE {} build {:.0} s, check {:.0} s, {} bytes",
+            v["platform"],
+            v["buildSeconds"].as_f64().unwrap_or(0.0),
+            v["verifySeconds"].as_f64().unwrap_or(0.0),
+            v["size"]
+        );
     }
     let (amd, arm) = (&build["variants"][0], &build["variants"][1]);
     assert_eq!((amd["platform"].as_str(), amd["check"].as_str(), amd["verified"].as_bool()), (Some("linux/amd64"), Some("native"), Some(true)), "{amd:#}");
@@ -499,7 +547,12 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     assert_eq!(report["digest"], digest.as_str(), "the tag names the pushed index");
     let index: Value = serde_json::from_slice(&raw).unwrap();
     assert_eq!(index["mediaType"], "application/vnd.oci.image.index.v1+json");
-    let platforms: Vec<(&str, &str)> = index["manifests"].as_array().unwrap().iter().map(|m| (m["platform"]["os"].as_str().unwrap(), m["platform"]["architecture"].as_str().unwrap())).collect();
+    let platforms: Vec<(&str, &str)> = index["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["platform"]["os"].as_str().unwrap(), m["platform"]["architecture"].as_str().unwrap()))
+        .collect();
     assert_eq!(platforms, [("linux", "amd64"), ("linux", "arm64")]);
     for (i, p) in report["platforms"].as_array().unwrap().iter().enumerate() {
         assert_eq!(index["manifests"][i]["digest"], p["digest"], "{p:#}");

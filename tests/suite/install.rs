@@ -146,7 +146,10 @@ fn shims_win_over_npm_install_as_root() {
     let installed_plain = c.tree_hash(false);
     c.sh("rm /usr/local/sbin/claude");
     let report = String::from_utf8_lossy(&c.exec(&["agent-sandbox", "doctor"]).stdout).into_owned();
-    assert!(report.contains("error   shim-broken") && report.contains("/usr/local/sbin/claude (a link to ../lib/agent-sandbox/bin/agent-sandbox) is missing"), "{report}");
+    assert!(
+        report.contains("error   shim-broken") && report.contains("/usr/local/sbin/claude (a link to ../lib/agent-sandbox/bin/agent-sandbox) is missing"),
+        "{report}"
+    );
     assert!(!report.contains("install-ok"), "{report}");
     c.sh(&format!("{INSTALL} --no-deps"));
     c.assert_tree(&installed_plain, false, "the install puts the link back");
@@ -173,7 +176,11 @@ fn shims_win_over_npm_install_as_root() {
         assert!(p.starts_with(&format!("{SHIM_DIR}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")), "bash {shell}: {p}");
     }
     // `claude --version` through the shim: the real CLI answers, started by bwrap.
-    let out = c.exec_full("root", &[NO_JAIL], &["sh", "-c", "cd /work/p && strace -f -qq -e trace=execve -o /tmp/trace claude --version && grep -c 'execve(\"/usr/bin/bwrap\"' /tmp/trace"]);
+    let out = c.exec_full(
+        "root",
+        &[NO_JAIL],
+        &["sh", "-c", "cd /work/p && strace -f -qq -e trace=execve -o /tmp/trace claude --version && grep -c 'execve(\"/usr/bin/bwrap\"' /tmp/trace"],
+    );
     let text = ok(&out, "claude --version through the shim");
     assert!(text.contains("(Claude Code)"), "{text}");
     let version = text.lines().find(|l| l.contains("(Claude Code)")).unwrap().to_string();
@@ -255,10 +262,7 @@ fn image_build_warns_without_tun_and_measures_size() {
     }
     std::fs::write(
         dir.join("Containerfile"),
-        format!(
-            "FROM {}\nRUN --mount=type=bind,source=.,target=/tmp/ast /tmp/ast/sandbox-install --agents claude\n",
-            podman::TRIXIE
-        ),
+        format!("FROM {}\nRUN --mount=type=bind,source=.,target=/tmp/ast /tmp/ast/sandbox-install --agents claude\n", podman::TRIXIE),
     )
     .unwrap();
     let tag = format!("localhost/agent-sandbox-test/built:{}", std::process::id());

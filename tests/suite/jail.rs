@@ -8,11 +8,11 @@
 //! (`jail/launch.rs`: single-threaded, like the launcher) and reads what
 //! the session's probes (`jail/probe.sh`) print. Tests run one at a time.
 
+use crate::support::lab::{self, launch, procs, Lab};
+use crate::support::{launcher, podman};
 use agent_sandbox::config::Config;
 use agent_sandbox::jail::{self, HostProbe, JailError};
 use agent_sandbox::jail::{GATE_FD, GATE_PATH};
-use crate::support::lab::{self, launch, procs, Lab};
-use crate::support::{launcher, podman};
 use launch::{launch, Opts, REFUSED};
 use nix::sys::signal::Signal;
 use nix::sys::wait::WaitStatus;
@@ -49,12 +49,7 @@ fn prerequisites() {
 }
 
 fn lab_config() -> Config {
-    Config {
-        allow_ip: vec![lab::ALLOWED],
-        local_ports: vec![lab::LOCAL_PORT],
-        callback_ports: vec![lab::CALLBACK_PORT],
-        ..Config::default()
-    }
+    Config { allow_ip: vec![lab::ALLOWED], local_ports: vec![lab::LOCAL_PORT], callback_ports: vec![lab::CALLBACK_PORT], ..Config::default() }
 }
 
 /// `JAIL_TEST_PASTA_DIR` runs the suite with another pasta (e.g. a newer
@@ -550,7 +545,13 @@ fn routes_alone_let_interface_bound_sockets_out() {
     let out = bypass_session(&lab, |p| p.packet_filter = false, || Ok(()));
     let ctx = out.join("\n");
     let arrivals = lab.arrivals();
-    for (method, name) in [("SO_BINDTODEVICE", "rfc1918_10"), ("SO_BINDTOIFINDEX", "metadata"), ("IP_UNICAST_IF", "subnet_host"), ("IP_PKTINFO", "cgnat"), ("SO_BINDTODEVICE", "container_other")] {
+    for (method, name) in [
+        ("SO_BINDTODEVICE", "rfc1918_10"),
+        ("SO_BINDTOIFINDEX", "metadata"),
+        ("IP_UNICAST_IF", "subnet_host"),
+        ("IP_PKTINFO", "cgnat"),
+        ("SO_BINDTODEVICE", "container_other"),
+    ] {
         let payload = format!("BYPASS {method} {name}");
         assert!(arrivals.iter().any(|a| a.ends_with(&payload)), "{payload} should arrive without the filter: {arrivals:?}\n{ctx}");
     }
@@ -580,9 +581,20 @@ fn verify_proves_the_second_layer_in_the_lab() {
         let json = out.iter().skip_while(|l| !l.starts_with('{')).cloned().collect::<Vec<_>>().join("\n");
         serde_json::from_str(&json).unwrap_or_else(|e| panic!("verify --json: {e}\n{}", out.join("\n")))
     };
-    let layer2 = ["jail-so-bindtodevice-blocked", "jail-so-bindtoifindex-blocked", "jail-ip-unicast-if-blocked", "jail-ip-pktinfo-blocked", "jail-multicast-blocked", "jail-broadcast-blocked"];
+    let layer2 = [
+        "jail-so-bindtodevice-blocked",
+        "jail-so-bindtoifindex-blocked",
+        "jail-ip-unicast-if-blocked",
+        "jail-ip-pktinfo-blocked",
+        "jail-multicast-blocked",
+        "jail-broadcast-blocked",
+    ];
     let status = |v: &serde_json::Value, name: &str| -> String {
-        v["checks"].as_array().and_then(|a| a.iter().find(|c| c["name"] == name)).map(|c| c["status"].as_str().unwrap_or("?").to_string()).unwrap_or_else(|| format!("no check {name}: {v}"))
+        v["checks"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .map(|c| c["status"].as_str().unwrap_or("?").to_string())
+            .unwrap_or_else(|| format!("no check {name}: {v}"))
     };
     let v = run_verify(&[]);
     for name in layer2.iter().chain(&["jail-filter-locked"]) {
@@ -617,7 +629,14 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
     let bind = format!("{}:/etc/resolv.conf:ro", resolv.display());
     let c = podman::Container::start_on(&network, &image, &["--device", "/dev/net/tun", "--security-opt", "unmask=/proc/*", "-v", &bind]);
     c.sh("chmod 666 /dev/net/tun && mkdir -p /work/root /work/dev && chown dev /work/dev");
-    let layer2 = ["jail-so-bindtodevice-blocked", "jail-so-bindtoifindex-blocked", "jail-ip-unicast-if-blocked", "jail-ip-pktinfo-blocked", "jail-multicast-blocked", "jail-broadcast-blocked"];
+    let layer2 = [
+        "jail-so-bindtodevice-blocked",
+        "jail-so-bindtoifindex-blocked",
+        "jail-ip-unicast-if-blocked",
+        "jail-ip-pktinfo-blocked",
+        "jail-multicast-blocked",
+        "jail-broadcast-blocked",
+    ];
     for user in ["root", "dev"] {
         let verify = |extra: &str| -> (Option<i32>, serde_json::Value) {
             let out = c.exec_full(user, &[], &["sh", "-c", &format!("cd /work/{user} && /opt/ast/agent-sandbox verify --json {extra}")]);
@@ -961,10 +980,8 @@ fn nft_lists_exactly_the_planned_filter() {
     assert!(Path::new("/usr/sbin/nft").exists(), "nft is missing: apt-get install nftables");
     let mut r = start_waiting_session("echo SESSION READY; sleep 5");
     let holder = r.helpers.iter().find(|p| p.ppid == r.launched.pid.as_raw() && p.comm == "bwrap").expect("the holder");
-    let out = std::process::Command::new("nsenter")
-        .args(["-t", &holder.pid.to_string(), "-n", "/usr/sbin/nft", "list", "ruleset"])
-        .output()
-        .expect("nsenter nft");
+    let out =
+        std::process::Command::new("nsenter").args(["-t", &holder.pid.to_string(), "-n", "/usr/sbin/nft", "list", "ruleset"]).output().expect("nsenter nft");
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
     let _ = nix::sys::signal::kill(r.launched.pid, Signal::SIGTERM);
     let _ = r.launched.wait(SESSION);

@@ -160,8 +160,7 @@ fn every_git_directory_of_the_workspace_is_protected() {
         .map(|p| (ws.join(p), std::fs::read_to_string(ws.join(p)).unwrap()))
         .collect();
 
-    let out = Launcher::new(&ws).sh(
-        "t() { name=$1; shift; if (\"$@\") >/dev/null 2>&1; then echo $name=written; else echo $name=refused; fi; }
+    let out = Launcher::new(&ws).sh("t() { name=$1; shift; if (\"$@\") >/dev/null 2>&1; then echo $name=written; else echo $name=refused; fi; }
          t main_config sh -c 'echo \"[core] fsmonitor = touch /tmp/x\" >> .git/config'
          t submodule_config sh -c 'echo \"[core] fsmonitor = x\" >> .git/modules/lib/config'
          t submodule_hook sh -c 'echo x > .git/modules/lib/hooks/post-checkout'
@@ -173,12 +172,20 @@ fn every_git_directory_of_the_workspace_is_protected() {
          t hooks_path sh -c 'mkdir -p tools/hooks && echo x > tools/hooks/pre-commit'
          t swap_git mv .git .git-moved
          t swap_nested_git mv nested/.git nested/.git-moved
-         git -c user.name=t -c user.email=t@example.org commit -q --allow-empty -m inside && echo commit=ok",
-    );
+         git -c user.name=t -c user.email=t@example.org commit -q --allow-empty -m inside && echo commit=ok");
     out.assert_ok();
     for key in [
-        "main_config", "submodule_config", "submodule_hook", "nested_config", "nested_hook", "worktree_commondir", "worktree_gitfile",
-        "submodule_gitfile", "hooks_path", "swap_git", "swap_nested_git",
+        "main_config",
+        "submodule_config",
+        "submodule_hook",
+        "nested_config",
+        "nested_hook",
+        "worktree_commondir",
+        "worktree_gitfile",
+        "submodule_gitfile",
+        "hooks_path",
+        "swap_git",
+        "swap_nested_git",
     ] {
         assert_eq!(out.get(key), "refused", "{key}\n{out}");
     }

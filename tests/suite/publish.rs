@@ -127,8 +127,19 @@ fn install_sh_passes_the_options_to_sandbox_install() {
     ]);
     assert!(ok, "{out}");
     let expected = [
-        "--agents", "claude,codex", "--no-egress-jail", "--no-forge", "--no-deps", "--allow-ip", "10.1.2.3,192.168.1.9",
-        "--local-port", "5432", "--callback-port", "1455,8085", "--user", "nobody",
+        "--agents",
+        "claude,codex",
+        "--no-egress-jail",
+        "--no-forge",
+        "--no-deps",
+        "--allow-ip",
+        "10.1.2.3,192.168.1.9",
+        "--local-port",
+        "5432",
+        "--callback-port",
+        "1455,8085",
+        "--user",
+        "nobody",
     ];
     assert_eq!(args, expected);
     assert!(out.contains("_REMOTE_USER_HOME is /home/nobody but /etc/passwd gives /nonexistent"), "{out}");
@@ -208,7 +219,11 @@ fn install_sh_names_the_missing_architecture() {
     let out = install_sh_on(d.path(), "x86_64");
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("no sandbox-install for x86_64 (it has: aarch64); it was packaged without x86_64 binaries") && err.contains("bash scripts/build-static.sh"), "{err}");
+    assert!(
+        err.contains("no sandbox-install for x86_64 (it has: aarch64); it was packaged without x86_64 binaries")
+            && err.contains("bash scripts/build-static.sh"),
+        "{err}"
+    );
 }
 
 /// Runs the feature's postStartCommand (`agent-sandbox doctor
@@ -261,10 +276,13 @@ fn package(out: &Path, bins: &Path, extra_env: &[(&str, &str)]) -> Value {
 
 fn tar_listing(archive: &[u8]) -> Vec<(String, u32)> {
     let mut a = tar::Archive::new(archive);
-    a.entries().unwrap().map(|e| {
-        let e = e.unwrap();
-        (String::from_utf8_lossy(&e.path_bytes()).into_owned(), e.header().mode().unwrap())
-    }).collect()
+    a.entries()
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (String::from_utf8_lossy(&e.path_bytes()).into_owned(), e.header().mode().unwrap())
+        })
+        .collect()
 }
 
 #[test]
@@ -282,8 +300,15 @@ fn packaging_is_reproducible_and_bundles_the_binaries() {
     assert_eq!(a["items"][0]["archive"].as_str().unwrap(), work.path().join("a/devcontainer-feature-agent-sandbox.tgz").to_str().unwrap());
     let listing = tar_listing(&archive);
     let expected: Vec<(String, u32)> = [
-        ("./", 0o755), ("./NOTES.md", 0o644), ("./bin/", 0o755), ("./bin/x86_64/", 0o755), ("./bin/x86_64/agent-sandbox", 0o755),
-        ("./bin/x86_64/sandbox-install", 0o755), ("./devcontainer-feature.json", 0o644), ("./entrypoint.sh", 0o755), ("./install.sh", 0o755),
+        ("./", 0o755),
+        ("./NOTES.md", 0o644),
+        ("./bin/", 0o755),
+        ("./bin/x86_64/", 0o755),
+        ("./bin/x86_64/agent-sandbox", 0o755),
+        ("./bin/x86_64/sandbox-install", 0o755),
+        ("./devcontainer-feature.json", 0o644),
+        ("./entrypoint.sh", 0o755),
+        ("./install.sh", 0o755),
     ]
     .iter()
     .map(|(p, m)| (p.to_string(), *m))
@@ -312,7 +337,11 @@ fn packaging_refuses_missing_or_dynamic_binaries() {
     let dir = tempfile::tempdir().unwrap();
     fs::copy(bin(), dir.path().join("sandbox-install")).unwrap();
     fs::copy(bin(), dir.path().join("agent-sandbox")).unwrap();
-    let out = agent_sandbox().args(["feature", "package", "--output", "/nonexistent/x", "--bin-dir"]).arg(format!("x86_64={}", dir.path().display())).output().unwrap();
+    let out = agent_sandbox()
+        .args(["feature", "package", "--output", "/nonexistent/x", "--bin-dir"])
+        .arg(format!("x86_64={}", dir.path().display()))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("is not a static executable"), "{}", stderr(&out));
     let out = agent_sandbox().args(["feature", "package", "--bin-dir", "arm=/x"]).output().unwrap();
@@ -332,7 +361,15 @@ fn bundled(report: &Value) -> Vec<String> {
 fn packaging_bundles_every_architecture_by_default() {
     let _machine = crate::support::share_machine();
     let fake = fake_static_root();
-    let both = ["./bin/", "./bin/aarch64/", "./bin/aarch64/agent-sandbox", "./bin/aarch64/sandbox-install", "./bin/x86_64/", "./bin/x86_64/agent-sandbox", "./bin/x86_64/sandbox-install"];
+    let both = [
+        "./bin/",
+        "./bin/aarch64/",
+        "./bin/aarch64/agent-sandbox",
+        "./bin/aarch64/sandbox-install",
+        "./bin/x86_64/",
+        "./bin/x86_64/agent-sandbox",
+        "./bin/x86_64/sandbox-install",
+    ];
     let work = tempfile::tempdir().unwrap();
     let via_static_dir = |out: &str| {
         let mut c = agent_sandbox();
@@ -543,7 +580,12 @@ impl TestRegistry {
     /// Basic auth for `user`:`password` (htpasswd wants bcrypt; python's crypt
     /// gives it, at the lowest cost: the registry checks it on every request).
     fn with_login(user: &str, password: &str) -> Self {
-        let hash = ok(Command::new("python3").args(["-W", "ignore", "-c", &format!("import crypt; print(crypt.crypt('{password}', crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))")]));
+        let hash = ok(Command::new("python3").args([
+            "-W",
+            "ignore",
+            "-c",
+            &format!("import crypt; print(crypt.crypt('{password}', crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))"),
+        ]));
         let htpasswd = tempfile::NamedTempFile::new().unwrap();
         fs::write(htpasswd.path(), format!("{user}:{}", stdout(&hash).trim())).unwrap();
         let (_, path) = htpasswd.keep().unwrap();
@@ -566,7 +608,16 @@ fn credentials_come_from_docker_config_files_or_the_environment() {
     let home = tempfile::tempdir().unwrap();
     let run = |ns: &str, env: &[(&str, &str)]| {
         let mut c = agent_sandbox();
-        for v in ["XDG_RUNTIME_DIR", "REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "GITHUB_TOKEN", "DEVCONTAINERS_OCI_AUTH", "AGENT_SANDBOX_REGISTRY_USERNAME", "AGENT_SANDBOX_REGISTRY_PASSWORD", "AGENT_SANDBOX_REGISTRY_TOKEN"] {
+        for v in [
+            "XDG_RUNTIME_DIR",
+            "REGISTRY_AUTH_FILE",
+            "DOCKER_CONFIG",
+            "GITHUB_TOKEN",
+            "DEVCONTAINERS_OCI_AUTH",
+            "AGENT_SANDBOX_REGISTRY_USERNAME",
+            "AGENT_SANDBOX_REGISTRY_PASSWORD",
+            "AGENT_SANDBOX_REGISTRY_TOKEN",
+        ] {
             c.env_remove(v);
         }
         let (source, bins) = (demo_feature("1.0.0"), fake_bin_dir());

@@ -6,8 +6,8 @@
 //! workspace can. Needs root, bubblewrap, git and python3; fails (never
 //! skips) without them.
 
-use agent_sandbox::review::kinds::Kind;
 use crate::support::launcher::{self, Launcher, PtyChild, TestDir};
+use agent_sandbox::review::kinds::Kind;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -427,11 +427,14 @@ fn hostile_files_stall_neither_the_launcher_nor_review() {
     type Plant = Box<dyn Fn(&Ws)>;
     let cases: Vec<(&str, Plant)> = vec![
         ("package.json", Box::new(|w: &Ws| fifo(&w.ws.join("package.json")))),
-        (".git/config", Box::new(|w: &Ws| {
-            w.git("", &["init", "-q", "."]);
-            std::fs::remove_file(w.ws.join(".git/config")).unwrap();
-            fifo(&w.ws.join(".git/config"));
-        })),
+        (
+            ".git/config",
+            Box::new(|w: &Ws| {
+                w.git("", &["init", "-q", "."]);
+                std::fs::remove_file(w.ws.join(".git/config")).unwrap();
+                fifo(&w.ws.join(".git/config"));
+            }),
+        ),
         ("package.json", Box::new(|w: &Ws| std::os::unix::fs::symlink("/dev/zero", w.ws.join("package.json")).unwrap())),
         ("Makefile", Box::new(|w: &Ws| std::os::unix::fs::symlink("Makefile", w.ws.join("Makefile")).unwrap())),
         ("Makefile", Box::new(|w: &Ws| std::fs::File::create(w.ws.join("Makefile")).unwrap().set_len(16 << 30).unwrap())),

@@ -188,11 +188,7 @@ fn home_is_empty_except_the_agents_own_state() {
     assert_eq!(out.get("keyring"), "1", "~/.local/share/keyrings is visible inside\n{out}");
     assert_eq!(out.get("writeback"), "0", "{out}");
     assert_eq!(out.get("listing"), "0", "the outer home's entries are listed inside\n{out}");
-    assert_eq!(
-        std::fs::read_to_string(&written_back).unwrap(),
-        "inside\n",
-        "agent state written inside did not persist"
-    );
+    assert_eq!(std::fs::read_to_string(&written_back).unwrap(), "inside\n", "agent state written inside did not persist");
 
     // The other way round for codex.
     let out = Launcher::new(&td.ws()).agent("codex").sh(&format!(
@@ -256,11 +252,7 @@ fn capabilities_are_dropped_no_new_privs_and_namespaces_are_new() {
     assert_eq!(status_field(&out.stdout, "Seccomp").as_deref(), Some("2"), "no seccomp filter\n{out}");
     for ns in ["pid", "ipc", "uts"] {
         let outer = std::fs::read_link(format!("/proc/self/ns/{ns}")).unwrap();
-        assert_ne!(
-            out.get(&format!("ns_{ns}")),
-            outer.display().to_string(),
-            "the {ns} namespace is shared with the outside\n{out}"
-        );
+        assert_ne!(out.get(&format!("ns_{ns}")), outer.display().to_string(), "the {ns} namespace is shared with the outside\n{out}");
     }
 }
 
@@ -279,15 +271,10 @@ fn setuid_binary_does_not_elevate_for_a_non_root_user() {
     // Control: outside a session the copy does elevate (the file system
     // honours setuid), so the check inside means something.
     let outside = output_of_new_program(std::process::Command::new(&suid).arg("-u").uid(user.uid).gid(user.gid));
-    assert_eq!(
-        String::from_utf8_lossy(&outside.stdout).trim(),
-        "0",
-        "control: setuid copy of id does not elevate outside"
-    );
-    let out = Launcher::as_account(&ws, user.clone()).bin(&td.public_bin()).sh(&format!(
-        "echo uid=$(id -u); echo euid=$({} -u); grep -E '^(CapEff|NoNewPrivs)' /proc/self/status",
-        suid.display()
-    ));
+    assert_eq!(String::from_utf8_lossy(&outside.stdout).trim(), "0", "control: setuid copy of id does not elevate outside");
+    let out = Launcher::as_account(&ws, user.clone())
+        .bin(&td.public_bin())
+        .sh(&format!("echo uid=$(id -u); echo euid=$({} -u); grep -E '^(CapEff|NoNewPrivs)' /proc/self/status", suid.display()));
     out.assert_ok();
     assert_eq!(out.get("uid"), user.uid.to_string(), "{out}");
     assert_eq!(out.get("euid"), user.uid.to_string(), "the setuid binary elevated inside the session\n{out}");
@@ -343,11 +330,7 @@ for p in sys.argv[1:]:
 fn assert_unreachable_inside(td: &TestDir, paths: &[PathBuf]) {
     let py = python3();
     for p in paths {
-        assert!(
-            std::os::unix::net::UnixStream::connect(p).is_ok(),
-            "control: cannot connect to {} outside the session",
-            p.display()
-        );
+        assert!(std::os::unix::net::UnixStream::connect(p).is_ok(), "control: cannot connect to {} outside the session", p.display());
     }
     let mut args: Vec<&str> = vec![py.to_str().unwrap(), "-c", CONNECT_PY];
     args.extend(paths.iter().map(|p| p.to_str().unwrap()));
@@ -394,11 +377,7 @@ fn container_engine_sockets_and_run_secrets_are_unreachable() {
     let secret = PlacedFile::new(&PathBuf::from(format!("/run/secrets/{u}")), "mounted-secret\n");
     assert_unreachable_inside(
         &td,
-        &[
-            PathBuf::from("/run/docker.sock"),
-            PathBuf::from("/var/run/docker.sock"),
-            PathBuf::from("/run/containerd/containerd.sock"),
-        ],
+        &[PathBuf::from("/run/docker.sock"), PathBuf::from("/var/run/docker.sock"), PathBuf::from("/run/containerd/containerd.sock")],
     );
     let out = Launcher::new(&td.ws()).sh(&format!("cat {} 2>/dev/null; echo secret=$?", secret.path.display()));
     out.assert_ok();
@@ -411,11 +390,7 @@ fn inherited_descriptors_do_not_leak_into_the_session() {
     let td = setup("fds");
     let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&a);
-    let mut cmd = Launcher::new(&td.ws()).run_command(&[
-        "/bin/sh",
-        "-c",
-        "for f in /proc/$$/fd/*; do echo \"${f##*/}=$(readlink $f)\"; done",
-    ]);
+    let mut cmd = Launcher::new(&td.ws()).run_command(&["/bin/sh", "-c", "for f in /proc/$$/fd/*; do echo \"${f##*/}=$(readlink $f)\"; done"]);
     // SAFETY: dup2 is async-signal-safe; it clears close-on-exec on fd 20,
     // as a careless parent (an IDE, a multiplexer) would leave it.
     unsafe {
@@ -478,11 +453,7 @@ fn window_resize_reaches_a_session_on_a_terminal() {
     let mut pty = PtyChild::spawn(cmd);
     assert!(pty.expect("READY", Duration::from_secs(20)), "the session did not start\n{}", pty.text());
     pty.resize(33, 99);
-    assert!(
-        pty.expect("WINCH-33 99", Duration::from_secs(10)),
-        "SIGWINCH (or the new size) did not reach the session\n{}",
-        pty.text()
-    );
+    assert!(pty.expect("WINCH-33 99", Duration::from_secs(10)), "SIGWINCH (or the new size) did not reach the session\n{}", pty.text());
 }
 
 #[test]
@@ -593,11 +564,9 @@ fn nested_user_namespaces_and_sandboxes_still_work() {
     let user = test_user();
     chown(&td.ws(), user.uid, user.gid);
     require_tool("/usr/bin/unshare", "apt-get install util-linux");
-    let out = Launcher::as_account(&td.ws(), user).bin(&td.public_bin()).sh(
-        "echo unshare_uid=$(unshare -r id -u)
+    let out = Launcher::as_account(&td.ws(), user).bin(&td.public_bin()).sh("echo unshare_uid=$(unshare -r id -u)
          echo unshare_mount=$(unshare -rm sh -c 'mount -t tmpfs none /mnt && touch /mnt/x && echo ok')
-         echo nested_bwrap=$(/usr/bin/bwrap --unshare-all --ro-bind / / --dev /dev --tmpfs /tmp -- sh -c 'echo ok' 2>&1)",
-    );
+         echo nested_bwrap=$(/usr/bin/bwrap --unshare-all --ro-bind / / --dev /dev --tmpfs /tmp -- sh -c 'echo ok' 2>&1)");
     out.assert_ok();
     assert_eq!(out.get("unshare_uid"), "0", "{out}");
     assert_eq!(out.get("unshare_mount"), "ok", "{out}");
@@ -729,13 +698,11 @@ fn host_executed_parts_of_the_workspace_are_read_only() {
     let ws = td.ws();
     write(&ws.join(".devcontainer/devcontainer.json"), "{}\n");
     write(&ws.join(".git/hooks/pre-commit.sample"), "#!/bin/sh\n");
-    let out = Launcher::new(&ws).sh(
-        "t() { if (echo x > \"$2\") 2>/dev/null; then echo $1=written; else echo $1=refused; fi; }
+    let out = Launcher::new(&ws).sh("t() { if (echo x > \"$2\") 2>/dev/null; then echo $1=written; else echo $1=refused; fi; }
          t devcontainer .devcontainer/devcontainer.json
          t devcontainer_new .devcontainer/other.json
          t hook .git/hooks/pre-commit
-         t gitconfig_ok .git/description",
-    );
+         t gitconfig_ok .git/description");
     out.assert_ok();
     assert_eq!(out.get("devcontainer"), "refused", "{out}");
     assert_eq!(out.get("devcontainer_new"), "refused", "{out}");
@@ -747,9 +714,8 @@ fn host_executed_parts_of_the_workspace_are_read_only() {
     // A .git without hooks: none can be planted either.
     let ws2 = td.workspace("second");
     mkdir(&ws2.join(".git"));
-    let out = Launcher::new(&ws2).sh(
-        "if (mkdir -p .git/hooks && echo x > .git/hooks/post-checkout) 2>/dev/null; then echo hook=written; else echo hook=refused; fi",
-    );
+    let out =
+        Launcher::new(&ws2).sh("if (mkdir -p .git/hooks && echo x > .git/hooks/post-checkout) 2>/dev/null; then echo hook=written; else echo hook=refused; fi");
     out.assert_ok();
     assert_eq!(out.get("hook"), "refused", "{out}");
     assert!(!ws2.join(".git/hooks/post-checkout").exists());
@@ -789,14 +755,10 @@ fn nothing_is_left_when_the_launcher_dies() {
         .unwrap();
     // Wait for the command itself (not only bwrap's forks, which may not
     // have armed their parent-death signal yet), and note its pid namespace.
-    let is_command =
-        |pid: &u32| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"/bin/sh\0-c\0"));
+    let is_command = |pid: &u32| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(b"/bin/sh\0-c\0"));
     let mut pidns = None;
     let appeared = wait_for(Duration::from_secs(10), || {
-        pidns = pids_with_cmdline(&token)
-            .iter()
-            .find(|p| is_command(p))
-            .and_then(|p| std::fs::read_link(format!("/proc/{p}/ns/pid")).ok());
+        pidns = pids_with_cmdline(&token).iter().find(|p| is_command(p)).and_then(|p| std::fs::read_link(format!("/proc/{p}/ns/pid")).ok());
         pidns.is_some()
     });
     assert!(appeared, "the session's command never started");
@@ -809,19 +771,11 @@ fn nothing_is_left_when_the_launcher_dies() {
             .filter(|pid| std::fs::read_link(format!("/proc/{pid}/ns/pid")).is_ok_and(|l| l == pidns))
             .collect()
     };
-    assert!(
-        wait_for(Duration::from_secs(10), || in_session().len() >= 4),
-        "expected bwrap's init, sh and two sleeps in the session: {:?}",
-        in_session()
-    );
+    assert!(wait_for(Duration::from_secs(10), || in_session().len() >= 4), "expected bwrap's init, sh and two sleeps in the session: {:?}", in_session());
     child.kill().unwrap(); // SIGKILL: the launcher gets no chance to clean up
     let st = child.wait().unwrap();
     assert_eq!(st.signal(), Some(9));
-    assert!(
-        wait_for(Duration::from_secs(10), || in_session().is_empty()),
-        "session processes survived their launcher: {:?}",
-        in_session()
-    );
+    assert!(wait_for(Duration::from_secs(10), || in_session().is_empty()), "session processes survived their launcher: {:?}", in_session());
 }
 
 #[test]
@@ -878,11 +832,7 @@ fn a_session_inside_a_session_runs_directly() {
     assert_eq!(out.get("inner_mntns"), out.get("outer_mntns"), "the nested session got its own mount namespace\n{out}");
     assert_eq!(out.get("inner_filters"), out.get("outer_filters"), "a second seccomp layer was stacked\n{out}");
     let outside: u32 = status_field(&own_status(), "Seccomp_filters").and_then(|v| v.parse().ok()).unwrap_or(0);
-    assert_eq!(
-        out.get("outer_filters"),
-        (outside + 1).to_string(),
-        "the session has exactly one filter of its own\n{out}"
-    );
+    assert_eq!(out.get("outer_filters"), (outside + 1).to_string(), "the session has exactly one filter of its own\n{out}");
     assert_eq!(out.get("inner_exit"), "7", "the nested command's exit status was lost\n{out}");
 }
 
@@ -1008,7 +958,9 @@ fn the_users_shell_path_and_aliases_are_guarded() {
         pnpm.display()
     ));
     out.assert_ok();
-    for (k, want) in [("pnpm", "refused"), ("pnpm_dir", "refused"), ("local", "refused"), ("local_other", "refused"), ("local_dir", "refused"), ("state", "written")] {
+    for (k, want) in
+        [("pnpm", "refused"), ("pnpm_dir", "refused"), ("local", "refused"), ("local_other", "refused"), ("local_dir", "refused"), ("state", "written")]
+    {
         assert_eq!(out.get(k), want, "{k}\n{out}");
     }
     assert_eq!(std::fs::metadata(pnpm.join("claude")).map(|m| m.len()).unwrap_or(0), 0, "planted in PNPM_HOME\n{out}");
@@ -1026,10 +978,7 @@ fn the_users_shell_path_and_aliases_are_guarded() {
 
 /// Hides every system directory holding bwrap (in a private mount
 /// namespace of the child), or binds `replacement` over bwrap itself.
-fn bwrap_override(
-    hide_dir: Option<PathBuf>,
-    replacement: Option<PathBuf>,
-) -> impl FnMut() -> std::io::Result<()> + Send + Sync {
+fn bwrap_override(hide_dir: Option<PathBuf>, replacement: Option<PathBuf>) -> impl FnMut() -> std::io::Result<()> + Send + Sync {
     use std::ffi::CString;
     let bwrap = std::fs::canonicalize("/usr/bin/bwrap").expect("bwrap at /usr/bin/bwrap");
     let target_dir = CString::new(bwrap.parent().unwrap().as_os_str().as_bytes()).unwrap();
@@ -1043,25 +992,16 @@ fn bwrap_override(
             if libc::unshare(libc::CLONE_NEWNS) != 0 {
                 return err();
             }
-            if libc::mount(
-                c"none".as_ptr(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
+            if libc::mount(c"none".as_ptr(), c"/".as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
                 return err();
             }
             if let Some(h) = &hide {
-                if libc::mount(h.as_ptr(), target_dir.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0
-                {
+                if libc::mount(h.as_ptr(), target_dir.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
                     return err();
                 }
             }
             if let Some(r) = &repl {
-                if libc::mount(r.as_ptr(), target_file.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0
-                {
+                if libc::mount(r.as_ptr(), target_file.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
                     return err();
                 }
             }
@@ -1082,8 +1022,7 @@ fn a_missing_bwrap_is_a_refusal_that_says_how_to_install_it() {
     let empty = td.aux().join("empty-dir");
     mkdir(&empty);
     let marker = td.ws().join("ran");
-    let out =
-        Launcher::new(&td.ws()).pre_exec(bwrap_override(Some(empty), None)).sh(&format!("touch {}", marker.display()));
+    let out = Launcher::new(&td.ws()).pre_exec(bwrap_override(Some(empty), None)).sh(&format!("touch {}", marker.display()));
     out.assert_code(1);
     assert!(out.stderr.contains("bwrap"), "{out}");
     assert!(out.stderr.contains("apt-get install bubblewrap"), "the refusal does not say how to install bwrap\n{out}");
@@ -1108,16 +1047,13 @@ fn bwrap_is_taken_only_from_trusted_system_directories() {
 
     // A bwrap not owned by root, or writable by others, is refused.
     let user = test_user();
-    for (name, uid, mode, expect) in
-        [("foreign", user.uid, 0o755, "owned by uid"), ("writable", 0, 0o775, "writable by group or others")]
-    {
+    for (name, uid, mode, expect) in [("foreign", user.uid, 0o755, "owned by uid"), ("writable", 0, 0o775, "writable by group or others")] {
         let copy = td.aux().join(format!("bwrap-{name}"));
         std::fs::copy("/usr/bin/bwrap", &copy).unwrap();
         chown(&copy, uid, 0);
         chmod(&copy, mode);
         let marker = ws.join(format!("ran-{name}"));
-        let out =
-            Launcher::new(&ws).pre_exec(bwrap_override(None, Some(copy))).sh(&format!("touch {}", marker.display()));
+        let out = Launcher::new(&ws).pre_exec(bwrap_override(None, Some(copy))).sh(&format!("touch {}", marker.display()));
         out.assert_code(1);
         assert!(out.stderr.contains("refusing to run"), "{name}\n{out}");
         assert!(out.stderr.contains(expect), "{name}\n{out}");
@@ -1174,15 +1110,10 @@ fn git_uses_a_curated_global_config() {
         let allowed = key == "user.name"
             || key == "user.email"
             || key == "safe.directory"
-            || (key.starts_with("credential.https://")
-                && key.ends_with(".helper")
-                && line.ends_with(" auth git-credential"));
+            || (key.starts_with("credential.https://") && key.ends_with(".helper") && line.ends_with(" auth git-credential"));
         assert!(allowed, "uncurated key in the session's global git config: {line}\n{out}");
     }
-    assert!(
-        global.iter().any(|l| l == &format!("safe.directory={}", ws.display())),
-        "safe.directory is not the workspace\n{out}"
-    );
+    assert!(global.iter().any(|l| l == &format!("safe.directory={}", ws.display())), "safe.directory is not the workspace\n{out}");
     // Nothing from anywhere else: no system config, no env-injected keys;
     // every value comes from the curated file.
     let all = section("--- all", "--- end");
@@ -1310,16 +1241,7 @@ fn print_plan_json_describes_the_sandbox() {
     assert!(!marker.exists(), "--print-plan ran the command");
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{out}"));
     let args: Vec<&str> = v["args"].as_array().expect("args").iter().map(|a| a.as_str().unwrap()).collect();
-    for flag in [
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-        "--seccomp",
-    ] {
+    for flag in ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--seccomp"] {
         assert!(args.contains(&flag), "{flag} missing from {args:?}");
     }
     let cap = args.iter().position(|a| *a == "--cap-drop").unwrap();

@@ -10,9 +10,9 @@
 //! tests/suite/image.rs). Needs root and bubblewrap; a missing prerequisite
 //! fails the test.
 
+use crate::support::launcher::*;
 use agent_sandbox::verify::registry::{by_name, Kind, CHECKS};
 use agent_sandbox::verify::Defence;
-use crate::support::launcher::*;
 use serde_json::Value;
 use std::path::Path;
 
@@ -123,8 +123,7 @@ fn text_report_has_one_numbered_line_per_check_and_skips_say_why() {
     let td = setup("verify-text");
     let out = Launcher::new(&td.ws()).cli(&["verify", "--allow-jail-off"]);
     out.assert_ok();
-    let rows: Vec<&str> =
-        out.stdout.lines().filter(|l| ["PASS", "FAIL", "SKIP", "BLOCKED", "ESCAPED"].iter().any(|w| l.starts_with(w))).collect();
+    let rows: Vec<&str> = out.stdout.lines().filter(|l| ["PASS", "FAIL", "SKIP", "BLOCKED", "ESCAPED"].iter().any(|w| l.starts_with(w))).collect();
     assert_eq!(rows.len(), CHECKS.len(), "{out}");
     for (row, check) in rows.iter().zip(CHECKS) {
         let mut f = row.split_whitespace();
@@ -151,7 +150,11 @@ fn the_jail_off_fails_verify_unless_allowed() {
     let out = Launcher::new(&td.ws()).cli(&["verify", "--json"]);
     out.assert_code(1);
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!((v["summary"]["failures"].as_u64(), v["summary"]["jailOffFailure"].as_bool(), v["jailOffAllowed"].as_bool()), (Some(1), Some(true), Some(false)), "{out}");
+    assert_eq!(
+        (v["summary"]["failures"].as_u64(), v["summary"]["jailOffFailure"].as_bool(), v["jailOffAllowed"].as_bool()),
+        (Some(1), Some(true), Some(false)),
+        "{out}"
+    );
 }
 
 #[test]
@@ -359,7 +362,11 @@ fn uncovered_entry_points_fail_their_check() {
     // away: the check says so, and puts them back.
     let (out, v) = verify_json(Launcher::new(&td.ws()).path_first(&bin), &["--weaken", "entry-points"]);
     let detail = v["checks"][by_name("entry-points-covered").unwrap().number as usize - 1]["detail"].as_str().unwrap_or("").to_string();
-    assert!(detail.contains(&format!("{} can be renamed away", bin.display())) && detail.contains(&format!("{} can be renamed away", td.ws().join("tools").display())), "{detail}\n{out}");
+    assert!(
+        detail.contains(&format!("{} can be renamed away", bin.display()))
+            && detail.contains(&format!("{} can be renamed away", td.ws().join("tools").display())),
+        "{detail}\n{out}"
+    );
     assert!(bin.is_dir(), "the check put the directory back");
     // With the guard, the check passes on the same PATH.
     let (out, v) = verify_json(Launcher::new(&td.ws()).path_first(&bin), &[]);

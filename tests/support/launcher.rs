@@ -62,15 +62,9 @@ pub const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin
 /// `AGENT_SANDBOX_TEST_DIR` (it must not be under /tmp, /var/tmp, /run or a
 /// home directory).
 pub fn test_base() -> PathBuf {
-    let base = std::env::var_os("AGENT_SANDBOX_TEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/lib/agent-sandbox-tests"));
+    let base = std::env::var_os("AGENT_SANDBOX_TEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/var/lib/agent-sandbox-tests"));
     for bad in ["/tmp", "/var/tmp", "/run", "/root", "/home"] {
-        assert!(
-            !base.starts_with(bad),
-            "AGENT_SANDBOX_TEST_DIR={} is under {bad}, which a session masks; pick another directory",
-            base.display()
-        );
+        assert!(!base.starts_with(bad), "AGENT_SANDBOX_TEST_DIR={} is under {bad}, which a session masks; pick another directory", base.display());
     }
     base
 }
@@ -85,9 +79,7 @@ pub fn require_root() {
 
 /// bubblewrap where the launcher looks for it.
 pub fn require_bwrap() {
-    let found = ["/usr/bin/bwrap", "/usr/sbin/bwrap", "/bin/bwrap", "/sbin/bwrap", "/usr/local/bin/bwrap"]
-        .iter()
-        .any(|p| Path::new(p).is_file());
+    let found = ["/usr/bin/bwrap", "/usr/sbin/bwrap", "/bin/bwrap", "/sbin/bwrap", "/usr/local/bin/bwrap"].iter().any(|p| Path::new(p).is_file());
     assert!(found, "bubblewrap is not installed; install it with `apt-get install bubblewrap`");
 }
 
@@ -117,8 +109,7 @@ pub fn write(p: &Path, contents: impl AsRef<[u8]>) {
 }
 
 pub fn chmod(p: &Path, mode: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
-        .unwrap_or_else(|e| panic!("chmod {}: {e}", p.display()));
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap_or_else(|e| panic!("chmod {}: {e}", p.display()));
 }
 
 pub fn chown(p: &Path, uid: u32, gid: u32) {
@@ -324,11 +315,7 @@ impl Out {
 
     /// Lines of stdout of the form `key=value`, as a map.
     pub fn kv(&self) -> BTreeMap<String, String> {
-        self.stdout
-            .lines()
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.trim().to_string(), v.to_string()))
-            .collect()
+        self.stdout.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.trim().to_string(), v.to_string())).collect()
     }
 
     /// The value of `key=...` on stdout; panics when absent.
@@ -340,11 +327,7 @@ impl Out {
 
 impl fmt::Display for Out {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "--- {}\n--- status: {:?}\n--- stdout:\n{}\n--- stderr:\n{}\n---",
-            self.what, self.status, self.stdout, self.stderr
-        )
+        write!(f, "--- {}\n--- status: {:?}\n--- stdout:\n{}\n--- stderr:\n{}\n---", self.what, self.status, self.stdout, self.stderr)
     }
 }
 
@@ -375,15 +358,7 @@ impl Launcher {
         env.insert("LOGNAME".into(), account.name.clone().into());
         env.insert("LANG".into(), "C.UTF-8".into());
         env.insert("AGENT_SANDBOX_EGRESS_JAIL".into(), "0".into());
-        Launcher {
-            bin: bin(),
-            cwd: cwd.to_path_buf(),
-            account,
-            env,
-            global: Vec::new(),
-            run_flags: Vec::new(),
-            namespace_setup: None,
-        }
+        Launcher { bin: bin(), cwd: cwd.to_path_buf(), account, env, global: Vec::new(), run_flags: Vec::new(), namespace_setup: None }
     }
 
     /// Use this copy of the binary (see [`TestDir::public_bin`]).
@@ -543,9 +518,7 @@ pub fn output_of_new_program(cmd: &mut Command) -> std::process::Output {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match cmd.output() {
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
             r => return r.unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}")),
         }
     }
@@ -606,9 +579,7 @@ impl PtyChild {
         let ws = nix::pty::Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
         let pty = nix::pty::openpty(Some(&ws), None).expect("openpty (is /dev/pts mounted?)");
         let slave = pty.slave;
-        cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
-            .stderr(Stdio::from(slave.try_clone().unwrap()));
+        cmd.stdin(Stdio::from(slave.try_clone().unwrap())).stdout(Stdio::from(slave.try_clone().unwrap())).stderr(Stdio::from(slave.try_clone().unwrap()));
         // SAFETY: setsid and ioctl are async-signal-safe system calls.
         unsafe {
             cmd.pre_exec(|| {

@@ -41,8 +41,7 @@ pub fn bin() -> PathBuf {
 /// file name, a container name and a registry repository path.
 pub fn unique(tag: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     format!("{tag}-{}-{}-{:x}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), nanos)
 }
 
@@ -89,7 +88,10 @@ pub fn containers_conf() -> &'static str {
             .stderr(Stdio::inherit())
             .output()
             .expect("run bash scripts/podman-env.sh");
-        assert!(out.status.success(), "scripts/podman-env.sh failed (it installs podman, runc, mmdebstrap and makes the base images); run it by hand to see why");
+        assert!(
+            out.status.success(),
+            "scripts/podman-env.sh failed (it installs podman, runc, mmdebstrap and makes the base images); run it by hand to see why"
+        );
         String::from_utf8(out.stdout).unwrap()
     })
 }

@@ -56,7 +56,12 @@ pub fn static_dir_for(arch: &str) -> PathBuf {
 }
 
 pub fn podman(args: &[&str]) -> Output {
-    Command::new("podman").args(args).env("CONTAINERS_CONF", containers_conf()).stdin(Stdio::null()).output().expect("run podman (install it with scripts/podman-env.sh)")
+    Command::new("podman")
+        .args(args)
+        .env("CONTAINERS_CONF", containers_conf())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run podman (install it with scripts/podman-env.sh)")
 }
 
 pub fn ok(out: &Output, what: &str) -> String {

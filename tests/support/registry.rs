@@ -21,11 +21,7 @@ pub struct RegistryEnv {
 
 /// Parses `export NAME=VALUE` lines.
 fn exports(text: &str) -> Vec<(String, String)> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("export "))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
+    text.lines().filter_map(|l| l.strip_prefix("export ")).filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
 }
 
 pub fn registry_env() -> &'static RegistryEnv {

@@ -17,14 +17,9 @@ fn file_error(src: &str) -> String {
 fn the_example_file_is_valid() {
     let start = DOC.find("```json5\n").map(|i| i + "```json5\n".len());
     let block = start.and_then(|s| DOC[s..].find("```").map(|e| &DOC[s..s + e]));
-    let Some(block) = block else {
-        panic!("no json5 block")
-    };
+    let Some(block) = block else { panic!("no json5 block") };
     let eff = parse_ok(block);
-    assert!(eff
-        .sources
-        .values()
-        .all(|s| matches!(s, Source::File { .. })));
+    assert!(eff.sources.values().all(|s| matches!(s, Source::File { .. })));
 }
 
 #[test]
@@ -55,10 +50,7 @@ fn the_file_errors_shown_are_real() {
 
 #[test]
 fn the_other_errors_shown_are_real() {
-    for pairs in [
-        [("AGENT_SANDBOX_LOCAL_PORTS", "70000")],
-        [("AGENT_SANDBOX_EGRESS_JAIL", "maybe")],
-    ] {
+    for pairs in [[("AGENT_SANDBOX_LOCAL_PORTS", "70000")], [("AGENT_SANDBOX_EGRESS_JAIL", "maybe")]] {
         match with_env(None, &pairs) {
             Err(e) => assert_documented(&e.to_string()),
             Ok(_) => panic!("{pairs:?}"),
@@ -75,10 +67,7 @@ fn the_other_errors_shown_are_real() {
 #[test]
 fn the_show_table_shown_is_real() {
     let file = "{\n  gpu: true,\n  allowIp: ['10.0.0.1'],\n  localPorts: [8080],\n}";
-    let env = [
-        ("AGENT_SANDBOX_ALLOW_IP", "10.0.0.2"),
-        ("CLAUDE_SANDBOX_PEERS", "1"),
-    ];
+    let env = [("AGENT_SANDBOX_ALLOW_IP", "10.0.0.2"), ("CLAUDE_SANDBOX_PEERS", "1")];
     match with_env(Some(file), &env) {
         Ok(eff) => assert_documented(&render_show(&eff)),
         Err(e) => panic!("{e}"),

@@ -26,10 +26,7 @@ fn a_file_is_read_with_lines_from_its_own_path() {
     let path = dir.path().join("c.json5");
     fs::write(&path, "{\n  localPorts: [\n    0,\n  ],\n}\n").unwrap();
     let e = load_from(&path, &EnvMap::new()).unwrap_err();
-    let want = format!(
-        "{}:3: key \"localPorts\": 0 is not a valid port (1-65535)",
-        path.display()
-    );
+    let want = format!("{}:3: key \"localPorts\": 0 is not a valid port (1-65535)", path.display());
     assert_eq!(e.to_string(), want);
 }
 
@@ -37,9 +34,7 @@ fn a_file_is_read_with_lines_from_its_own_path() {
 fn a_directory_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let e = load_from(dir.path(), &EnvMap::new()).unwrap_err();
-    let ConfigError::Unreadable { message, .. } = &e else {
-        panic!("{e:?}")
-    };
+    let ConfigError::Unreadable { message, .. } = &e else { panic!("{e:?}") };
     assert_eq!(message, "it is a directory");
 }
 
@@ -62,13 +57,8 @@ fn permission_denied_is_an_error() {
         return; // running as root: permissions do not stop reads
     }
     let e = load_from(&path, &EnvMap::new()).unwrap_err();
-    let ConfigError::Unreadable { hint, .. } = &e else {
-        panic!("{e:?}")
-    };
-    assert_eq!(
-        hint,
-        &Hint::new(format!("make it readable: chmod 644 {}", path.display()))
-    );
+    let ConfigError::Unreadable { hint, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(hint, &Hint::new(format!("make it readable: chmod 644 {}", path.display())));
 }
 
 #[test]
@@ -77,9 +67,7 @@ fn a_fifo_is_refused_without_blocking() {
     let path = dir.path().join("fifo");
     nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
     let e = load_from(&path, &EnvMap::new()).unwrap_err();
-    let ConfigError::Unreadable { message, .. } = &e else {
-        panic!("{e:?}")
-    };
+    let ConfigError::Unreadable { message, .. } = &e else { panic!("{e:?}") };
     assert_eq!(message, "it is not a regular file");
 }
 
@@ -89,19 +77,8 @@ fn invalid_utf8_points_at_the_byte() {
     let path = dir.path().join("c.json5");
     fs::write(&path, b"{\n  gpu: true, // caf\xe9\n}").unwrap();
     let e = load_from(&path, &EnvMap::new()).unwrap_err();
-    let ConfigError::Syntax {
-        line,
-        column,
-        message,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    assert_eq!(
-        (*line, *column, message.as_str()),
-        (2, 20, "the file is not valid UTF-8")
-    );
+    let ConfigError::Syntax { line, column, message, .. } = &e else { panic!("{e:?}") };
+    assert_eq!((*line, *column, message.as_str()), (2, 20, "the file is not valid UTF-8"));
 }
 
 #[test]

@@ -7,8 +7,7 @@ fn screaming_snake(camel: &str) -> String {
         .chars()
         .flat_map(|c| {
             let sep = c.is_ascii_uppercase().then_some('_');
-            sep.into_iter()
-                .chain(std::iter::once(c.to_ascii_uppercase()))
+            sep.into_iter().chain(std::iter::once(c.to_ascii_uppercase()))
         })
         .collect()
 }

@@ -29,10 +29,7 @@ fn full_valid_file_with_comments_and_trailing_commas() {
     let eff = parse_ok(FULL);
     let expected = Config {
         egress_jail: true,
-        allow_ip: vec![
-            Ipv4Addr::new(203, 0, 113, 7),
-            Ipv4Addr::new(198, 51, 100, 1),
-        ],
+        allow_ip: vec![Ipv4Addr::new(203, 0, 113, 7), Ipv4Addr::new(198, 51, 100, 1)],
         local_ports: vec![5432, 6379],
         callback_ports: vec![1455],
         no_forge: true,
@@ -71,57 +68,33 @@ fn duplicates_in_lists_are_dropped_keeping_order() {
 
 #[test]
 fn hex_and_plus_sign_ports_are_integers() {
-    assert_eq!(
-        parse_ok("{ localPorts: [0x50, +443] }").config.local_ports,
-        [80, 443]
-    );
+    assert_eq!(parse_ok("{ localPorts: [0x50, +443] }").config.local_ports, [80, 443]);
 }
 
 #[test]
 fn documented_example_message() {
     let src = "{\n\n\n\n\n  localPorts: [\n    70000,\n  ],\n}";
     let e = parse_err(src);
-    assert_eq!(
-        e.to_string(),
-        "/etc/agent-sandbox/config.json5:7: key \"localPorts\": 70000 is not a valid port (1-65535)"
-    );
+    assert_eq!(e.to_string(), "/etc/agent-sandbox/config.json5:7: key \"localPorts\": 70000 is not a valid port (1-65535)");
 }
 
 #[test]
 fn unknown_key_near_miss_suggests_and_lists_valid_keys() {
     let e = parse_err("{\n  gpu: true,\n  allowIP: [],\n}");
-    let ConfigError::UnknownKey {
-        line,
-        key,
-        suggestion,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    assert_eq!(
-        (*line, key.as_str(), *suggestion),
-        (3, "allowIP", Some("allowIp"))
-    );
+    let ConfigError::UnknownKey { line, key, suggestion, .. } = &e else { panic!("{e:?}") };
+    assert_eq!((*line, key.as_str(), *suggestion), (3, "allowIP", Some("allowIp")));
     let msg = e.to_string();
-    assert!(msg.starts_with("/etc/agent-sandbox/config.json5:3: unknown key \"allowIP\" (did you mean \"allowIp\"?); valid keys: egressJail, allowIp,"), "{msg}");
+    assert!(
+        msg.starts_with("/etc/agent-sandbox/config.json5:3: unknown key \"allowIP\" (did you mean \"allowIp\"?); valid keys: egressJail, allowIp,"),
+        "{msg}"
+    );
     assert!(msg.ends_with("passEnv, workspaceRoot, protectDevcontainer, protectGitHooks, protectGitConfig, shareToolDirs"), "{msg}");
 }
 
 #[test]
 fn unknown_key_without_a_near_miss() {
     let e = parse_err("{ colour: 'red' }");
-    assert!(
-        matches!(
-            &e,
-            ConfigError::UnknownKey {
-                suggestion: None,
-                line: 1,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    assert!(matches!(&e, ConfigError::UnknownKey { suggestion: None, line: 1, .. }), "{e:?}");
     assert!(!e.to_string().contains("did you mean"));
 }
 
@@ -129,47 +102,21 @@ fn unknown_key_without_a_near_miss() {
 fn first_error_in_source_order_is_reported() {
     // Sorted by name, "allowWrite" would come before "zzz".
     let e = parse_err("{\n zzz: 1,\n allowWrite: ['rel'],\n}");
-    assert!(
-        matches!(e, ConfigError::UnknownKey { line: 2, .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, ConfigError::UnknownKey { line: 2, .. }), "{e:?}");
 }
 
 #[test]
 fn duplicate_key_is_an_error() {
     let e = parse_err("{\n egressJail: true,\n gpu: true,\n 'egressJail': false,\n}");
-    assert_eq!(
-        e,
-        ConfigError::DuplicateKey {
-            file: PathBuf::from(FILE),
-            line: 4,
-            key: "egressJail".into(),
-            first_line: 2
-        }
-    );
+    assert_eq!(e, ConfigError::DuplicateKey { file: PathBuf::from(FILE), line: 4, key: "egressJail".into(), first_line: 2 });
     // Also when spelled with an escape.
     let e = parse_err("{\n egressJail: true,\n \"egress\\u004aail\": false,\n}");
-    assert!(
-        matches!(
-            e,
-            ConfigError::DuplicateKey {
-                line: 3,
-                first_line: 2,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    assert!(matches!(e, ConfigError::DuplicateKey { line: 3, first_line: 2, .. }), "{e:?}");
 }
 
 fn wrong_type(src: &str) -> (At, &'static str, String, Hint) {
     match parse_err(src) {
-        ConfigError::WrongType {
-            at,
-            expected,
-            found,
-            hint,
-        } => (at, expected, found, hint),
+        ConfigError::WrongType { at, expected, found, hint } => (at, expected, found, hint),
         e => panic!("{src}: {e:?}"),
     }
 }
@@ -195,37 +142,19 @@ fn wrong_type_for_each_list() {
     assert_eq!(found, "string \"10.1.2.3\"");
     assert_eq!(hint, Hint::new("write a list: [\"10.1.2.3\"]"));
     let (_, expected, _, hint) = wrong_type("{ localPorts: 80 }");
-    assert_eq!(
-        (expected, hint),
-        ("an array of port numbers", Hint::new("write a list: [80]"))
-    );
+    assert_eq!((expected, hint), ("an array of port numbers", Hint::new("write a list: [80]")));
     assert_eq!(wrong_type("{ callbackPorts: {} }").2, "an object");
-    assert_eq!(
-        wrong_type("{ allowWrite: '/x' }").1,
-        "an array of absolute path strings"
-    );
-    assert_eq!(
-        wrong_type("{ allowDevice: true }").1,
-        "an array of /dev/... path strings"
-    );
-    assert_eq!(
-        wrong_type("{ passEnv: 'FOO' }").1,
-        "an array of environment variable names"
-    );
+    assert_eq!(wrong_type("{ allowWrite: '/x' }").1, "an array of absolute path strings");
+    assert_eq!(wrong_type("{ allowDevice: true }").1, "an array of /dev/... path strings");
+    assert_eq!(wrong_type("{ passEnv: 'FOO' }").1, "an array of environment variable names");
 }
 
 #[test]
 fn wrong_type_for_list_items_points_at_the_item() {
     let (at, expected, found, _) = wrong_type("{\n allowIp: [\n  '10.0.0.1',\n  1234,\n ] }");
     assert_eq!(at, at_file(4, "allowIp"));
-    assert_eq!(
-        (expected, found.as_str()),
-        ("an IPv4 address string", "number 1234")
-    );
-    assert_eq!(
-        wrong_type("{ allowWrite: [null] }").1,
-        "an absolute path string"
-    );
+    assert_eq!((expected, found.as_str()), ("an IPv4 address string", "number 1234"));
+    assert_eq!(wrong_type("{ allowWrite: [null] }").1, "an absolute path string");
     assert_eq!(wrong_type("{ allowDevice: [[]] }").2, "an array");
     assert_eq!(wrong_type("{ passEnv: [true] }").2, "boolean true");
 }
@@ -234,21 +163,13 @@ fn wrong_type_for_list_items_points_at_the_item() {
 fn wrong_type_for_the_workspace_root() {
     let (at, expected, found, _) = wrong_type("{\n workspaceRoot: false }");
     assert_eq!(at, at_file(2, "workspaceRoot"));
-    assert_eq!(
-        (expected, found.as_str()),
-        ("an absolute path string", "boolean false")
-    );
+    assert_eq!((expected, found.as_str()), ("an absolute path string", "boolean false"));
     assert_eq!(wrong_type("{ workspaceRoot: ['/w'] }").2, "an array");
 }
 
 fn syntax(src: &str) -> (usize, usize, String) {
     match parse_err(src) {
-        ConfigError::Syntax {
-            line,
-            column,
-            message,
-            ..
-        } => (line, column, message),
+        ConfigError::Syntax { line, column, message, .. } => (line, column, message),
         e => panic!("{src}: {e:?}"),
     }
 }
@@ -256,49 +177,22 @@ fn syntax(src: &str) -> (usize, usize, String) {
 #[test]
 fn syntax_error_names_line_and_column() {
     let e = parse_err("{\n  gpu: true\n  peers: false,\n}");
-    assert_eq!(
-        e.to_string(),
-        "/etc/agent-sandbox/config.json5:3:3: JSON5 syntax error: expected ',' before peers: is a comma missing?"
-    );
+    assert_eq!(e.to_string(), "/etc/agent-sandbox/config.json5:3:3: JSON5 syntax error: expected ',' before peers: is a comma missing?");
 }
 
 #[test]
 fn structural_mistakes_are_explained() {
     let cases = [
-        (
-            "{ a: [1 2] }",
-            (1, 9),
-            "expected ',' before 2: is a comma missing?",
-        ),
+        ("{ a: [1 2] }", (1, 9), "expected ',' before 2: is a comma missing?"),
         ("{\n a 1 }", (2, 4), "expected ':' after the key, found 1"),
         ("{ a: 1,, }", (1, 8), "expected a key or '}', found ','"),
-        (
-            "{\n a: [1, 2\n}",
-            (3, 1),
-            "unexpected '}': a value is missing, or a '[' before it is not closed",
-        ),
-        (
-            "{ a: 1 }}",
-            (1, 9),
-            "unexpected text after the end of the document",
-        ),
-        (
-            "{\n a: 1,\n",
-            (1, 1),
-            "this '{' is never closed (the text ends first)",
-        ),
+        ("{\n a: [1, 2\n}", (3, 1), "unexpected '}': a value is missing, or a '[' before it is not closed"),
+        ("{ a: 1 }}", (1, 9), "unexpected text after the end of the document"),
+        ("{\n a: 1,\n", (1, 1), "this '{' is never closed (the text ends first)"),
         ("{ a: 'x }\n", (1, 6), "this string is never closed"),
         ("{ a: 1 } /* x", (1, 10), "this comment is never closed"),
-        (
-            "// only a comment\n",
-            (2, 1),
-            "the file is empty; write {} to use the defaults",
-        ),
-        (
-            "",
-            (1, 1),
-            "the file is empty; write {} to use the defaults",
-        ),
+        ("// only a comment\n", (2, 1), "the file is empty; write {} to use the defaults"),
+        ("", (1, 1), "the file is empty; write {} to use the defaults"),
         ("{ a: : 1 }", (1, 6), "unexpected ':': expected a value"),
     ];
     for (src, (line, column), message) in cases {
@@ -310,10 +204,7 @@ fn structural_mistakes_are_explained() {
 fn literal_mistakes_name_the_literal() {
     let (line, column, message) = syntax("{\n a: tru }");
     assert_eq!((line, column), (2, 5));
-    assert_eq!(
-        message,
-        "tru is not a value (strings need quotes; the literals are true, false and null)"
-    );
+    assert_eq!(message, "tru is not a value (strings need quotes; the literals are true, false and null)");
     // Past any integer: read as a float, and so not a port.
     let e = parse_err("{\n localPorts: [\n  99999999999999999999999] }");
     assert_eq!(e.to_string(), "/etc/agent-sandbox/config.json5:3: key \"localPorts\": 1e+23 is not a valid port (1-65535)");
@@ -345,26 +236,12 @@ fn absurd_nesting_is_a_syntax_error_not_a_crash() {
 
 #[test]
 fn top_level_must_be_an_object() {
-    for (src, found) in [
-        ("[1, 2]", "an array"),
-        ("// c\n\n'x'", "string \"x\""),
-        ("42", "number 42"),
-        ("null", "null"),
-    ] {
+    for (src, found) in [("[1, 2]", "an array"), ("// c\n\n'x'", "string \"x\""), ("42", "number 42"), ("null", "null")] {
         let e = parse_err(src);
         let line = if src.starts_with("//") { 3 } else { 1 };
-        assert_eq!(
-            e,
-            ConfigError::NotAnObject {
-                file: PathBuf::from(FILE),
-                line,
-                found: found.into()
-            }
-        );
+        assert_eq!(e, ConfigError::NotAnObject { file: PathBuf::from(FILE), line, found: found.into() });
     }
-    assert!(parse_err("[]")
-        .to_string()
-        .contains("the top level must be an object { ... }, found an array"));
+    assert!(parse_err("[]").to_string().contains("the top level must be an object { ... }, found an array"));
 }
 
 #[test]
@@ -375,17 +252,13 @@ fn no_panic_on_mangled_input() {
         let _ = parse(&text[..i]);
     }
     // Pseudo-random bytes from a fixed seed, drawn from JSON5's alphabet.
-    let alphabet: Vec<char> = "{}[]:,'\"\\/*\n 0123456789.-+eExXuNaIfinty_gpu\u{2028}é"
-        .chars()
-        .collect();
+    let alphabet: Vec<char> = "{}[]:,'\"\\/*\n 0123456789.-+eExXuNaIfinty_gpu\u{2028}é".chars().collect();
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     for _ in 0..3000 {
         let len = (state % 40) as usize;
         let mut s = String::new();
         for _ in 0..len {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             s.push(alphabet[(state >> 33) as usize % alphabet.len()]);
         }
         let _ = parse(&s);

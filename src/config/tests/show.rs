@@ -6,10 +6,7 @@ use super::*;
 
 fn mixed() -> Effective {
     let file = "{\n  gpu: true,\n  allowIp: ['10.0.0.1'],\n  localPorts: [8080],\n}";
-    let env = [
-        ("AGENT_SANDBOX_ALLOW_IP", "10.0.0.2"),
-        ("CLAUDE_SANDBOX_PEERS", "1"),
-    ];
+    let env = [("AGENT_SANDBOX_ALLOW_IP", "10.0.0.2"), ("CLAUDE_SANDBOX_PEERS", "1")];
     match with_env(Some(file), &env) {
         Ok(eff) => eff,
         Err(e) => panic!("{e}"),
@@ -23,45 +20,17 @@ fn every_key_has_a_source_of_each_kind() {
     assert_eq!(eff.sources["egressJail"], Source::Default);
     assert_eq!(eff.sources["gpu"], file_source(2));
     assert_eq!(eff.sources["localPorts"], file_source(4));
-    assert_eq!(
-        eff.sources["peers"],
-        Source::Env {
-            var: "CLAUDE_SANDBOX_PEERS".into()
-        }
-    );
-    assert_eq!(
-        eff.sources["allowIp"],
-        Source::FileAndEnv {
-            path: FILE.into(),
-            line: 3,
-            var: "AGENT_SANDBOX_ALLOW_IP".into()
-        }
-    );
+    assert_eq!(eff.sources["peers"], Source::Env { var: "CLAUDE_SANDBOX_PEERS".into() });
+    assert_eq!(eff.sources["allowIp"], Source::FileAndEnv { path: FILE.into(), line: 3, var: "AGENT_SANDBOX_ALLOW_IP".into() });
 }
 
 #[test]
 fn source_display() {
     assert_eq!(Source::Default.to_string(), "default");
-    assert_eq!(
-        file_source(3).to_string(),
-        "/etc/agent-sandbox/config.json5:3"
-    );
-    assert_eq!(
-        Source::Env {
-            var: "AGENT_SANDBOX_GPU".into()
-        }
-        .to_string(),
-        "env AGENT_SANDBOX_GPU"
-    );
-    let both = Source::FileAndEnv {
-        path: FILE.into(),
-        line: 3,
-        var: "AGENT_SANDBOX_ALLOW_IP".into(),
-    };
-    assert_eq!(
-        both.to_string(),
-        "/etc/agent-sandbox/config.json5:3 + env AGENT_SANDBOX_ALLOW_IP"
-    );
+    assert_eq!(file_source(3).to_string(), "/etc/agent-sandbox/config.json5:3");
+    assert_eq!(Source::Env { var: "AGENT_SANDBOX_GPU".into() }.to_string(), "env AGENT_SANDBOX_GPU");
+    let both = Source::FileAndEnv { path: FILE.into(), line: 3, var: "AGENT_SANDBOX_ALLOW_IP".into() };
+    assert_eq!(both.to_string(), "/etc/agent-sandbox/config.json5:3 + env AGENT_SANDBOX_ALLOW_IP");
 }
 
 #[test]
@@ -92,10 +61,7 @@ shareToolDirs        false                           default
 fn show_json_shape() {
     let v = show_json(&mixed());
     assert_eq!(v["egressJail"], json!({"value": true, "source": "default"}));
-    assert_eq!(
-        v["allowIp"],
-        json!({"value": ["10.0.0.1", "10.0.0.2"], "source": "/etc/agent-sandbox/config.json5:3 + env AGENT_SANDBOX_ALLOW_IP"})
-    );
+    assert_eq!(v["allowIp"], json!({"value": ["10.0.0.1", "10.0.0.2"], "source": "/etc/agent-sandbox/config.json5:3 + env AGENT_SANDBOX_ALLOW_IP"}));
     assert_eq!(v["localPorts"]["value"], json!([8080]));
     assert_eq!(v["workspaceRoot"]["value"], json!(null));
     assert_eq!(v.as_object().map(|o| o.len()), Some(Key::ALL.len()));
@@ -108,8 +74,5 @@ fn check_line() {
         "OK: config /etc/agent-sandbox/config.json5 is valid; environment overrides: AGENT_SANDBOX_ALLOW_IP, CLAUDE_SANDBOX_PEERS"
     );
     let eff = with_env(None, &[]).unwrap();
-    assert_eq!(
-        render_check(&eff),
-        "OK: config /etc/agent-sandbox/config.json5 not found, defaults apply"
-    );
+    assert_eq!(render_check(&eff), "OK: config /etc/agent-sandbox/config.json5 not found, defaults apply");
 }

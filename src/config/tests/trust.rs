@@ -16,11 +16,7 @@ fn untrusted(uid: u32, mode: u32) -> (String, String) {
 #[test]
 fn root_owned_and_not_writable_by_others_is_trusted() {
     for mode in [0o100644, 0o100600, 0o100400, 0o100755, 0o100444] {
-        assert_eq!(
-            check_file_trust(Path::new(FILE), 0, mode),
-            Ok(()),
-            "{mode:o}"
-        );
+        assert_eq!(check_file_trust(Path::new(FILE), 0, mode), Ok(()), "{mode:o}");
     }
 }
 
@@ -35,10 +31,7 @@ fn foreign_owner_is_refused_with_chown() {
 fn group_or_world_writable_is_refused_with_chmod() {
     for mode in [0o100664, 0o100646, 0o100666, 0o100777] {
         let (problem, fix) = untrusted(0, mode);
-        assert!(
-            problem.starts_with("writable by group or others (mode 0"),
-            "{problem}"
-        );
+        assert!(problem.starts_with("writable by group or others (mode 0"), "{problem}");
         assert_eq!(fix, "chmod 644 /etc/agent-sandbox/config.json5");
     }
 }
@@ -46,18 +39,10 @@ fn group_or_world_writable_is_refused_with_chmod() {
 #[test]
 fn both_problems_are_named_together() {
     let (problem, fix) = untrusted(1000, 0o100666);
-    assert_eq!(
-        problem,
-        "owned by uid 1000, not root, and writable by group or others (mode 0666)"
-    );
+    assert_eq!(problem, "owned by uid 1000, not root, and writable by group or others (mode 0666)");
     assert_eq!(fix, "chown root:root /etc/agent-sandbox/config.json5 && chmod 644 /etc/agent-sandbox/config.json5");
-    let msg = check_file_trust(Path::new(FILE), 1000, 0o100666)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.starts_with("/etc/agent-sandbox/config.json5: not trusted: owned by uid 1000"),
-        "{msg}"
-    );
+    let msg = check_file_trust(Path::new(FILE), 1000, 0o100666).unwrap_err().to_string();
+    assert!(msg.starts_with("/etc/agent-sandbox/config.json5: not trusted: owned by uid 1000"), "{msg}");
 }
 
 #[test]

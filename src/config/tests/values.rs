@@ -5,12 +5,7 @@ use super::*;
 
 fn wrong_type(src: &str) -> (At, &'static str, String, Hint) {
     match parse_err(src) {
-        ConfigError::WrongType {
-            at,
-            expected,
-            found,
-            hint,
-        } => (at, expected, found, hint),
+        ConfigError::WrongType { at, expected, found, hint } => (at, expected, found, hint),
         e => panic!("{src}: {e:?}"),
     }
 }
@@ -24,26 +19,14 @@ fn bad_port(src: &str) -> (At, String) {
 
 #[test]
 fn bad_ports() {
-    assert_eq!(
-        bad_port("{\n localPorts: [0] }"),
-        (at_file(2, "localPorts"), "0".into())
-    );
-    assert_eq!(
-        bad_port("{ localPorts: [80,\n 70000] }"),
-        (at_file(2, "localPorts"), "70000".into())
-    );
-    assert_eq!(
-        bad_port("{\n\n callbackPorts: [-1] }"),
-        (at_file(3, "callbackPorts"), "-1".into())
-    );
+    assert_eq!(bad_port("{\n localPorts: [0] }"), (at_file(2, "localPorts"), "0".into()));
+    assert_eq!(bad_port("{ localPorts: [80,\n 70000] }"), (at_file(2, "localPorts"), "70000".into()));
+    assert_eq!(bad_port("{\n\n callbackPorts: [-1] }"), (at_file(3, "callbackPorts"), "-1".into()));
     assert_eq!(bad_port("{ callbackPorts: [1.5] }").1, "1.5");
     assert_eq!(bad_port("{ callbackPorts: [80.0] }").1, "80.0");
     assert_eq!(bad_port("{ localPorts: [1e3] }").1, "1000.0");
     // Infinity is no number JSON can hold: a wrong type, as NaN is.
-    assert_eq!(
-        wrong_type("{ localPorts: [-Infinity] }").2,
-        "number -Infinity"
-    );
+    assert_eq!(wrong_type("{ localPorts: [-Infinity] }").2, "number -Infinity");
 }
 
 #[test]
@@ -60,16 +43,8 @@ fn port_as_string_is_a_wrong_type_with_a_hint() {
 #[test]
 fn port_in_both_lists() {
     let e = parse_err("{\n localPorts: [8080, 9000],\n callbackPorts: [\n  1455,\n  9000,\n ],\n}");
-    assert_eq!(
-        e,
-        ConfigError::PortConflict {
-            at: at_file(5, "callbackPorts"),
-            port: 9000
-        }
-    );
-    assert!(e
-        .to_string()
-        .contains("port 9000 is in both localPorts and callbackPorts"));
+    assert_eq!(e, ConfigError::PortConflict { at: at_file(5, "callbackPorts"), port: 9000 });
+    assert!(e.to_string().contains("port 9000 is in both localPorts and callbackPorts"));
 }
 
 fn bad_address(src: &str) -> (At, String, &'static str) {
@@ -83,59 +58,26 @@ fn bad_address(src: &str) -> (At, String, &'static str) {
 fn bad_ipv4_forms() {
     let (at, value, reason) = bad_address("{\n allowIp: [\n '203.0.113.1',\n '2001:db8::1'] }");
     assert_eq!((at, value.as_str()), (at_file(4, "allowIp"), "2001:db8::1"));
-    assert!(
-        reason.starts_with("IPv6 addresses are not supported"),
-        "{reason}"
-    );
-    assert!(bad_address("{ allowIp: ['::ffff:10.0.0.1'] }")
-        .2
-        .starts_with("IPv6"));
-    assert!(bad_address("{ allowIp: ['10.0.0.0/8'] }")
-        .2
-        .starts_with("a CIDR range"));
-    assert!(bad_address("{ allowIp: ['10.0.0.1/32'] }")
-        .2
-        .starts_with("a CIDR range"));
-    assert!(bad_address("{ allowIp: ['example.com'] }")
-        .2
-        .starts_with("a host name"));
-    assert!(bad_address("{ allowIp: ['localhost'] }")
-        .2
-        .starts_with("a host name"));
-    for bad in [
-        "256.1.1.1",
-        "1.2.3",
-        "1.2.3.4.5",
-        "010.0.0.1",
-        " 1.2.3.4",
-        "",
-    ] {
+    assert!(reason.starts_with("IPv6 addresses are not supported"), "{reason}");
+    assert!(bad_address("{ allowIp: ['::ffff:10.0.0.1'] }").2.starts_with("IPv6"));
+    assert!(bad_address("{ allowIp: ['10.0.0.0/8'] }").2.starts_with("a CIDR range"));
+    assert!(bad_address("{ allowIp: ['10.0.0.1/32'] }").2.starts_with("a CIDR range"));
+    assert!(bad_address("{ allowIp: ['example.com'] }").2.starts_with("a host name"));
+    assert!(bad_address("{ allowIp: ['localhost'] }").2.starts_with("a host name"));
+    for bad in ["256.1.1.1", "1.2.3", "1.2.3.4.5", "010.0.0.1", " 1.2.3.4", ""] {
         let src = format!("{{ allowIp: ['{bad}'] }}");
-        assert!(
-            bad_address(&src).2.starts_with("not an IPv4 address"),
-            "{bad}"
-        );
+        assert!(bad_address(&src).2.starts_with("not an IPv4 address"), "{bad}");
     }
-    assert!(bad_address("{ allowIp: ['127.0.0.1'] }")
-        .2
-        .starts_with("loopback"));
+    assert!(bad_address("{ allowIp: ['127.0.0.1'] }").2.starts_with("loopback"));
     for bad in ["0.0.0.0", "255.255.255.255", "224.0.0.1"] {
         let src = format!("{{ allowIp: ['{bad}'] }}");
-        assert!(
-            bad_address(&src).2.starts_with("only a single unicast"),
-            "{bad}"
-        );
+        assert!(bad_address(&src).2.starts_with("only a single unicast"), "{bad}");
     }
 }
 
 fn bad_path(src: &str) -> (At, String, &'static str, Hint) {
     match parse_err(src) {
-        ConfigError::BadPath {
-            at,
-            value,
-            reason,
-            hint,
-        } => (at, value, reason, hint),
+        ConfigError::BadPath { at, value, reason, hint } => (at, value, reason, hint),
         e => panic!("{src}: {e:?}"),
     }
 }
@@ -143,28 +85,12 @@ fn bad_path(src: &str) -> (At, String, &'static str, Hint) {
 #[test]
 fn relative_paths() {
     let (at, value, reason, hint) = bad_path("{\n allowWrite: [\n '/ok',\n 'build/out'] }");
-    assert_eq!(
-        (at, value.as_str(), reason),
-        (
-            at_file(4, "allowWrite"),
-            "build/out",
-            "the path is relative"
-        )
-    );
+    assert_eq!((at, value.as_str(), reason), (at_file(4, "allowWrite"), "build/out", "the path is relative"));
     assert_eq!(hint, Hint::new("write an absolute path starting with /"));
     let hint = bad_path("{ allowWrite: ['~/.cache'] }").3;
-    assert_eq!(
-        hint,
-        Hint::new("~ is not expanded; write the full path, e.g. /home/USER/...")
-    );
-    assert_eq!(
-        bad_path("{ workspaceRoot: 'ws' }").0,
-        at_file(1, "workspaceRoot")
-    );
-    assert_eq!(
-        bad_path("{ allowDevice: ['dev/null'] }").2,
-        "the path is relative"
-    );
+    assert_eq!(hint, Hint::new("~ is not expanded; write the full path, e.g. /home/USER/..."));
+    assert_eq!(bad_path("{ workspaceRoot: 'ws' }").0, at_file(1, "workspaceRoot"));
+    assert_eq!(bad_path("{ allowDevice: ['dev/null'] }").2, "the path is relative");
 }
 
 #[test]
@@ -175,61 +101,28 @@ fn dot_dot_empty_nul_and_root_paths() {
     assert_eq!(bad_path("{ workspaceRoot: '/w/../..' }").2, msg);
     assert_eq!(bad_path("{ allowDevice: ['/dev/../etc/shadow'] }").2, msg);
     assert_eq!(bad_path("{ allowWrite: [''] }").2, "the path is empty");
-    assert_eq!(
-        bad_path("{ allowWrite: ['/a\\u0000b'] }").2,
-        "the path contains a NUL byte"
-    );
-    assert_eq!(
-        bad_path("{ allowWrite: ['/'] }").2,
-        "the whole file system cannot be made writable"
-    );
-    assert_eq!(
-        bad_path("{ workspaceRoot: '//' }").2,
-        "the whole file system cannot be made writable"
-    );
+    assert_eq!(bad_path("{ allowWrite: ['/a\\u0000b'] }").2, "the path contains a NUL byte");
+    assert_eq!(bad_path("{ allowWrite: ['/'] }").2, "the whole file system cannot be made writable");
+    assert_eq!(bad_path("{ workspaceRoot: '//' }").2, "the whole file system cannot be made writable");
     // "..." is a name, not a parent reference.
-    assert_eq!(
-        parse_ok("{ allowWrite: ['/srv/...'] }").config.allow_write,
-        [PathBuf::from("/srv/...")]
-    );
+    assert_eq!(parse_ok("{ allowWrite: ['/srv/...'] }").config.allow_write, [PathBuf::from("/srv/...")]);
 }
 
 #[test]
 fn devices_must_be_under_dev() {
     let (at, value, reason, _) = bad_path("{\n allowDevice: ['/etc/passwd'] }");
-    assert_eq!(
-        (at, value.as_str(), reason),
-        (
-            at_file(2, "allowDevice"),
-            "/etc/passwd",
-            "not a device under /dev/"
-        )
-    );
+    assert_eq!((at, value.as_str(), reason), (at_file(2, "allowDevice"), "/etc/passwd", "not a device under /dev/"));
     for bad in ["/dev", "/dev/", "/devices/x", "/", "/sys/class"] {
         let src = format!("{{ allowDevice: ['{bad}'] }}");
         assert_eq!(bad_path(&src).2, "not a device under /dev/", "{bad}");
     }
     let ok = parse_ok("{ allowDevice: ['/dev/dri/renderD128', '/dev/./kvm'] }");
-    assert_eq!(
-        ok.config.allow_device,
-        [
-            PathBuf::from("/dev/dri/renderD128"),
-            PathBuf::from("/dev/kvm")
-        ]
-    );
+    assert_eq!(ok.config.allow_device, [PathBuf::from("/dev/dri/renderD128"), PathBuf::from("/dev/kvm")]);
 }
 
 #[test]
 fn bad_environment_variable_names() {
-    for bad in [
-        "1FOO",
-        "FOO-BAR",
-        "",
-        "A B",
-        "FOO=1",
-        "BASH_FUNC_x%%",
-        "ÄRGER",
-    ] {
+    for bad in ["1FOO", "FOO-BAR", "", "A B", "FOO=1", "BASH_FUNC_x%%", "ÄRGER"] {
         let src = format!("{{\n passEnv: ['{bad}'] }}");
         match parse_err(&src) {
             ConfigError::BadEnvName { at, value } => {
@@ -238,12 +131,7 @@ fn bad_environment_variable_names() {
             e => panic!("{bad}: {e:?}"),
         }
     }
-    assert_eq!(
-        parse_ok("{ passEnv: ['_X1', 'aws_region'] }")
-            .config
-            .pass_env,
-        ["_X1", "aws_region"]
-    );
+    assert_eq!(parse_ok("{ passEnv: ['_X1', 'aws_region'] }").config.pass_env, ["_X1", "aws_region"]);
 }
 
 #[test]
@@ -277,13 +165,7 @@ fn never_passed_names_are_refused() {
     ] {
         let src = format!("{{\n\n passEnv: ['CI', '{name}'] }}");
         let e = parse_err(&src);
-        assert_eq!(
-            e,
-            ConfigError::NeverPassed {
-                at: at_file(3, "passEnv"),
-                name: name.into()
-            }
-        );
+        assert_eq!(e, ConfigError::NeverPassed { at: at_file(3, "passEnv"), name: name.into() });
         assert!(e.to_string().contains("can never be passed"), "{e}");
     }
 }
@@ -292,15 +174,7 @@ fn never_passed_names_are_refused() {
 fn never_passed_is_exact_about_prefixes() {
     assert!(never_passed("LD_AUDIT"));
     assert!(never_passed("VSCODE_GIT_ASKPASS_MAIN"));
-    for ok in [
-        "PATHS",
-        "HOMEBREW_PREFIX",
-        "LDFLAGS",
-        "USERNAME_X",
-        "GIT_AUTHOR_NAME",
-        "ENVIRONMENT",
-        "TERM",
-    ] {
+    for ok in ["PATHS", "HOMEBREW_PREFIX", "LDFLAGS", "USERNAME_X", "GIT_AUTHOR_NAME", "ENVIRONMENT", "TERM"] {
         assert!(!never_passed(ok), "{ok}");
     }
 }

@@ -61,7 +61,8 @@ fn a_broken_container() {
     h.tun = Tun::Missing;
     h.pasta = Err("`pasta` was not found".into());
     h.attach = None;
-    h.filter = Some(Filter::Fails { why: "creating an nf_tables netlink socket: Protocol not supported".into(), fix: crate::jail::packet_filter_fix(Some(93)) });
+    h.filter =
+        Some(Filter::Fails { why: "creating an nf_tables netlink socket: Protocol not supported".into(), fix: crate::jail::packet_filter_fix(Some(93)) });
     h.fresh_proc = false;
     h.installed = Installed::No;
     h.resolutions = vec![(Agent::Claude, Resolution::Vendor { found: "/usr/local/bin/claude".into(), shim_later: false })];
@@ -144,7 +145,12 @@ fn under_emulation_the_userns_finding_names_the_emulator_and_the_platform_fix() 
     let got = prerequisites(&h);
     let userns = got.iter().find(|f| f.check == "userns").unwrap();
     assert_eq!((userns.id, userns.severity), ("userns-emulated", Severity::Error));
-    assert!(userns.message.contains("runs under the emulator /usr/bin/qemu-aarch64-static") && userns.message.contains("cannot create namespaces or load seccomp filters"), "{}", userns.message);
+    assert!(
+        userns.message.contains("runs under the emulator /usr/bin/qemu-aarch64-static")
+            && userns.message.contains("cannot create namespaces or load seccomp filters"),
+        "{}",
+        userns.message
+    );
     assert_eq!(userns.fix.as_deref(), Some(EMULATED_FIX));
     assert!(!got.iter().any(|f| f.id == "emulated"), "one finding says it");
 
@@ -184,7 +190,11 @@ fn a_vendor_first_on_the_containers_path_is_an_error() {
     let got = assess(&h);
     let f = got.iter().find(|f| f.id == "exec-path-vendor-first").expect("the exec PATH is judged");
     assert_eq!(f.severity, Severity::Error);
-    assert!(f.message.contains("`docker exec CTR claude`") && f.message.contains(path) && f.message.contains("runs /usr/local/share/nvm/current/bin/claude"), "{}", f.message);
+    assert!(
+        f.message.contains("`docker exec CTR claude`") && f.message.contains(path) && f.message.contains("runs /usr/local/share/nvm/current/bin/claude"),
+        "{}",
+        f.message
+    );
     assert!(f.fix.as_deref().unwrap().contains("overrideFeatureInstallOrder"));
     assert!(!got.iter().any(|f| f.id == "path-ok"));
 }
@@ -204,7 +214,13 @@ fn user_writable_directories_on_roots_path_are_named() {
     assert!(f.message.contains("/opt/venv/bin") && f.message.contains("as root"), "{}", f.message);
     // The container's PATH, when root's commands get it.
     let mut h = healthy();
-    h.exec = Some(ExecPath { path: "/usr/bin:/opt/venv/bin".into(), from: "pid 1".into(), dirs: vec![dir("/usr/bin", false), dir("/opt/venv/bin", true)], root: true, resolutions: vec![] });
+    h.exec = Some(ExecPath {
+        path: "/usr/bin:/opt/venv/bin".into(),
+        from: "pid 1".into(),
+        dirs: vec![dir("/usr/bin", false), dir("/opt/venv/bin", true)],
+        root: true,
+        resolutions: vec![],
+    });
     assert!(assess(&h).iter().any(|f| f.id == "exec-path-writable" && f.message.contains("/opt/venv/bin")));
 }
 

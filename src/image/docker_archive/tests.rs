@@ -60,7 +60,8 @@ fn a_legacy_archive_becomes_an_oci_image_with_gzip_layers() {
         assert_eq!((sha(&stored), stored.len() as u64), (file.digest.to_string(), file.size));
         assert_eq!(file.path, blobs.join(&file.digest.as_str()[7..]));
     }
-    let layer_descs: Vec<Descriptor> = img.layers.iter().map(|l| Descriptor { media_type: OCI_LAYER_GZIP.into(), digest: l.digest.clone(), size: l.size, annotations: None }).collect();
+    let layer_descs: Vec<Descriptor> =
+        img.layers.iter().map(|l| Descriptor { media_type: OCI_LAYER_GZIP.into(), digest: l.digest.clone(), size: l.size, annotations: None }).collect();
     assert_eq!(img.manifest, manifest(&img.config, &layer_descs));
     assert_eq!(img.manifest.media_type, OCI_MANIFEST);
     assert_eq!(img.digest, Digest::of(&img.manifest_bytes));

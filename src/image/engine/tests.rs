@@ -25,10 +25,7 @@ fn detection_prefers_podman_then_docker_then_buildah() {
 #[test]
 fn buildah_builds_and_podman_runs() {
     let t = choose(Some(Engine::Buildah), &found(&[Engine::Buildah, Engine::Podman]), "d").unwrap();
-    assert_eq!(
-        t,
-        Tools { engine: Engine::Buildah, builder: "/usr/bin/buildah".into(), runner: Engine::Podman, runner_path: "/usr/bin/podman".into() }
-    );
+    assert_eq!(t, Tools { engine: Engine::Buildah, builder: "/usr/bin/buildah".into(), runner: Engine::Podman, runner_path: "/usr/bin/podman".into() });
     let e = choose(Some(Engine::Buildah), &found(&[Engine::Buildah]), "d").unwrap_err();
     assert!(matches!(e, ImageError::NoRunner), "{e}");
 }
@@ -46,15 +43,55 @@ fn missing_engines_name_the_fix() {
 fn build_argv_whole() {
     let args = vec![("AGENTS".to_owned(), "pi".to_owned())];
     let labels = vec![("a".to_owned(), "1 2".to_owned())];
-    let spec = BuildSpec { tag: "localhost/x:1", platform: "linux/arm64", context: Path::new("/w/context"), network: Some("host"), no_cache: true, build_args: &args, labels: &labels };
+    let spec = BuildSpec {
+        tag: "localhost/x:1",
+        platform: "linux/arm64",
+        context: Path::new("/w/context"),
+        network: Some("host"),
+        no_cache: true,
+        build_args: &args,
+        labels: &labels,
+    };
     assert_eq!(
         build_argv(&tools(Engine::Podman), &spec),
-        v(&["/usr/bin/podman", "build", "--file", "/w/context/Containerfile", "--tag", "localhost/x:1", "--platform", "linux/arm64", "--network", "host", "--no-cache", "--build-arg", "AGENTS=pi", "--label", "a=1 2", "/w/context"])
+        v(&[
+            "/usr/bin/podman",
+            "build",
+            "--file",
+            "/w/context/Containerfile",
+            "--tag",
+            "localhost/x:1",
+            "--platform",
+            "linux/arm64",
+            "--network",
+            "host",
+            "--no-cache",
+            "--build-arg",
+            "AGENTS=pi",
+            "--label",
+            "a=1 2",
+            "/w/context"
+        ])
     );
     let spec = BuildSpec { network: None, no_cache: false, ..spec };
     assert_eq!(
         build_argv(&tools(Engine::Buildah), &spec),
-        v(&["/usr/bin/buildah", "build", "--layers", "--file", "/w/context/Containerfile", "--tag", "localhost/x:1", "--platform", "linux/arm64", "--build-arg", "AGENTS=pi", "--label", "a=1 2", "/w/context"])
+        v(&[
+            "/usr/bin/buildah",
+            "build",
+            "--layers",
+            "--file",
+            "/w/context/Containerfile",
+            "--tag",
+            "localhost/x:1",
+            "--platform",
+            "linux/arm64",
+            "--build-arg",
+            "AGENTS=pi",
+            "--label",
+            "a=1 2",
+            "/w/context"
+        ])
     );
     assert_eq!(build_argv(&tools(Engine::Docker), &spec)[..2], v(&["/usr/bin/docker", "build"]));
     // docker 20.10 (Debian 12's) needs BuildKit asked for: the Containerfile uses RUN --mount.
@@ -67,7 +104,22 @@ fn build_argv_whole() {
 fn verify_containers_start_as_root_and_exec_as_each_user() {
     assert_eq!(
         start_argv(&tools(Engine::Podman), "img", "ctr", Some("host")),
-        v(&["/usr/bin/podman", "run", "--detach", "--name", "ctr", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined", "--network", "host", "img", "sleep", "infinity"])
+        v(&[
+            "/usr/bin/podman",
+            "run",
+            "--detach",
+            "--name",
+            "ctr",
+            "--device",
+            "/dev/net/tun",
+            "--security-opt",
+            "systempaths=unconfined",
+            "--network",
+            "host",
+            "img",
+            "sleep",
+            "infinity"
+        ])
     );
     let env = vec![("AGENT_SANDBOX_EGRESS_JAIL".to_owned(), "0".to_owned())];
     assert_eq!(
@@ -79,8 +131,22 @@ fn verify_containers_start_as_root_and_exec_as_each_user() {
     assert_eq!(
         start_argv(&tools(Engine::Docker), "img", "ctr", None),
         v(&[
-            "/usr/bin/docker", "run", "--detach", "--name", "ctr", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined",
-            "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined", "img", "sleep", "infinity",
+            "/usr/bin/docker",
+            "run",
+            "--detach",
+            "--name",
+            "ctr",
+            "--device",
+            "/dev/net/tun",
+            "--security-opt",
+            "systempaths=unconfined",
+            "--security-opt",
+            "seccomp=unconfined",
+            "--security-opt",
+            "apparmor=unconfined",
+            "img",
+            "sleep",
+            "infinity",
         ])
     );
     // buildah's verify containers run with podman.

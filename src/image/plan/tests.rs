@@ -14,7 +14,12 @@ fn inputs() -> Inputs {
     let found: BTreeMap<Engine, PathBuf> = [(Engine::Podman, PathBuf::from("/usr/bin/podman"))].into();
     Inputs {
         tools: engine::choose(None, &found, "/usr/bin").unwrap(),
-        provenance: Provenance { source: "https://example.org/as".into(), version: "1.2.3".into(), revision: "abc123".into(), created: "2026-01-02T03:04:05Z".into() },
+        provenance: Provenance {
+            source: "https://example.org/as".into(),
+            version: "1.2.3".into(),
+            revision: "abc123".into(),
+            created: "2026-01-02T03:04:05Z".into(),
+        },
         definition: "/src/image".into(),
         definition_files: vec!["Containerfile".into(), "bin/agent-sandbox".into(), "build/install-agents.sh".into(), "entrypoint.sh".into()],
         bin_dirs: vec![BinDir { arch: Arch::X86_64, dir: "/static/x86_64".into() }, BinDir { arch: Arch::Aarch64, dir: "/static/aarch64".into() }],
@@ -59,8 +64,20 @@ fn build_plan_whole() {
     let inp = inputs();
     let p = build_plan(&request(), &inp).unwrap();
     let mut build = v(&[
-        "/usr/bin/podman", "build", "--file", "/w/context-amd64/Containerfile", "--tag", "localhost/agent-sandbox:1.2.3", "--platform", "linux/amd64",
-        "--network", "host", "--build-arg", "AGENTS=pi,claude", "--build-arg", "PI_VERSION=0.73.1",
+        "/usr/bin/podman",
+        "build",
+        "--file",
+        "/w/context-amd64/Containerfile",
+        "--tag",
+        "localhost/agent-sandbox:1.2.3",
+        "--platform",
+        "linux/amd64",
+        "--network",
+        "host",
+        "--build-arg",
+        "AGENTS=pi,claude",
+        "--build-arg",
+        "PI_VERSION=0.73.1",
     ]);
     build.extend(label_flags(&inp));
     build.push("/w/context-amd64".into());
@@ -97,8 +114,20 @@ fn build_plan_whole() {
                 build_env: vec![],
                 inspect: v(&["/usr/bin/podman", "image", "inspect", "localhost/agent-sandbox:1.2.3"]),
                 start: v(&[
-                    "/usr/bin/podman", "run", "--detach", "--name", "ctr-amd64", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined",
-                    "--network", "host", "localhost/agent-sandbox:1.2.3", "sleep", "infinity",
+                    "/usr/bin/podman",
+                    "run",
+                    "--detach",
+                    "--name",
+                    "ctr-amd64",
+                    "--device",
+                    "/dev/net/tun",
+                    "--security-opt",
+                    "systempaths=unconfined",
+                    "--network",
+                    "host",
+                    "localhost/agent-sandbox:1.2.3",
+                    "sleep",
+                    "infinity",
                 ]),
                 measure: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-amd64", "sh", "-c", MEASURE_SCRIPT]),
                 audit: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-amd64", "sh", "-c", &crate::image::audit::script()]),
@@ -122,8 +151,20 @@ fn two_platforms_make_two_variants_and_the_foreign_one_is_emulated() {
     assert_eq!(p.tag, "localhost/agent-sandbox:1.2.3");
     let arm = &p.variants[1];
     let mut build = v(&[
-        "/usr/bin/podman", "build", "--file", "/w/context-arm64/Containerfile", "--tag", "localhost/agent-sandbox:1.2.3-arm64", "--platform", "linux/arm64",
-        "--network", "host", "--build-arg", "AGENTS=pi,claude", "--build-arg", "PI_VERSION=0.73.1",
+        "/usr/bin/podman",
+        "build",
+        "--file",
+        "/w/context-arm64/Containerfile",
+        "--tag",
+        "localhost/agent-sandbox:1.2.3-arm64",
+        "--platform",
+        "linux/arm64",
+        "--network",
+        "host",
+        "--build-arg",
+        "AGENTS=pi,claude",
+        "--build-arg",
+        "PI_VERSION=0.73.1",
     ]);
     build.extend(label_flags(&inp));
     build.push("/w/context-arm64".into());
@@ -146,8 +187,20 @@ fn two_platforms_make_two_variants_and_the_foreign_one_is_emulated() {
             build_env: vec![],
             inspect: v(&["/usr/bin/podman", "image", "inspect", "localhost/agent-sandbox:1.2.3-arm64"]),
             start: v(&[
-                "/usr/bin/podman", "run", "--detach", "--name", "ctr-arm64", "--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined",
-                "--network", "host", "localhost/agent-sandbox:1.2.3-arm64", "sleep", "infinity",
+                "/usr/bin/podman",
+                "run",
+                "--detach",
+                "--name",
+                "ctr-arm64",
+                "--device",
+                "/dev/net/tun",
+                "--security-opt",
+                "systempaths=unconfined",
+                "--network",
+                "host",
+                "localhost/agent-sandbox:1.2.3-arm64",
+                "sleep",
+                "infinity",
             ]),
             measure: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-arm64", "sh", "-c", MEASURE_SCRIPT]),
             audit: v(&["/usr/bin/podman", "exec", "--user", "root", "ctr-arm64", "sh", "-c", &crate::image::audit::script()]),
@@ -253,7 +306,10 @@ fn publish_plan_tags_follow_the_semver_rule() {
     let two = build_plan(&BuildRequest { platforms: vec![Arch::X86_64, Arch::Aarch64], ..request() }, &inp).unwrap();
     let p2 = publish_plan(two, &inp, &target(), &Version::parse("1.2.3").unwrap(), &[]);
     assert!(p2.index);
-    assert_eq!(p2.exports[1].argv, v(&["/usr/bin/podman", "save", "--format", "oci-dir", "--output", "/w/export-arm64/oci", "localhost/agent-sandbox:1.2.3-arm64"]));
+    assert_eq!(
+        p2.exports[1].argv,
+        v(&["/usr/bin/podman", "save", "--format", "oci-dir", "--output", "/w/export-arm64/oci", "localhost/agent-sandbox:1.2.3-arm64"])
+    );
     let pre = publish_plan(build.clone(), &inp, &target(), &Version::parse("2.0.0-rc.1").unwrap(), &v(&["1", "latest", "1.2.3"]));
     assert_eq!(pre.tags, TagSet::Push { tags: v(&["2.0.0-rc.1"]) });
     let again = publish_plan(build, &inp, &target(), &Version::parse("1.2.3").unwrap(), &v(&["1.2.3"]));
@@ -268,7 +324,12 @@ fn provenance() -> Provenance {
 /// An exported image of `arch` whose manifest bytes are `bytes`.
 fn local_image(arch: &str, bytes: &[u8]) -> LocalImage {
     let config = Blob::new("application/vnd.oci.image.config.v1+json", format!(r#"{{"architecture":"{arch}"}}"#).into_bytes());
-    let layer = FileBlob { media_type: "application/vnd.oci.image.layer.v1.tar+gzip".into(), digest: Digest::of(arch.as_bytes()), size: 1, path: format!("/w/export-{arch}/oci/blobs/sha256/x").into() };
+    let layer = FileBlob {
+        media_type: "application/vnd.oci.image.layer.v1.tar+gzip".into(),
+        digest: Digest::of(arch.as_bytes()),
+        size: 1,
+        path: format!("/w/export-{arch}/oci/blobs/sha256/x").into(),
+    };
     let manifest = Manifest {
         schema_version: 2,
         media_type: OCI_MANIFEST.into(),
@@ -281,7 +342,12 @@ fn local_image(arch: &str, bytes: &[u8]) -> LocalImage {
 }
 
 fn image_artifact(i: &LocalImage) -> Artifact {
-    Artifact { manifest: Document::Image(i.manifest.clone()), manifest_bytes: i.manifest_bytes.clone(), digest: i.digest.clone(), blobs: vec![i.config.clone()] }
+    Artifact {
+        manifest: Document::Image(i.manifest.clone()),
+        manifest_bytes: i.manifest_bytes.clone(),
+        digest: i.digest.clone(),
+        blobs: vec![i.config.clone()],
+    }
 }
 
 #[test]
@@ -324,7 +390,10 @@ fn push_plan_of_two_platforms_tags_their_index() {
     assert_eq!(files, vec![amd.layers.clone(), arm.layers.clone()]);
     let text = String::from_utf8(plan.items[2].artifact.manifest_bytes.clone()).unwrap();
     assert!(text.starts_with(&format!(r#"{{"schemaVersion":2,"mediaType":"{OCI_INDEX}","manifests":[{{"mediaType":"{OCI_MANIFEST}","digest":"{}","size":12,"platform":{{"architecture":"amd64","os":"linux"}}}}"#, amd.digest)), "{text}");
-    assert!(text.contains(r#""annotations":{"org.opencontainers.image.title":"agent-sandbox","#) && text.contains(r#""org.opencontainers.image.version":"1.2.3""#), "{text}");
+    assert!(
+        text.contains(r#""annotations":{"org.opencontainers.image.title":"agent-sandbox","#) && text.contains(r#""org.opencontainers.image.version":"1.2.3""#),
+        "{text}"
+    );
     assert!(!text.contains("devcontainer.metadata"), "{text}");
 }
 
@@ -367,7 +436,14 @@ fn layers_from_files_go_first_then_config_manifest_and_tags() {
     std::fs::write(&path, b"layer-data").unwrap();
     let layer = FileBlob { media_type: "layer".into(), digest: Digest::of(b"layer-data"), size: 10, path };
     let config = Blob::new("config", b"{}".to_vec());
-    let manifest = Manifest { schema_version: 2, media_type: OCI_MANIFEST.into(), artifact_type: None, config: config.descriptor(None), layers: vec![], annotations: None };
+    let manifest = Manifest {
+        schema_version: 2,
+        media_type: OCI_MANIFEST.into(),
+        artifact_type: None,
+        config: config.descriptor(None),
+        layers: vec![],
+        annotations: None,
+    };
     let bytes = b"{}".to_vec();
     let image = LocalImage { manifest, manifest_bytes: bytes.clone(), digest: Digest::of(&bytes), config, layers: vec![layer] };
     let (plan, files) = push_plan(&[(Arch::X86_64, image)], &provenance(), &target(), &v(&["1", "latest", "1.0.0"]));

@@ -193,7 +193,8 @@ fn remote_user_gets_state_dirs_and_rc_blocks_with_their_ownership() {
 fn a_file_in_the_home_not_owned_by_its_user_is_left_alone() {
     let mut f = fresh();
     f.user = Some(vscode());
-    f.paths.insert("/home/vscode/.bashrc".into(), Observed::File { mode: 0o600, uid: 0, gid: 0, hash: content::hash(b"SECRET\n"), text: Some("SECRET\n".into()) });
+    f.paths
+        .insert("/home/vscode/.bashrc".into(), Observed::File { mode: 0o600, uid: 0, gid: 0, hash: content::hash(b"SECRET\n"), text: Some("SECRET\n".into()) });
     let p = plan(&req(&[Agent::Pi]), &f).unwrap();
     assert!(!p.steps.iter().any(|s| s_path(&s.action).is_some_and(|p| p.ends_with(".bashrc"))), "{:#?}", actions(&p));
     let note = p.notes.iter().find(|n| n.text.contains("/home/vscode/.bashrc")).expect("a note about .bashrc");
@@ -205,7 +206,9 @@ fn a_file_in_the_home_not_owned_by_its_user_is_left_alone() {
 
 fn s_path(a: &Action) -> Option<&Path> {
     match a {
-        Action::Write { path, .. } | Action::SetMode { path, .. } | Action::Symlink { path, .. } | Action::Remove { path } | Action::Restore { path, .. } => Some(path),
+        Action::Write { path, .. } | Action::SetMode { path, .. } | Action::Symlink { path, .. } | Action::Remove { path } | Action::Restore { path, .. } => {
+            Some(path)
+        }
         _ => None,
     }
 }

@@ -59,19 +59,11 @@ fn compare_routes(plan: &NetPlan, actual: &[Route]) -> Vec<Difference> {
     let optional: BTreeSet<&Route> = plan.local_optional.iter().collect();
     let actual: BTreeSet<&Route> = actual.iter().collect();
     let missing = required.difference(&actual).map(|r| Difference::MissingRoute((*r).clone()));
-    let unexpected = actual
-        .iter()
-        .filter(|r| !required.contains(*r) && !optional.contains(*r))
-        .map(|r| Difference::UnexpectedRoute((*r).clone()));
+    let unexpected = actual.iter().filter(|r| !required.contains(*r) && !optional.contains(*r)).map(|r| Difference::UnexpectedRoute((*r).clone()));
     missing.chain(unexpected).collect()
 }
 
-fn set_diff<T: Ord + Clone>(
-    want: &[T],
-    have: &[T],
-    missing: fn(T) -> Difference,
-    unexpected: fn(T) -> Difference,
-) -> Vec<Difference> {
+fn set_diff<T: Ord + Clone>(want: &[T], have: &[T], missing: fn(T) -> Difference, unexpected: fn(T) -> Difference) -> Vec<Difference> {
     let want: BTreeSet<&T> = want.iter().collect();
     let have: BTreeSet<&T> = have.iter().collect();
     let m = want.difference(&have).map(|x| missing((*x).clone()));

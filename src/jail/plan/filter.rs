@@ -24,8 +24,8 @@
 //! over the jail's network namespace, which only its owner (the jail's
 //! user namespace, an ancestor of the session's) grants.
 
-use crate::jail::net::Ipv4Net;
 use super::routes::{NetPlan, RouteKind};
+use crate::jail::net::Ipv4Net;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -87,13 +87,33 @@ pub struct FilterPlan {
 /// jail does not plan is `Other` and never equals a planned expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
-    Meta { key: u32, dreg: u32 },
-    Payload { base: u32, offset: u32, len: u32, dreg: u32 },
-    Bitwise { sreg: u32, dreg: u32, mask: Vec<u8>, xor: Vec<u8> },
-    Cmp { sreg: u32, op: u32, data: Vec<u8> },
+    Meta {
+        key: u32,
+        dreg: u32,
+    },
+    Payload {
+        base: u32,
+        offset: u32,
+        len: u32,
+        dreg: u32,
+    },
+    Bitwise {
+        sreg: u32,
+        dreg: u32,
+        mask: Vec<u8>,
+        xor: Vec<u8>,
+    },
+    Cmp {
+        sreg: u32,
+        op: u32,
+        data: Vec<u8>,
+    },
     /// An immediate verdict (accept, drop...).
     Verdict(i32),
-    Other { name: String, attrs: Vec<u8> },
+    Other {
+        name: String,
+        attrs: Vec<u8>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -204,9 +224,7 @@ impl FilterRule {
         };
         let body = &exprs[..exprs.len() - 1];
         let what = match body {
-            [Expr::Meta { .. }, Expr::Cmp { data, .. }] => {
-                Match::OutputInterface(String::from_utf8_lossy(data).trim_end_matches('\0').to_string())
-            }
+            [Expr::Meta { .. }, Expr::Cmp { data, .. }] => Match::OutputInterface(String::from_utf8_lossy(data).trim_end_matches('\0').to_string()),
             [Expr::Payload { .. }, rest @ ..] => {
                 let (mask, cmp) = match rest {
                     [Expr::Bitwise { mask, .. }, Expr::Cmp { data, .. }] => (mask.clone(), data),
@@ -289,11 +307,7 @@ fn family_name(family: u8) -> String {
 
 /// The whole expected nf_tables state for `plan`.
 pub fn expected(plan: &FilterPlan) -> Ruleset {
-    let rules = plan
-        .rules
-        .iter()
-        .map(|r| RuleState { family: FAMILY_IPV4, table: TABLE.into(), chain: CHAIN.into(), exprs: r.exprs() })
-        .collect();
+    let rules = plan.rules.iter().map(|r| RuleState { family: FAMILY_IPV4, table: TABLE.into(), chain: CHAIN.into(), exprs: r.exprs() }).collect();
     Ruleset { tables: vec![table()], chains: vec![chain()], rules }
 }
 

@@ -4,12 +4,12 @@
 //! plan itself needs what pasta configured and is computed inside the
 //! namespace (`routes::net_plan`) from `JailPlan::route_inputs`.
 
-use crate::jail::error::JailError;
-use crate::jail::host::HostFacts;
-use crate::jail::net::{Ipv4Net, FORWARDER_CANDIDATES};
 use super::resolv::session_resolv_conf;
 use super::routes::PlanInputs;
 use crate::config::Config;
+use crate::jail::error::JailError;
+use crate::jail::host::HostFacts;
+use crate::jail::net::{Ipv4Net, FORWARDER_CANDIDATES};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,11 +56,7 @@ pub struct JailPlan {
 impl JailPlan {
     /// The launch inputs of the route plan.
     pub fn route_inputs(&self) -> PlanInputs {
-        PlanInputs {
-            forwarder: self.forwarder,
-            allow_ip: self.allow_ip.clone(),
-            outer_connected: self.outer_connected.clone(),
-        }
+        PlanInputs { forwarder: self.forwarder, allow_ip: self.allow_ip.clone(), outer_connected: self.outer_connected.clone() }
     }
 
     pub fn has_relays(&self) -> bool {
@@ -151,9 +147,7 @@ fn choose_forwarder(connected: &[Ipv4Net], allow_ip: &[Ipv4Addr]) -> Result<Ipv4
         .iter()
         .copied()
         .find(|c| !allow_ip.contains(c) && connected.iter().all(|n| !n.contains(*c)))
-        .ok_or_else(|| JailError::NoForwarderAddress {
-            candidates: FORWARDER_CANDIDATES.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
-        })
+        .ok_or_else(|| JailError::NoForwarderAddress { candidates: FORWARDER_CANDIDATES.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ") })
 }
 
 /// The name of the jail's interface: the holder makes it (`run/tap.rs`), pasta
@@ -174,8 +168,23 @@ pub fn pasta_args(uid: u32, forwarder: Ipv4Addr) -> Vec<String> {
         args.extend(["--runas".into(), "0".into()]);
     }
     let fixed = [
-        "--foreground", "--quiet", "--stderr", "--no-netns-quit", "--config-net", "--ipv4-only", "--no-map-gw",
-        "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--ns-ifname", JAIL_IFNAME,
+        "--foreground",
+        "--quiet",
+        "--stderr",
+        "--no-netns-quit",
+        "--config-net",
+        "--ipv4-only",
+        "--no-map-gw",
+        "-t",
+        "none",
+        "-u",
+        "none",
+        "-T",
+        "none",
+        "-U",
+        "none",
+        "--ns-ifname",
+        JAIL_IFNAME,
         "--dns-forward",
     ];
     args.extend(fixed.iter().map(|s| s.to_string()));

@@ -273,13 +273,20 @@ pub fn dump_request(what: Dump, seq: u32) -> Vec<u8> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reply {
     /// An acknowledgement (0) or an error (a negative errno) for `seq`.
-    Ack { seq: u32, error: i32 },
-    Done { seq: u32 },
+    Ack {
+        seq: u32,
+        error: i32,
+    },
+    Done {
+        seq: u32,
+    },
     Table(TableState),
     Chain(ChainState),
     Rule(RuleState),
     /// Something this code does not know (kept so it counts as a difference).
-    Unknown { kind: u16 },
+    Unknown {
+        kind: u16,
+    },
 }
 
 /// Splits a buffer of netlink messages and decodes each.
@@ -400,9 +407,7 @@ fn decode_expr(name: &str, data: &[u8]) -> Result<Expr, String> {
     let g = |k| u32_be(find(&a, k));
     let other = || Expr::Other { name: name.to_string(), attrs: data.to_vec() };
     let e = match name {
-        "meta" if known(&[NFTA_META_DREG, NFTA_META_KEY]) => {
-            g(NFTA_META_KEY).zip(g(NFTA_META_DREG)).map(|(key, dreg)| Expr::Meta { key, dreg })
-        }
+        "meta" if known(&[NFTA_META_DREG, NFTA_META_KEY]) => g(NFTA_META_KEY).zip(g(NFTA_META_DREG)).map(|(key, dreg)| Expr::Meta { key, dreg }),
         "payload" if known(&[NFTA_PAYLOAD_DREG, NFTA_PAYLOAD_BASE, NFTA_PAYLOAD_OFFSET, NFTA_PAYLOAD_LEN]) => {
             match (g(NFTA_PAYLOAD_BASE), g(NFTA_PAYLOAD_OFFSET), g(NFTA_PAYLOAD_LEN), g(NFTA_PAYLOAD_DREG)) {
                 (Some(base), Some(offset), Some(len), Some(dreg)) => Some(Expr::Payload { base, offset, len, dreg }),
@@ -421,12 +426,10 @@ fn decode_expr(name: &str, data: &[u8]) -> Result<Expr, String> {
                 _ => None,
             }
         }
-        "cmp" if known(&[NFTA_CMP_SREG, NFTA_CMP_OP, NFTA_CMP_DATA]) => {
-            match (g(NFTA_CMP_SREG), g(NFTA_CMP_OP), value(find(&a, NFTA_CMP_DATA))?) {
-                (Some(sreg), Some(op), Some(data)) => Some(Expr::Cmp { sreg, op, data }),
-                _ => None,
-            }
-        }
+        "cmp" if known(&[NFTA_CMP_SREG, NFTA_CMP_OP, NFTA_CMP_DATA]) => match (g(NFTA_CMP_SREG), g(NFTA_CMP_OP), value(find(&a, NFTA_CMP_DATA))?) {
+            (Some(sreg), Some(op), Some(data)) => Some(Expr::Cmp { sreg, op, data }),
+            _ => None,
+        },
         "immediate" if known(&[NFTA_IMMEDIATE_DREG, NFTA_IMMEDIATE_DATA]) && g(NFTA_IMMEDIATE_DREG) == Some(0) => {
             verdict(find(&a, NFTA_IMMEDIATE_DATA))?.map(Expr::Verdict)
         }

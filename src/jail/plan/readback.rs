@@ -3,8 +3,8 @@
 //! `extra` so that it shows up as a difference. Pure: tests feed it
 //! fabricated messages.
 
-use crate::jail::net::Ipv4Net;
 use super::routes::{Family, IfAddr, Route, RouteKind, Rule, Scope};
+use crate::jail::net::Ipv4Net;
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, RouteScope, RouteType};
 use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleMessage};

@@ -69,11 +69,7 @@ impl Route {
     }
 
     pub fn via(dst: Ipv4Net, gateway: Ipv4Addr, dev: &str) -> Route {
-        Route {
-            gateway: Some(gateway),
-            dev: Some(dev.to_string()),
-            ..Route::new(TABLE_MAIN, dst, RouteKind::Unicast, Scope::Universe)
-        }
+        Route { gateway: Some(gateway), dev: Some(dev.to_string()), ..Route::new(TABLE_MAIN, dst, RouteKind::Unicast, Scope::Universe) }
     }
 
     fn local_entry(kind: RouteKind, dst: Ipv4Net, dev: &str, src: Ipv4Addr, scope: Scope) -> Route {

@@ -5,10 +5,7 @@
 //! helper ("factory") and the two ends of its tiny protocol.
 
 use nix::sched::CloneFlags;
-use nix::sys::socket::{
-    recvmsg, sendmsg, socket, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType,
-    SockaddrIn,
-};
+use nix::sys::socket::{recvmsg, sendmsg, socket, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType, SockaddrIn};
 use std::io::{IoSlice, IoSliceMut};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -66,9 +63,7 @@ pub(crate) fn request_socket(chan: RawFd) -> nix::Result<OwnedFd> {
 ///    listener (tag = port), then `END_OF_LISTENERS`;
 /// 3. serve fresh sockets until the relay hangs up.
 pub(crate) fn factory_main(chan: &OwnedFd, ns_user: &OwnedFd, ns_net: &OwnedFd, local_ports: &[u16]) -> i32 {
-    if nix::sched::setns(ns_user, CloneFlags::CLONE_NEWUSER).is_err()
-        || nix::sched::setns(ns_net, CloneFlags::CLONE_NEWNET).is_err()
-    {
+    if nix::sched::setns(ns_user, CloneFlags::CLONE_NEWUSER).is_err() || nix::sched::setns(ns_net, CloneFlags::CLONE_NEWNET).is_err() {
         return 1;
     }
     let c = chan.as_raw_fd();

@@ -11,11 +11,11 @@
 //!    its command waits at the gate (`gate.rs`), which the launcher opens
 //!    only after the routes are locked (`join.rs`).
 
-use crate::jail::error::{errno, JailError};
 use super::lockdown::Failure;
-use crate::jail::plan::launch::JAIL_IFNAME;
 use super::sys::{die_with_parent, fork_child, wait_fd, Event, Signals};
 use super::{lockdown, tap};
+use crate::jail::error::{errno, JailError};
+use crate::jail::plan::launch::JAIL_IFNAME;
 use nix::sched::CloneFlags;
 use nix::sys::socket::{socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
 use nix::unistd::Pid;
@@ -39,7 +39,10 @@ pub(crate) enum Report {
     Ready,
     /// Locker: routes (main-table count) and packet filter (rule count)
     /// installed and read back.
-    Locked { routes: usize, filter_rules: usize },
+    Locked {
+        routes: usize,
+        filter_rules: usize,
+    },
     Failed(Failure),
 }
 
@@ -61,12 +64,7 @@ pub(crate) struct GateEnd<'a> {
 /// Forks the holder. It inherits the launcher's descriptors as they are
 /// (close-on-exec ones, like the gate's write end, last until the exec;
 /// the others are for the sandbox, e.g. its `--ro-bind-data` sources).
-pub(crate) fn spawn(
-    maps: (&str, &str),
-    gate: GateEnd<'_>,
-    signals: &Signals,
-    exec_inner: &mut dyn FnMut() -> std::io::Error,
-) -> Result<Helper, JailError> {
+pub(crate) fn spawn(maps: (&str, &str), gate: GateEnd<'_>, signals: &Signals, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<Helper, JailError> {
     let parent = nix::unistd::getpid();
     spawn_reporting("forking the holder", |chan| holder_main(chan, parent, maps, &gate, signals, exec_inner))
 }
@@ -75,8 +73,7 @@ pub(crate) fn spawn(
 /// the other end.
 pub(crate) fn spawn_reporting(step: &'static str, main: impl FnOnce(&OwnedFd) -> i32) -> Result<Helper, JailError> {
     let flags = SockFlag::SOCK_CLOEXEC;
-    let (ours, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, flags)
-        .map_err(|e| JailError::sys("socketpair", errno(e)))?;
+    let (ours, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, flags).map_err(|e| JailError::sys("socketpair", errno(e)))?;
     let ours_raw = ours.as_raw_fd();
     let pid = fork_child(step, || {
         // The child never returns, so `ours` is never dropped there.
@@ -160,9 +157,7 @@ pub(crate) enum Heard {
 
 impl Helper {
     pub(crate) fn send(&self, step: Step) -> Result<(), JailError> {
-        nix::sys::socket::send(self.chan.as_raw_fd(), &[step as u8], MsgFlags::empty())
-            .map(|_| ())
-            .map_err(|e| JailError::sys("talking to a helper", errno(e)))
+        nix::sys::socket::send(self.chan.as_raw_fd(), &[step as u8], MsgFlags::empty()).map(|_| ()).map_err(|e| JailError::sys("talking to a helper", errno(e)))
     }
 
     /// The helper's next report, a signal, or the deadline.
@@ -173,15 +168,13 @@ impl Helper {
             Event::Ready => {}
         }
         let mut buf = vec![0u8; 64 * 1024];
-        let n = nix::sys::socket::recv(self.chan.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT)
-            .map_err(|e| JailError::sys("reading from a helper", errno(e)))?;
+        let n =
+            nix::sys::socket::recv(self.chan.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT).map_err(|e| JailError::sys("reading from a helper", errno(e)))?;
         if n == 0 {
             return Ok(Heard::Closed);
         }
-        let report = serde_json::from_slice(&buf[..n]).map_err(|e| JailError::RouteLock {
-            step: "reading a helper's report".into(),
-            message: e.to_string(),
-        })?;
+        let report =
+            serde_json::from_slice(&buf[..n]).map_err(|e| JailError::RouteLock { step: "reading a helper's report".into(), message: e.to_string() })?;
         Ok(Heard::Report(report))
     }
 }

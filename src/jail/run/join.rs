@@ -17,11 +17,11 @@
 //! user in the parent namespace holds every capability in it. The
 //! session's processes do not: their namespaces are nested inside it.
 
-use crate::jail::error::{errno, JailError};
 use super::holder::{self, Helper, Report, Step};
 use super::lockdown::{self, Failure};
-use crate::jail::plan::routes::PlanInputs;
 use super::sys::die_with_parent;
+use crate::jail::error::{errno, JailError};
+use crate::jail::plan::routes::PlanInputs;
 use nix::sched::CloneFlags;
 use nix::unistd::Pid;
 use std::os::fd::OwnedFd;
@@ -36,8 +36,7 @@ pub(crate) struct Namespaces {
 impl Namespaces {
     pub(crate) fn of(holder: Pid) -> Result<Namespaces, JailError> {
         let open = |ns: &str| -> Result<OwnedFd, JailError> {
-            let f = std::fs::File::open(format!("/proc/{holder}/ns/{ns}"))
-                .map_err(|e| JailError::sys("opening the jail's namespaces", e))?;
+            let f = std::fs::File::open(format!("/proc/{holder}/ns/{ns}")).map_err(|e| JailError::sys("opening the jail's namespaces", e))?;
             Ok(OwnedFd::from(f))
         };
         Ok(Namespaces { user: open("user")?, net: open("net")? })

@@ -17,10 +17,10 @@
 //! 5. the packet filter (`lock_filter`): installed in one transaction, then
 //!    every nf_tables object of the namespace read back and compared.
 
-use crate::jail::plan::compare::compare;
-use crate::jail::plan::readback::{self, LinkNames};
-use crate::jail::plan::filter;
 use super::nft;
+use crate::jail::plan::compare::compare;
+use crate::jail::plan::filter;
+use crate::jail::plan::readback::{self, LinkNames};
 use crate::jail::plan::routes::{net_plan, observe, NetPlan, ObserveError, PlanInputs, Route, Snapshot, TABLE_MAIN};
 use futures::TryStreamExt;
 use netlink_packet_route::route::RouteMessage;
@@ -31,16 +31,34 @@ use serde::{Deserialize, Serialize};
 /// `JailError`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Failure {
-    Unshare { errno: i32 },
-    IdMaps { errno: i32, message: String },
-    Ipv6 { message: String },
-    Tap { message: String },
-    Netlink { step: String, message: String },
+    Unshare {
+        errno: i32,
+    },
+    IdMaps {
+        errno: i32,
+        message: String,
+    },
+    Ipv6 {
+        message: String,
+    },
+    Tap {
+        message: String,
+    },
+    Netlink {
+        step: String,
+        message: String,
+    },
     Observe(ObserveError),
     Unexpected(Vec<String>),
     /// The packet filter could not be installed or read back.
-    Filter { step: String, errno: Option<i32>, message: String },
-    Exec { message: String },
+    Filter {
+        step: String,
+        errno: Option<i32>,
+        message: String,
+    },
+    Exec {
+        message: String,
+    },
 }
 
 fn netlink(step: &str, e: impl std::fmt::Display) -> Failure {
@@ -64,10 +82,7 @@ pub(crate) fn disable_ipv6() -> Result<(), Failure> {
 
 /// Locks the routes; returns the plan now in force.
 pub(crate) fn lock(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()
-        .map_err(|e| netlink("starting the netlink runtime", e))?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build().map_err(|e| netlink("starting the netlink runtime", e))?;
     rt.block_on(lock_async(inputs))
 }
 
@@ -119,7 +134,11 @@ pub(crate) fn lock_filter(net: &NetPlan) -> Result<usize, Failure> {
 pub fn probe_filter() -> Result<(), (String, Option<i32>)> {
     use crate::jail::plan::routes::{IfAddr, Observed};
     use std::net::Ipv4Addr;
-    let observed = Observed { dev: crate::jail::JAIL_IFNAME.into(), addrs: vec![IfAddr::new(crate::jail::JAIL_IFNAME, Ipv4Addr::new(10, 0, 2, 15), 24)], gateway: Ipv4Addr::new(10, 0, 2, 2) };
+    let observed = Observed {
+        dev: crate::jail::JAIL_IFNAME.into(),
+        addrs: vec![IfAddr::new(crate::jail::JAIL_IFNAME, Ipv4Addr::new(10, 0, 2, 15), 24)],
+        gateway: Ipv4Addr::new(10, 0, 2, 2),
+    };
     let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), outer_connected: Vec::new() };
     match lock_filter(&net_plan(&observed, &inputs)) {
         Ok(_) => Ok(()),

@@ -52,9 +52,7 @@ pub(crate) fn spawn(plan: &PastaPlan, holder: Pid, pid_file: String) -> Result<P
     // SAFETY: the closure runs in the forked child before exec and only
     // makes async-signal-safe calls (prctl, getppid).
     unsafe {
-        cmd.pre_exec(move || {
-            super::sys::die_with_parent(parent).map_err(std::io::Error::from)
-        });
+        cmd.pre_exec(move || super::sys::die_with_parent(parent).map_err(std::io::Error::from));
     }
     let mut child = cmd.spawn().map_err(|e| attach_error(format!("starting {}: {e}", plan.path.display())))?;
     let stderr = child.stderr.take().map(OwnedFd::from);
@@ -90,11 +88,7 @@ pub(crate) fn read_stderr(stderr: Option<OwnedFd>) -> String {
 /// newer pastas' notice that `--stderr`, needed by Debian 12's, is
 /// deprecated.
 pub(crate) fn meaningful_lines(text: &str) -> String {
-    let noise = |l: &str| {
-        l.trim().is_empty()
-            || (l.starts_with("Failed to send") && l.contains("syslog"))
-            || l.contains("--stderr will be dropped")
-    };
+    let noise = |l: &str| l.trim().is_empty() || (l.starts_with("Failed to send") && l.contains("syslog")) || l.contains("--stderr will be dropped");
     let keep = |l: &&str| !noise(l);
     text.lines().filter(keep).collect::<Vec<_>>().join("; ")
 }

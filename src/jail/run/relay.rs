@@ -10,9 +10,9 @@
 //! current-thread tokio runtime made after the fork (small buffers, one
 //! task per connection).
 
-use crate::jail::error::{errno, JailError};
 use super::fdpass::{factory_main, recv_fd, request_socket, start_connect, END_OF_LISTENERS};
 use super::sys::{die_with_parent, fork_child};
+use crate::jail::error::{errno, JailError};
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 use nix::unistd::Pid;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -37,8 +37,7 @@ pub(crate) struct RelaySpec<'a> {
 /// kills and reaps them), joined by a socketpair.
 pub(crate) fn spawn(spec: &RelaySpec<'_>) -> Result<Relay, JailError> {
     let sys = |step| move |e| JailError::sys(step, errno(e));
-    let (chan, factory_end) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
-        .map_err(sys("socketpair"))?;
+    let (chan, factory_end) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC).map_err(sys("socketpair"))?;
     let (ready, ready_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(sys("pipe"))?;
     let parent = nix::unistd::getpid();
     let factory = fork_child("forking the socket factory", || {
@@ -115,11 +114,7 @@ fn receive_listeners(chan: RawFd) -> Option<Vec<(u16, std::net::TcpListener)>> {
 }
 
 /// Copies bytes until killed.
-fn serve(
-    locals: Vec<(u16, std::net::TcpListener)>,
-    callbacks: Vec<(u16, std::net::TcpListener)>,
-    chan: RawFd,
-) -> i32 {
+fn serve(locals: Vec<(u16, std::net::TcpListener)>, callbacks: Vec<(u16, std::net::TcpListener)>, chan: RawFd) -> i32 {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build() else {
         return 1;
     };
@@ -191,10 +186,7 @@ async fn pump(mut a: tokio::net::TcpStream, mut b: tokio::net::TcpStream) {
 /// Closes every inherited descriptor above stderr except `keep`.
 fn close_fds_except(keep: &[RawFd]) -> bool {
     let Ok(dir) = std::fs::read_dir("/proc/self/fd") else { return false };
-    let fds: Vec<RawFd> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .filter(|fd| *fd > 2 && !keep.contains(fd))
-        .collect();
+    let fds: Vec<RawFd> = dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter(|fd| *fd > 2 && !keep.contains(fd)).collect();
     for fd in fds {
         // Closing an already-closed number (the directory's own fd) is harmless.
         let _ = nix::unistd::close(fd);

@@ -23,17 +23,17 @@
 //! if the launcher dies, the gate closes and the waiting command never
 //! runs (`gate.rs`).
 
-use crate::jail::error::JailError;
 use super::gate::GATE_FD;
 use super::holder::{self, GateEnd, Heard, Helper, Report, Step};
-use crate::jail::host::{current_userns_facts, userns_diagnosis};
-use super::lockdown::Failure;
 use super::join::{self, Namespaces};
+use super::lockdown::Failure;
 use super::pasta::{self, ReadyPipe};
-use crate::jail::plan::launch::JailPlan;
 use super::relay::{self, RelaySpec};
-use crate::jail::plan::routes::ObserveError;
 use super::sys::{signal_status, wait_fd, Event, Signals, Subreaper};
+use crate::jail::error::JailError;
+use crate::jail::host::{current_userns_facts, userns_diagnosis};
+use crate::jail::plan::launch::JailPlan;
+use crate::jail::plan::routes::ObserveError;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::signalfd::siginfo;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
@@ -129,10 +129,8 @@ impl Kids {
     fn stop_all(&mut self) {
         // All killed first, then reaped: they die in parallel. pasta's
         // exit is quick because its device outlives it (`tap.rs`).
-        let pids: Vec<Pid> = [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.pasta]
-            .into_iter()
-            .filter_map(|slot| slot.take())
-            .collect();
+        let pids: Vec<Pid> =
+            [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.pasta].into_iter().filter_map(|slot| slot.take()).collect();
         for pid in &pids {
             let _ = kill(*pid, Signal::SIGKILL);
         }
@@ -150,19 +148,13 @@ impl Drop for Kids {
     }
 }
 
-fn run(
-    plan: &JailPlan,
-    exec_inner: &mut dyn FnMut() -> std::io::Error,
-    signals: &Signals,
-    kids: &mut Kids,
-) -> Result<i32, Stop> {
+fn run(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error, signals: &Signals, kids: &mut Kids) -> Result<i32, Stop> {
     let start = Instant::now();
     let deadline = start + plan.setup_timeout;
     let step = |what: &str| tracing::debug!("egress jail: {what} after {:?}", start.elapsed());
     // 2. The holder and its namespaces; it then execs the sandbox, which
     // waits at the gate.
-    let (gate_read, gate_write) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", crate::jail::error::errno(e)))?;
+    let (gate_read, gate_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", crate::jail::error::errno(e)))?;
     kids.gate = Some(gate_write);
     let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
     let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, exec_inner)?;
@@ -286,11 +278,13 @@ fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Ins
         match wait_fd(Some(read.as_fd()), signals, Some(deadline))? {
             Event::Ready => match pasta::read_ready(read, &mut line) {
                 Some(true) => return Ok(()),
-                Some(false) => return Err(JailError::PastaAttach {
-                    detail: "the readiness pipe closed before pasta was ready".into(),
-                    fix: "retry; report it if it persists".into(),
+                Some(false) => {
+                    return Err(JailError::PastaAttach {
+                        detail: "the readiness pipe closed before pasta was ready".into(),
+                        fix: "retry; report it if it persists".into(),
+                    }
+                    .into())
                 }
-                .into()),
                 None => {}
             },
             Event::Signal(info) => on_setup_signal(&info, kids)?,

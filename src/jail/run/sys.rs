@@ -14,14 +14,7 @@ use std::time::{Duration, Instant};
 
 /// Signals the launcher receives through its signalfd: the ones it
 /// forwards to the session, plus SIGCHLD.
-pub(crate) const FORWARDED: &[Signal] = &[
-    Signal::SIGINT,
-    Signal::SIGTERM,
-    Signal::SIGHUP,
-    Signal::SIGQUIT,
-    Signal::SIGUSR1,
-    Signal::SIGUSR2,
-];
+pub(crate) const FORWARDED: &[Signal] = &[Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT, Signal::SIGUSR1, Signal::SIGUSR2];
 
 /// Forks; the child runs `child` and exits with its status without
 /// returning into the caller (no destructors, no stdio flush).
@@ -67,8 +60,7 @@ impl Signals {
         FORWARDED.iter().for_each(|s| set.add(*s));
         set.add(Signal::SIGCHLD);
         let mut old = SigSet::empty();
-        nix::sys::signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
-            .map_err(|e| JailError::sys("blocking signals", errno(e)))?;
+        nix::sys::signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old)).map_err(|e| JailError::sys("blocking signals", errno(e)))?;
         let flags = SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK;
         let fd = SignalFd::with_flags(&set, flags).map_err(|e| JailError::sys("signalfd", errno(e)))?;
         let dfl = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());

@@ -45,11 +45,7 @@ impl RegistryApi for Recorder {
 }
 
 fn item(repo: &str, content: &[u8], tags: &[&str]) -> PushItem {
-    let artifact = Artifact::new(
-        Blob::new("c", b"{}".to_vec()),
-        vec![(Blob::new("l", content.to_vec()), Some(Annotations::new()))],
-        None,
-    );
+    let artifact = Artifact::new(Blob::new("c", b"{}".to_vec()), vec![(Blob::new("l", content.to_vec()), Some(Annotations::new()))], None);
     PushItem { repository: repo.into(), artifact, tags: tags.iter().map(|s| s.to_string()).collect() }
 }
 
@@ -128,5 +124,8 @@ fn an_index_is_pushed_after_the_manifests_it_names_and_only_it_is_tagged() {
     execute(&rec, &plan).unwrap();
     let manifests: Vec<String> = rec.calls.borrow().iter().filter(|c| c.starts_with("manifest")).cloned().collect();
     assert_eq!(manifests, expected_manifests);
-    assert!(rec.calls.borrow().iter().position(|c| c.starts_with("manifest")) > rec.calls.borrow().iter().rposition(|c| c.starts_with("blob")), "every blob before any manifest");
+    assert!(
+        rec.calls.borrow().iter().position(|c| c.starts_with("manifest")) > rec.calls.borrow().iter().rposition(|c| c.starts_with("blob")),
+        "every blob before any manifest"
+    );
 }

@@ -94,8 +94,7 @@ fn already_published_versions_are_skipped_but_the_collection_is_refreshed() {
     .into_iter()
     .collect();
     let plan = plan(&pkg, &t, &existing);
-    let pushes: Vec<(&str, Vec<&str>)> =
-        plan.push.items.iter().map(|i| (i.repository.as_str(), i.tags.iter().map(String::as_str).collect())).collect();
+    let pushes: Vec<(&str, Vec<&str>)> = plan.push.items.iter().map(|i| (i.repository.as_str(), i.tags.iter().map(String::as_str).collect())).collect();
     assert_eq!(pushes, vec![("my-org/tools/b", vec!["0.1", "0.1.0"]), ("my-org/tools", vec!["latest"])]);
     assert!(plan.report.items[0].already_published && plan.report.items[0].tags.is_empty());
 }

@@ -16,9 +16,27 @@ use std::collections::BTreeSet;
 /// `git log`, `git branch`).
 const DATA_DIRS: &[&str] = &["objects", "refs", "logs", "lfs", "rr-cache", "fsmonitor--daemon"];
 const DATA_FILES: &[&str] = &[
-    "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_HEAD", "AUTO_MERGE",
-    "COMMIT_EDITMSG", "MERGE_MSG", "MERGE_MODE", "SQUASH_MSG", "TAG_EDITMSG", "index", "packed-refs", "shallow", "description",
-    "fsmonitor--daemon.ipc", "gc.log", "gc.pid",
+    "HEAD",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_HEAD",
+    "AUTO_MERGE",
+    "COMMIT_EDITMSG",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "SQUASH_MSG",
+    "TAG_EDITMSG",
+    "index",
+    "packed-refs",
+    "shallow",
+    "description",
+    "fsmonitor--daemon.ipc",
+    "gc.log",
+    "gc.pid",
 ];
 
 /// The kind of `rel`, a path inside a git dir.
@@ -168,7 +186,8 @@ impl Ctx<'_> {
             hooks_paths.extend(facts.hooks_path.filter(|p| !p.starts_with('~')));
         }
         let commons: Vec<GitDir> = self.git_dirs.iter().filter(|w| self.common_of(w).as_deref() == Some(g.key.as_str())).cloned().collect();
-        let bases: BTreeSet<String> = g.worktree.iter().cloned().chain(commons.into_iter().filter_map(|w| w.worktree)).chain([parent(&g.key).to_string()]).collect();
+        let bases: BTreeSet<String> =
+            g.worktree.iter().cloned().chain(commons.into_iter().filter_map(|w| w.worktree)).chain([parent(&g.key).to_string()]).collect();
         for hp in hooks_paths {
             for base in &bases {
                 if let Some(dir) = self.key_of(base, &hp) {

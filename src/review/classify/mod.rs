@@ -9,9 +9,9 @@ mod git;
 pub mod places;
 mod refs;
 
-use crate::fsread::{self, ReadError, READ_CAP};
 use super::kinds::Kind;
 use super::walk::{self, Entry, Listing, Ty};
+use crate::fsread::{self, ReadError, READ_CAP};
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -282,10 +282,8 @@ fn normal_link(key: &str, e: &Entry, kind: Kind) -> bool {
 }
 
 /// Extensions of files that are run, sourced or loaded as code.
-pub const SCRIPT_EXTS: &[&str] = &[
-    "sh", "bash", "zsh", "fish", "ksh", "py", "pth", "js", "cjs", "mjs", "ts", "cts", "mts", "rb", "pl", "php", "ps1", "lua", "mk",
-    "so", "node",
-];
+pub const SCRIPT_EXTS: &[&str] =
+    &["sh", "bash", "zsh", "fish", "ksh", "py", "pth", "js", "cjs", "mjs", "ts", "cts", "mts", "rb", "pl", "php", "ps1", "lua", "mk", "so", "node"];
 
 pub fn script_like(name: &str) -> bool {
     name.rsplit_once('.').is_some_and(|(_, ext)| SCRIPT_EXTS.contains(&ext))

@@ -48,8 +48,22 @@ pub fn facts(listing: &Listing) -> Facts {
 
 /// Directories whose whole content is a build product or tool cache.
 const CACHE_DIRS: &[&str] = &[
-    "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", ".gradle", ".next", ".nuxt",
-    ".turbo", ".parcel-cache", ".svelte-kit", ".direnv", ".cache", ".eggs",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".nox",
+    ".gradle",
+    ".next",
+    ".nuxt",
+    ".turbo",
+    ".parcel-cache",
+    ".svelte-kit",
+    ".direnv",
+    ".cache",
+    ".eggs",
 ];
 
 /// Directories whose whole content is of one kind.
@@ -72,9 +86,8 @@ const KIND_DIRS: &[(&str, Kind)] = &[
 
 /// Names a symlink or special file may not take even where no kind
 /// applies: directories that hold code of a kind above.
-pub const DIR_PLACES: &[&str] = &[
-    ".git", "node_modules", ".bin", "site-packages", "dist-packages", ".venv", "venv", "__pycache__", ".github", "workflows", "hooks",
-];
+pub const DIR_PLACES: &[&str] =
+    &[".git", "node_modules", ".bin", "site-packages", "dist-packages", ".venv", "venv", "__pycache__", ".github", "workflows", "hooks"];
 
 const NAMES: &[(&str, Kind)] = &[
     (".devcontainer.json", Kind::Devcontainer),
@@ -233,9 +246,7 @@ fn venv(key: &str, facts: &Facts) -> Option<Kind> {
     let parts: Vec<&str> = rest.split('/').collect();
     match parts.as_slice() {
         ["pyvenv.cfg"] | ["bin"] | ["bin", _] => Some(Kind::VenvBin),
-        [lib, py, "site-packages", file] if lib.starts_with("lib") && py.starts_with("python") && file.ends_with(".pth") => {
-            Some(Kind::PythonStartup)
-        }
+        [lib, py, "site-packages", file] if lib.starts_with("lib") && py.starts_with("python") && file.ends_with(".pth") => Some(Kind::PythonStartup),
         [lib, py, ..] if lib.starts_with("lib") && py.starts_with("python") => {
             let name = parts[parts.len() - 1];
             Some(if matches!(name, "sitecustomize.py" | "usercustomize.py") { Kind::PythonStartup } else { Kind::DependencyTree })

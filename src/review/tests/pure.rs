@@ -2,9 +2,9 @@
 //! tables, no file system.
 
 use super::super::classify::{self, Reader, Scope};
-use crate::fsread::ReadError;
 use super::super::kinds::Kind;
 use super::super::walk::{Entry, Listing, Meta, Ty};
+use crate::fsread::ReadError;
 use std::collections::BTreeMap;
 use std::path::Path;
 

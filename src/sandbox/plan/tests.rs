@@ -172,8 +172,7 @@ fn root_claude_whole_argv() {
     assert!(plan.data[3..].iter().all(|d| d.bytes.is_empty()));
     // The private tool dirs and the protected paths are opened by the
     // executor, relative to the home and the workspace.
-    let opened: Vec<(PathBuf, PathBuf, bool)> =
-        plan.data.iter().filter_map(|d| d.open.as_ref().map(|o| (o.root.clone(), o.rel.clone(), o.dir))).collect();
+    let opened: Vec<(PathBuf, PathBuf, bool)> = plan.data.iter().filter_map(|d| d.open.as_ref().map(|o| (o.root.clone(), o.rel.clone(), o.dir))).collect();
     let o = |root: &str, rel: &str| (PathBuf::from(root), PathBuf::from(rel), true);
     assert_eq!(
         opened,
@@ -192,8 +191,7 @@ fn environment_is_the_allow_list_plus_launcher_values() {
     let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
     let config = Config { pass_env: vec!["MY_TOKEN".into()], ..Config::default() };
     let plan = build(&c, &config, &fs()).unwrap();
-    let env: Vec<(String, String)> =
-        plan.env.iter().map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into())).collect();
+    let env: Vec<(String, String)> = plan.env.iter().map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into())).collect();
     let want: Vec<(String, String)> = [
         ("AGENT_SANDBOX_SESSION", "s1"),
         ("DISABLE_AUTOUPDATER", "1"),
@@ -281,11 +279,9 @@ fn peers_outside_home_are_not_masked() {
 
 #[test]
 fn each_agent_gets_its_own_state_only() {
-    for (agent, mine, not) in [
-        (Agent::Claude, "/root/.claude", "/root/.codex"),
-        (Agent::Codex, "/root/.codex", "/root/.claude"),
-        (Agent::Pi, "/root/.pi", "/root/.codex"),
-    ] {
+    for (agent, mine, not) in
+        [(Agent::Claude, "/root/.claude", "/root/.codex"), (Agent::Codex, "/root/.codex", "/root/.claude"), (Agent::Pi, "/root/.pi", "/root/.codex")]
+    {
         let c = ctx(0, "root", "/root", "/workspaces/app", agent);
         let got = lines(&build(&c, &Config::default(), &fs()).unwrap());
         assert!(got.contains(&format!("--bind-try {mine} {mine}")), "{agent:?}: {got}");
@@ -308,12 +304,7 @@ fn no_forge_drops_token_stores_and_helpers() {
 #[test]
 fn allow_write_devices_and_gpu() {
     let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
-    let config = Config {
-        allow_write: vec!["/data/models".into()],
-        allow_device: vec!["/dev/kvm".into()],
-        gpu: true,
-        ..Config::default()
-    };
+    let config = Config { allow_write: vec!["/data/models".into()], allow_device: vec!["/dev/kvm".into()], gpu: true, ..Config::default() };
     let got = lines(&build(&c, &config, &fs()).unwrap());
     assert!(got.contains("\n--dev /dev\n--dev-bind /dev/kvm /dev/kvm\n--dev-bind-try /dev/nvidia0 /dev/nvidia0\n--dev-bind-try /dev/nvidiactl /dev/nvidiactl\n--proc /proc\n"), "{got}");
     assert!(got.contains("\n--bind /data/models /data/models\n"), "{got}");
@@ -415,7 +406,11 @@ fn directories_the_shells_put_on_path_are_guarded_too() {
     c.shell_path.dirs.truncate(1);
     let e = build(&c, &Config::default(), &no_pnpm).unwrap_err();
     assert_eq!(e, PlanError::UnguardableShellDir { dir: "/root/.local/share/pnpm".into(), origin: "/root/.bashrc:12".into(), what: "puts on PATH".into() });
-    assert!(e.to_string().starts_with("/root/.bashrc:12 puts on PATH /root/.local/share/pnpm, which does not exist yet") && e.to_string().contains("mkdir -p /root/.local/share/pnpm"), "{e}");
+    assert!(
+        e.to_string().starts_with("/root/.bashrc:12 puts on PATH /root/.local/share/pnpm, which does not exist yet")
+            && e.to_string().contains("mkdir -p /root/.local/share/pnpm"),
+        "{e}"
+    );
 }
 
 /// A directory the shells put on PATH through a link outside the session's
@@ -586,7 +581,10 @@ fn the_runtime_directories_are_an_empty_private_tmpfs() {
         .with_link("/etc/resolv.conf", "/run/systemd/resolve/stub-resolv.conf");
     let plan = build(&c, &Config::default(), &table).unwrap();
     let got = lines(&plan);
-    assert!(got.contains("--tmpfs /run\n--tmpfs /var/run\n--ro-bind-try /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf\n"), "{got}");
+    assert!(
+        got.contains("--tmpfs /run\n--tmpfs /var/run\n--ro-bind-try /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf\n"),
+        "{got}"
+    );
     assert_eq!(access(&plan.mounts, Path::new("/var/run/docker.sock")), crate::sandbox::scope::Access::Hidden);
 }
 
@@ -594,10 +592,7 @@ fn the_runtime_directories_are_an_empty_private_tmpfs() {
 fn a_missing_writable_path_dir_ahead_of_the_shims_refuses() {
     let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
     c.env.insert("PATH".into(), "/workspaces/app/.venv/bin:/usr/local/bin:/usr/bin".into());
-    assert_eq!(
-        build(&c, &Config::default(), &fs()),
-        Err(PlanError::UnguardablePathDir("/workspaces/app/.venv/bin".into()))
-    );
+    assert_eq!(build(&c, &Config::default(), &fs()), Err(PlanError::UnguardablePathDir("/workspaces/app/.venv/bin".into())));
     // After the shims it cannot shadow them; in a private tmpfs it does not persist.
     c.env.insert("PATH".into(), "/root/.local/bin:/usr/local/bin:/workspaces/app/.venv/bin".into());
     assert!(build(&c, &Config::default(), &fs()).is_ok());
@@ -644,6 +639,9 @@ fn a_command_installed_in_a_tool_dir_is_bound_back_read_only() {
         c.command = vec![cmd.into()];
         let plan = build(&c, &config, &fs()).unwrap();
         let opened: Vec<_> = plan.data.iter().filter_map(|d| d.open.as_ref()).map(|o| o.rel.clone()).collect();
-        assert!(!opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/session-share/x")), "{cmd}: {opened:?}");
+        assert!(
+            !opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/session-share/x")),
+            "{cmd}: {opened:?}"
+        );
     }
 }

@@ -118,10 +118,7 @@ fn submodules_worktrees_and_nested_repositories() {
             ("nested/.git/config", false),
         ])
     );
-    assert_eq!(
-        got.empty,
-        vec![p(".git/modules/deep/path/hooks"), p(".git/modules/lib/modules/inner/hooks"), p("nested/.git/hooks"), p("nested/.hooks")]
-    );
+    assert_eq!(got.empty, vec![p(".git/modules/deep/path/hooks"), p(".git/modules/lib/modules/inner/hooks"), p("nested/.git/hooks"), p("nested/.hooks")]);
     assert!(!got.pinned.iter().any(|p| p.starts_with("node_modules")), "dependency trees are not searched");
 }
 

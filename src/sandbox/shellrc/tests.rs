@@ -33,7 +33,10 @@ fn debian_profile_and_common_forms() {
         export BUN_INSTALL=\"$HOME/.bun\"; export PATH=$BUN_INSTALL/bin:$PATH\n\
         DATA=${XDG_DATA_HOME:-$HOME/.local/share}\nPATH=\"$DATA/mise/shims:$PATH\"\n";
     let s = read(&[("/home/u/.profile", profile)]);
-    assert_eq!(dirs(&s), vec!["/home/u/bin", "/home/u/.local/bin", "/home/u/go/bin", "/home/u/.cargo/bin", "/home/u/.bun/bin", "/home/u/.local/share/mise/shims"]);
+    assert_eq!(
+        dirs(&s),
+        vec!["/home/u/bin", "/home/u/.local/bin", "/home/u/go/bin", "/home/u/.cargo/bin", "/home/u/.bun/bin", "/home/u/.local/share/mise/shims"]
+    );
     assert!(s.unfollowed.is_empty(), "{:?}", s.unfollowed);
 }
 
@@ -45,7 +48,10 @@ fn zsh_path_arrays() {
 
 #[test]
 fn aliases_of_entry_points_are_found() {
-    let s = read(&[("/home/u/.bashrc", "alias claude=\"~/.claude/local/claude\"\nalias ll='ls -l'\nalias codex='/workspaces/p/bin/codex --yolo'\nalias pi=$HOME/x/pi\n")]);
+    let s = read(&[(
+        "/home/u/.bashrc",
+        "alias claude=\"~/.claude/local/claude\"\nalias ll='ls -l'\nalias codex='/workspaces/p/bin/codex --yolo'\nalias pi=$HOME/x/pi\n",
+    )]);
     let got: Vec<(&str, &str)> = s.aliases.iter().map(|(n, p, _)| (n.as_str(), p.to_str().unwrap())).collect();
     assert_eq!(got, vec![("claude", "/home/u/.claude/local/claude"), ("codex", "/workspaces/p/bin/codex"), ("pi", "/home/u/x/pi")]);
 }

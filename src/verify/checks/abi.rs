@@ -115,9 +115,8 @@ pub struct LowPage(*mut libc::c_void);
 impl LowPage {
     pub fn new() -> Option<LowPage> {
         // SAFETY: an anonymous private mapping; the result is checked.
-        let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | map_32bit(), -1, 0)
-        };
+        let p =
+            unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | map_32bit(), -1, 0) };
         (p != libc::MAP_FAILED && (p as usize) < (1 << 32)).then_some(LowPage(p))
     }
 

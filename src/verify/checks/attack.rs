@@ -59,7 +59,11 @@ pub fn outer_environ(c: &Ctx) -> Outcome {
 }
 
 fn mount(src: &str, target: &Path, fstype: &str, flags: libc::c_ulong) -> bool {
-    let (s, t, f) = (CString::new(src).unwrap_or_default(), CString::new(target.as_os_str().as_encoded_bytes()).unwrap_or_default(), CString::new(fstype).unwrap_or_default());
+    let (s, t, f) = (
+        CString::new(src).unwrap_or_default(),
+        CString::new(target.as_os_str().as_encoded_bytes()).unwrap_or_default(),
+        CString::new(fstype).unwrap_or_default(),
+    );
     // SAFETY: valid C strings; a null data pointer is allowed.
     unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), flags, std::ptr::null()) == 0 }
 }
@@ -279,7 +283,7 @@ pub fn perf_system_wide(_c: &Ctx) -> Outcome {
     let mut attr = [0u8; 128];
     attr[0..4].copy_from_slice(&1u32.to_ne_bytes()); // PERF_TYPE_SOFTWARE
     attr[4..8].copy_from_slice(&128u32.to_ne_bytes()); // size
-    // SAFETY: perf_event_open(attr, pid -1, cpu 0): every process on CPU 0.
+                                                       // SAFETY: perf_event_open(attr, pid -1, cpu 0): every process on CPU 0.
     let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, attr.as_ptr(), -1, 0, -1, 0) };
     if fd >= 0 {
         // SAFETY: closing the event descriptor we got.

@@ -14,11 +14,9 @@ fn var(name: &str) -> Option<String> {
 
 pub fn sentinel(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
-    for (name, want) in [
-        (env_vars::IS_SANDBOX, "1"),
-        (env_vars::IS_SANDBOX_AGENT, c.spec.agent.as_str()),
-        (env_vars::SANDBOX_SESSION, c.spec.session_id.as_str()),
-    ] {
+    for (name, want) in
+        [(env_vars::IS_SANDBOX, "1"), (env_vars::IS_SANDBOX_AGENT, c.spec.agent.as_str()), (env_vars::SANDBOX_SESSION, c.spec.session_id.as_str())]
+    {
         match var(name) {
             Some(v) if v == want => {}
             Some(v) => bad.push(format!("{name}={v}, expected {want}")),
@@ -72,13 +70,7 @@ pub fn launcher_values(c: &Ctx) -> Outcome {
     let s = &c.spec;
     let home = s.home.to_string_lossy().into_owned();
     let mut bad = Vec::new();
-    for (name, want) in [
-        ("HOME", home.as_str()),
-        ("USER", s.user.as_str()),
-        ("LOGNAME", s.user.as_str()),
-        ("PATH", s.path.as_str()),
-        ("TMPDIR", "/tmp"),
-    ] {
+    for (name, want) in [("HOME", home.as_str()), ("USER", s.user.as_str()), ("LOGNAME", s.user.as_str()), ("PATH", s.path.as_str()), ("TMPDIR", "/tmp")] {
         let got = var(name);
         if got.as_deref() != Some(want) {
             bad.push(format!("{name}={}, expected {want}", got.unwrap_or_else(|| "<unset>".into())));

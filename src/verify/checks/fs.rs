@@ -141,11 +141,7 @@ pub fn outside_workspace(c: &Ctx) -> Outcome {
             }
         }
     }
-    let bad: Vec<String> = targets
-        .iter()
-        .filter(|d| try_create(d, &c.spec.nonce).is_ok())
-        .map(|d| format!("created a file in {}", d.display()))
-        .collect();
+    let bad: Vec<String> = targets.iter().filter(|d| try_create(d, &c.spec.nonce).is_ok()).map(|d| format!("created a file in {}", d.display())).collect();
     if targets.is_empty() {
         return Outcome::pass_note("the workspace has no parent outside the home to test");
     }
@@ -209,7 +205,8 @@ pub fn scope_matches(c: &Ctx) -> Outcome {
         let problem = match s.access.as_str() {
             "hidden" => exists.then(|| "visible".to_string()),
             "empty" => {
-                let empty = !exists || if p.is_dir() { sys::dir_is_empty(p).unwrap_or(true) } else { std::fs::metadata(p).map(|m| m.len() == 0).unwrap_or(true) };
+                let empty =
+                    !exists || if p.is_dir() { sys::dir_is_empty(p).unwrap_or(true) } else { std::fs::metadata(p).map(|m| m.len() == 0).unwrap_or(true) };
                 (!empty).then(|| "not empty".to_string())
             }
             "read" => {

@@ -5,12 +5,12 @@
 
 use super::sys::{self, try_create};
 use super::Ctx;
-use crate::verify::homeview::{allowed_rel, classify};
 use crate::agents::Agent;
 use crate::sandbox::plan::{FORGE_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, TRUST_STORES};
-use std::os::unix::fs::MetadataExt;
+use crate::verify::homeview::{allowed_rel, classify};
 use crate::verify::Outcome;
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 fn walk(dir: &Path, prefix: &str, allowed: &[String], bad: &mut Vec<String>) {
@@ -46,8 +46,7 @@ pub fn outer_entries_hidden(c: &Ctx) -> Outcome {
     if c.spec.outer_home_sample.is_empty() {
         return Outcome::pass_note("the outer home has nothing besides what is bound back");
     }
-    let seen: Vec<&String> =
-        c.spec.outer_home_sample.iter().filter(|n| std::fs::symlink_metadata(c.spec.home.join(n)).is_ok()).collect();
+    let seen: Vec<&String> = c.spec.outer_home_sample.iter().filter(|n| std::fs::symlink_metadata(c.spec.home.join(n)).is_ok()).collect();
     if seen.is_empty() {
         Outcome::pass()
     } else {
@@ -94,8 +93,7 @@ pub fn credential_corners(c: &Ctx) -> Outcome {
             .collect();
         return Outcome::from_problems(bad);
     }
-    let mut bad: Vec<String> =
-        c.spec.masked_share_present.iter().filter_map(|rel| empty_and_read_only(&c.spec.home.join(rel), &c.spec.nonce).err()).collect();
+    let mut bad: Vec<String> = c.spec.masked_share_present.iter().filter_map(|rel| empty_and_read_only(&c.spec.home.join(rel), &c.spec.nonce).err()).collect();
     for rel in TRUST_STORES {
         let p = c.spec.home.join(rel);
         if p.is_dir() && try_create(&p, &c.spec.nonce).is_ok() {

@@ -52,12 +52,8 @@ pub fn git_config(c: &Ctx) -> Outcome {
 /// global values only from the curated file.
 fn git_scopes(c: &Ctx) -> Vec<String> {
     let Ok(git) = crate::sysbin::find("git", "") else { return Vec::new() };
-    let Ok(out) = Command::new(&git)
-        .args(["config", "--list", "--show-origin", "--show-scope"])
-        .current_dir("/")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
+    let Ok(out) =
+        Command::new(&git).args(["config", "--list", "--show-origin", "--show-scope"]).current_dir("/").stdin(Stdio::null()).stderr(Stdio::null()).output()
     else {
         return Vec::new();
     };

@@ -35,7 +35,8 @@ pub fn debugging(c: &Ctx) -> Outcome {
 }
 
 /// Why a session run by root keeps its nested namespaces unmapped.
-const ROOT_MAP_NOTE: &str = "run by root: the nested namespace stays unmapped, since mapping the outer uid 0 needs CAP_SETFCAP (Linux 5.12+), which no session has";
+const ROOT_MAP_NOTE: &str =
+    "run by root: the nested namespace stays unmapped, since mapping the outer uid 0 needs CAP_SETFCAP (Linux 5.12+), which no session has";
 
 /// Failures that also happen outside the session are the container's.
 fn judge(failures: Vec<String>, outside: &[String], note: Option<&str>) -> Outcome {
@@ -195,7 +196,10 @@ fn trace(pid: i32) -> Vec<String> {
     }
     f.extend(vm_read_write(pid, addr, want));
     // SAFETY: kcmp with integer arguments (do we share memory with the child?).
-    if unsafe { libc::syscall(libc::SYS_kcmp, libc::getpid(), pid, 0 /* KCMP_VM */, 0, 0) } < 0 {
+    if unsafe {
+        libc::syscall(libc::SYS_kcmp, libc::getpid(), pid, 0 /* KCMP_VM */, 0, 0)
+    } < 0
+    {
         f.push("kcmp".into());
     }
     // SAFETY: detaching our tracee.

@@ -78,9 +78,8 @@ fn sample_in(net: Ipv4Addr, prefix: u8, avoid: &[Ipv4Addr]) -> Option<Ipv4Addr> 
 }
 
 fn own_addrs() -> Vec<Ipv4Addr> {
-    let mut v: Vec<Ipv4Addr> = nix::ifaddrs::getifaddrs()
-        .map(|it| it.filter_map(|i| i.address.and_then(|a| a.as_sockaddr_in().map(|s| s.ip()))).collect())
-        .unwrap_or_default();
+    let mut v: Vec<Ipv4Addr> =
+        nix::ifaddrs::getifaddrs().map(|it| it.filter_map(|i| i.address.and_then(|a| a.as_sockaddr_in().map(|s| s.ip()))).collect()).unwrap_or_default();
     v.extend(default_gateway());
     v
 }
@@ -272,17 +271,10 @@ pub fn ipv6_closed(c: &Ctx) -> Outcome {
         Ok(j) => j,
         Err(o) => return o,
     };
-    let mut targets: Vec<Ipv6Addr> = [
-        "fd00::1",
-        "fe80::1",
-        "::ffff:10.0.0.1",
-        "::ffff:169.254.169.254",
-        "64:ff9b::a9fe:a9fe",
-        "64:ff9b::a00:1",
-    ]
-    .iter()
-    .filter_map(|s| s.parse().ok())
-    .collect();
+    let mut targets: Vec<Ipv6Addr> = ["fd00::1", "fe80::1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "64:ff9b::a00:1"]
+        .iter()
+        .filter_map(|s| s.parse().ok())
+        .collect();
     targets.extend(j.outer_v6.iter().copied());
     let bad: Vec<String> = targets.into_iter().filter_map(|a| refused_fast(IpAddr::V6(a)).err()).collect();
     Outcome::from_problems(bad)
@@ -298,12 +290,8 @@ pub fn allow_ip_routed(c: &Ctx) -> Outcome {
     if j.allow_ip.is_empty() {
         return Outcome::pass_note("no allowIp configured");
     }
-    let bad: Vec<String> = j
-        .allow_ip
-        .iter()
-        .filter(|a| UdpSocket::bind("0.0.0.0:0").and_then(|s| s.connect((**a, 53))).is_err())
-        .map(|a| format!("{a} has no route"))
-        .collect();
+    let bad: Vec<String> =
+        j.allow_ip.iter().filter(|a| UdpSocket::bind("0.0.0.0:0").and_then(|s| s.connect((**a, 53))).is_err()).map(|a| format!("{a} has no route")).collect();
     Outcome::from_problems(bad)
 }
 

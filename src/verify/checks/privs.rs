@@ -18,7 +18,7 @@ pub fn capabilities_none(_c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     let mut hdr = [LINUX_CAPABILITY_VERSION_3, 0u32];
     let mut data = [0u32; 6]; // two of {effective, permitted, inheritable}
-    // SAFETY: capget fills `data` (two 3-word structs) for the header's pid 0 (self).
+                              // SAFETY: capget fills `data` (two 3-word structs) for the header's pid 0 (self).
     let rc = unsafe { libc::syscall(libc::SYS_capget, hdr.as_mut_ptr(), data.as_mut_ptr()) };
     if rc != 0 {
         bad.push(format!("capget: {}", sys::errno()));

@@ -126,9 +126,7 @@ pub fn tcp_connect(addr: SocketAddr, timeout: Duration) -> Reach {
     }
     match nix::sys::socket::getsockopt(&fd, nix::sys::socket::sockopt::SocketError) {
         Ok(0) => Reach::Connected(fd),
-        Ok(e) if started.elapsed() < Duration::from_millis(50) && is_route_error(Errno::from_raw(e)) => {
-            Reach::Blocked
-        }
+        Ok(e) if started.elapsed() < Duration::from_millis(50) && is_route_error(Errno::from_raw(e)) => Reach::Blocked,
         Ok(e) => Reach::Failed(Errno::from_raw(e)),
         Err(e) => Reach::Failed(e),
     }
@@ -207,14 +205,13 @@ fn netlink_route() -> Result<OwnedFd, Errno> {
 /// One RTM_NEWROUTE/RTM_DELROUTE request with an ack; the ack's error.
 fn route_msg(fd: &OwnedFd, kind: u16, dst: Ipv4Addr) -> Result<(), Errno> {
     let mut m: Vec<u8> = Vec::with_capacity(36);
-    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_ACK) as u16
-        | if kind == libc::RTM_NEWROUTE { (libc::NLM_F_CREATE | libc::NLM_F_EXCL) as u16 } else { 0 };
+    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_ACK) as u16 | if kind == libc::RTM_NEWROUTE { (libc::NLM_F_CREATE | libc::NLM_F_EXCL) as u16 } else { 0 };
     m.extend_from_slice(&36u32.to_ne_bytes()); // nlmsg_len
     m.extend_from_slice(&kind.to_ne_bytes());
     m.extend_from_slice(&flags.to_ne_bytes());
     m.extend_from_slice(&1u32.to_ne_bytes()); // seq
     m.extend_from_slice(&0u32.to_ne_bytes()); // pid
-    // struct rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type, flags
+                                              // struct rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type, flags
     m.extend_from_slice(&[libc::AF_INET as u8, 32, 0, 0, libc::RT_TABLE_MAIN, libc::RTPROT_BOOT, libc::RT_SCOPE_UNIVERSE, libc::RTN_UNREACHABLE]);
     m.extend_from_slice(&0u32.to_ne_bytes());
     m.extend_from_slice(&8u16.to_ne_bytes()); // rta_len
@@ -261,11 +258,7 @@ pub fn ns_inode(pid: &str, name: &str) -> Option<u64> {
 
 /// `pid:<inode> mnt:<inode> user:<inode>` of this process.
 pub fn ns_line() -> String {
-    ["pid", "mnt", "user"]
-        .iter()
-        .map(|ns| format!("{ns}:{}", ns_inode("self", ns).unwrap_or(0)))
-        .collect::<Vec<_>>()
-        .join(" ")
+    ["pid", "mnt", "user"].iter().map(|ns| format!("{ns}:{}", ns_inode("self", ns).unwrap_or(0))).collect::<Vec<_>>().join(" ")
 }
 
 /// Whether a directory exists and has no entries.
@@ -275,9 +268,7 @@ pub fn dir_is_empty(p: &Path) -> Result<bool, std::io::Error> {
 
 /// Names of a directory's entries, sorted.
 pub fn entries(p: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(p)
-        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
+    let mut v: Vec<String> = std::fs::read_dir(p).map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
     v.sort();
     v
 }

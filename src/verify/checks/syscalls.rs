@@ -122,12 +122,8 @@ fn perf_self() -> Answer {
 }
 
 /// Personality flags that weaken memory protections.
-const WEAKENING_PERSONAS: &[(u64, &str)] = &[
-    (0x0040_0000, "READ_IMPLIES_EXEC"),
-    (0x0010_0000, "MMAP_PAGE_ZERO"),
-    (0x0020_0000, "ADDR_COMPAT_LAYOUT"),
-    (0x0800_0000, "ADDR_LIMIT_3GB"),
-];
+const WEAKENING_PERSONAS: &[(u64, &str)] =
+    &[(0x0040_0000, "READ_IMPLIES_EXEC"), (0x0010_0000, "MMAP_PAGE_ZERO"), (0x0020_0000, "ADDR_COMPAT_LAYOUT"), (0x0800_0000, "ADDR_LIMIT_3GB")];
 
 /// (gdb's ADDR_NO_RANDOMIZE, which must keep working, is check 80's.)
 pub fn personality(_c: &Ctx) -> Outcome {

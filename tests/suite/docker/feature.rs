@@ -22,7 +22,16 @@ fn publish() -> String {
     let namespace = unique("docker");
     let source = offline_feature_source();
     let source = source.path().to_str().unwrap();
-    ok(Command::new(bin()).current_dir(root()).env("AGENT_SANDBOX_STATIC_DIR", static_dir()).args(["feature", "publish", "--source", source, "--registry", &env.registry, "--namespace", &namespace]));
+    ok(Command::new(bin()).current_dir(root()).env("AGENT_SANDBOX_STATIC_DIR", static_dir()).args([
+        "feature",
+        "publish",
+        "--source",
+        source,
+        "--registry",
+        &env.registry,
+        "--namespace",
+        &namespace,
+    ]));
     format!("{}/{namespace}/agent-sandbox:{}", env.registry, major())
 }
 

@@ -19,11 +19,16 @@ const HOST_CA: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// The run options docs/image.md gives for docker (plus the host network
 /// of the test engine, which has no bridge).
 const DOCS_RUN_OPTIONS: &[&str] = &[
-    "--device", "/dev/net/tun",
-    "--security-opt", "systempaths=unconfined",
-    "--security-opt", "seccomp=unconfined",
-    "--security-opt", "apparmor=unconfined",
-    "--network", "host",
+    "--device",
+    "/dev/net/tun",
+    "--security-opt",
+    "systempaths=unconfined",
+    "--security-opt",
+    "seccomp=unconfined",
+    "--security-opt",
+    "apparmor=unconfined",
+    "--network",
+    "host",
 ];
 
 fn agents() -> String {
@@ -38,7 +43,10 @@ fn image_cmd(args: &[&str]) -> Command {
 
 /// The flags of every build here (so publish reuses the build's cache).
 fn build_flags(tag: &str) -> Vec<String> {
-    let mut f: Vec<String> = ["--engine", "docker", "--platform", "linux/amd64", "--tag", tag, "--agents", &agents(), "--network", "host", "--bin-dir"].iter().map(|s| s.to_string()).collect();
+    let mut f: Vec<String> = ["--engine", "docker", "--platform", "linux/amd64", "--tag", tag, "--agents", &agents(), "--network", "host", "--bin-dir"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     f.push(format!("{}={}", std::env::consts::ARCH, static_dir().display()));
     if std::path::Path::new(HOST_CA).is_file() {
         f.extend(["--extra-ca".into(), HOST_CA.into()]);
@@ -65,12 +73,20 @@ fn build(tag: &str) {
     eprintln!("MEASURE image build --engine docker: {:.0} s", t.elapsed().as_secs_f64());
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert!(out.status.success(), "image build --engine docker failed:\n{}\n{report:#}", stderr(&out));
-    assert_eq!((report["engine"].as_str(), report["verified"].as_bool(), report["sessionsVerified"].as_bool()), (Some("docker"), Some(true), Some(true)), "{report:#}");
+    assert_eq!(
+        (report["engine"].as_str(), report["verified"].as_bool(), report["sessionsVerified"].as_bool()),
+        (Some("docker"), Some(true), Some(true)),
+        "{report:#}"
+    );
     let v = &report["variants"][0];
     let users: Vec<&str> = v["verify"].as_array().unwrap().iter().map(|r| r["user"].as_str().unwrap()).collect();
     assert_eq!(users, ["root", "vscode"]);
     for r in v["verify"].as_array().unwrap() {
-        assert_eq!((r["failed"].as_u64(), r["escaped"].as_u64(), r["skipped"].as_u64(), r["egressJail"].as_bool()), (Some(0), Some(0), Some(0), Some(true)), "{r:#}");
+        assert_eq!(
+            (r["failed"].as_u64(), r["escaped"].as_u64(), r["skipped"].as_u64(), r["egressJail"].as_bool()),
+            (Some(0), Some(0), Some(0), Some(true)),
+            "{r:#}"
+        );
     }
 }
 
@@ -92,7 +108,10 @@ fn run_as_the_docs_say(tag: &str) {
     let out = c.sh("vscode", &script);
     let text = stdout(&out);
     assert!(out.status.success(), "a session as vscode:\n{text}{}", stderr(&out));
-    assert!(text.contains("IS_SANDBOX=1") && text.contains("CapEff:\t0000000000000000") && text.contains("Seccomp:\t2") && text.contains("WROTE-WORKSPACE"), "{text}");
+    assert!(
+        text.contains("IS_SANDBOX=1") && text.contains("CapEff:\t0000000000000000") && text.contains("Seccomp:\t2") && text.contains("WROTE-WORKSPACE"),
+        "{text}"
+    );
     if !agent.is_empty() {
         assert!(text.contains("/usr/local/lib/agent-sandbox/bin/agent-sandbox"), "{agent} is the shim:\n{text}");
     }
@@ -126,7 +145,9 @@ fn publish(tag: &str) {
     let raw = ok(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &format!("docker://{reference}")])).stdout;
     assert_eq!(report["digest"], format!("sha256:{:x}", sha2::Sha256::digest(&raw)).as_str());
     let copy = tempfile::tempdir().unwrap();
-    ok(Command::new("skopeo").args(["copy", "--quiet", "--src-tls-verify=false", &format!("docker://{reference}")]).arg(format!("dir:{}", copy.path().display())));
+    ok(Command::new("skopeo")
+        .args(["copy", "--quiet", "--src-tls-verify=false", &format!("docker://{reference}")])
+        .arg(format!("dir:{}", copy.path().display())));
     let manifest: Value = serde_json::from_slice(&raw).unwrap();
     let blob = |d: &Value| copy.path().join(d.as_str().unwrap().trim_start_matches("sha256:"));
     let config: Value = serde_json::from_slice(&std::fs::read(blob(&manifest["config"]["digest"])).unwrap()).unwrap();

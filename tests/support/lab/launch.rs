@@ -6,8 +6,8 @@
 //! read by a thread; `Launched` waits for lines and for the exit status.
 
 use agent_sandbox::config::Config;
-use agent_sandbox::jail::{self, HostProbe, JailPlan};
 use agent_sandbox::jail::GATE_PATH;
+use agent_sandbox::jail::{self, HostProbe, JailPlan};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
 use std::io::{BufRead, BufReader, Write};

@@ -20,13 +20,7 @@ fn read_stat(pid: i32) -> Option<Proc> {
     let close = s.rfind(')')?;
     let comm = s[open + 1..close].to_string();
     let rest: Vec<&str> = s[close + 2..].split_whitespace().collect();
-    Some(Proc {
-        pid,
-        ppid: rest.get(1)?.parse().ok()?,
-        comm,
-        state: rest.first()?.chars().next()?,
-        start: rest.get(19)?.parse().ok()?,
-    })
+    Some(Proc { pid, ppid: rest.get(1)?.parse().ok()?, comm, state: rest.first()?.chars().next()?, start: rest.get(19)?.parse().ok()? })
 }
 
 fn all() -> Vec<Proc> {

@@ -7,11 +7,7 @@ fn net(s: &str) -> Ipv4Net {
 }
 
 fn lab_plan() -> NetPlan {
-    let obs = Observed {
-        dev: "eth0".into(),
-        addrs: vec![IfAddr::new("eth0", Ipv4Addr::new(198, 18, 0, 2), 24)],
-        gateway: Ipv4Addr::new(198, 18, 0, 1),
-    };
+    let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", Ipv4Addr::new(198, 18, 0, 2), 24)], gateway: Ipv4Addr::new(198, 18, 0, 1) };
     let inputs = PlanInputs {
         forwarder: Ipv4Addr::new(192, 0, 2, 53),
         allow_ip: vec![Ipv4Addr::new(10, 99, 0, 7)],
@@ -120,7 +116,12 @@ fn every_deviation_is_a_difference() {
     let mut s2 = good.clone();
     s2.rules.insert(
         1,
-        RuleState { family: 2, table: TABLE.into(), chain: CHAIN.into(), exprs: FilterRule { what: Match::Destination(net("10.0.0.0/8")), verdict: Verdict::Accept }.exprs() },
+        RuleState {
+            family: 2,
+            table: TABLE.into(),
+            chain: CHAIN.into(),
+            exprs: FilterRule { what: Match::Destination(net("10.0.0.0/8")), verdict: Verdict::Accept }.exprs(),
+        },
     );
     cases.push(("an extra accept", s2));
     for (what, state) in cases {

@@ -63,10 +63,7 @@ fn the_whole_plan_for_a_docker_container() {
     let optional: Vec<String> = plan.local_optional.iter().map(|r| r.to_string()).collect();
     assert_eq!(
         optional,
-        [
-            "table local Broadcast 127.0.0.0/32 dev lo scope Link src 127.0.0.1",
-            "table local Broadcast 172.17.0.0/32 dev eth0 scope Link src 172.17.0.2",
-        ]
+        ["table local Broadcast 127.0.0.0/32 dev lo scope Link src 127.0.0.1", "table local Broadcast 172.17.0.0/32 dev eth0 scope Link src 172.17.0.2",]
     );
     assert_eq!(plan.rules, default_rules());
     assert_eq!(plan.links, ["eth0", "lo"]);
@@ -98,11 +95,7 @@ fn a_specific_allow_or_gateway_wins_over_a_block_of_the_same_prefix() {
     // Azure wireserver allowed explicitly; a link-local gateway (as some
     // Kubernetes CNIs use); a /32 connected "subnet" equal to the gateway.
     let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("10.0.0.5"), 32)], gateway: ip("169.254.1.1") };
-    let inputs = PlanInputs {
-        forwarder: ip("192.0.2.53"),
-        allow_ip: vec![ip("168.63.129.16")],
-        outer_connected: vec![net("169.254.1.1/32")],
-    };
+    let inputs = PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("168.63.129.16")], outer_connected: vec![net("169.254.1.1/32")] };
     let plan = net_plan(&obs, &inputs);
     let find = |d: &str| plan.main.iter().filter(|r| r.dst == net(d)).collect::<Vec<_>>();
     assert_eq!(find("168.63.129.16/32"), [&Route::via(net("168.63.129.16/32"), ip("169.254.1.1"), "eth0")]);
