@@ -246,7 +246,6 @@ fn prune_empty(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nix::fcntl::{renameat2, RenameFlags};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
@@ -267,7 +266,7 @@ mod tests {
             let (stop, dir) = (stop.clone(), dir.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    if renameat2(None, &dir.join(".bashrc"), None, &dir.join("swap"), RenameFlags::RENAME_EXCHANGE).is_err() {
+                    if crate::install::rename_exchange(&dir.join(".bashrc"), &dir.join("swap")).is_err() {
                         break;
                     }
                 }

@@ -122,3 +122,21 @@ pub fn run(opts: &Options, host_checks: fn() -> Vec<Finding>) -> Result<Outcome,
     let checks = if layout.staged() || opts.uninstall { Vec::new() } else { host_checks() };
     Ok(Outcome { plan, applied: true, notes, checks })
 }
+
+/// For the race tests: exchanges the names `a` and `b` atomically
+/// (renameat2 RENAME_EXCHANGE; called by number, which every C library
+/// the tests build with has, where nix's wrapper is glibc's only).
+#[cfg(test)]
+pub(crate) fn rename_exchange(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    const RENAME_EXCHANGE: libc::c_uint = 2;
+    let a = std::ffi::CString::new(a.as_os_str().as_bytes())?;
+    let b = std::ffi::CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths that outlive the call; integer flags.
+    let rc = unsafe { libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), RENAME_EXCHANGE) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -130,6 +130,7 @@ impl Project {
 
 impl Drop for Project {
     fn drop(&mut self) {
+        let _turn = podman_up_turn();
         let label = format!("label=devcontainer.local_folder={}", self.dir.display());
         if let Ok(out) = podman(&["ps", "-aq", "--filter", &label]) {
             for id in stdout(&out).split_whitespace() {

@@ -359,7 +359,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     let pulled = format!("{reference}:{}", version());
     ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", &pulled]));
     assert_session(&pulled, &["vscode"]);
-    let _ = podman(&["rmi", &pulled]);
+    drop_image(&pulled);
 }
 
 /// `devcontainer up` with the image: the CLI applies its devcontainer.metadata.
@@ -416,6 +416,7 @@ impl DevProject {
 
 impl Drop for DevProject {
     fn drop(&mut self) {
+        let _turn = podman_up_turn();
         let label = format!("label=devcontainer.local_folder={}", self.dir.display());
         for id in stdout(&podman(&["ps", "-aq", "--filter", &label])).split_whitespace() {
             let _ = podman(&["rm", "-f", "-t", "0", id]);
@@ -580,10 +581,10 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", "linux/arm64", &pulled]));
     let out = podman(&["run", "--rm", &pulled, "sh", "-c", "uname -m; agent-sandbox --version"]);
     assert_eq!(stdout(&out), format!("aarch64\nagent-sandbox {}\n", version()), "{}", stderr(&out));
-    let _ = podman(&["rmi", &pulled]);
+    drop_image(&pulled);
     ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", native_platform(), &pulled]));
     assert_session(&pulled, &["vscode"]);
-    let _ = podman(&["rmi", &pulled]);
+    drop_image(&pulled);
 }
 
 #[test]
@@ -603,4 +604,10 @@ fn bad_flags_are_refused_before_anything_runs() {
     assert!(stderr(&out).contains("write the host without a scheme"), "{}", stderr(&out));
     let out = run(&["build", "--definition", "/nonexistent"]);
     assert!(stderr(&out).contains("no Containerfile there") || stderr(&out).contains("no container engine"), "{}", stderr(&out));
+}
+
+/// Removes an image this area pulled, in the image turn (`podman_up_turn`).
+fn drop_image(reference: &str) {
+    let _turn = podman_up_turn();
+    let _ = podman(&["rmi", reference]);
 }

@@ -277,7 +277,10 @@ fn image_build_warns_without_tun_and_measures_size() {
     let doctor = c.exec(&["agent-sandbox", "doctor"]);
     let report = String::from_utf8_lossy(&doctor.stdout).into_owned();
     drop(c);
-    let _ = podman::podman(&["rmi", "-f", &tag]);
+    {
+        let _turn = crate::support::registry::podman_up_turn();
+        let _ = podman::podman(&["rmi", "-f", &tag]);
+    }
     assert!(added < 15_000_000, "the installer adds {added} bytes (target: under 15 MB)");
     assert!(report.contains("pasta-ok") && report.contains("install-ok"), "{report}");
     assert_eq!(doctor.status.code(), Some(0), "{report}");

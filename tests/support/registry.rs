@@ -42,10 +42,12 @@ pub fn registry_env() -> &'static RegistryEnv {
 }
 
 /// Held around every `devcontainer up --docker-path podman` (the
-/// devcontainer and image areas): with podman the CLI stages feature
-/// content in an image with a fixed name (`dev_container_feature_content_temp`),
-/// and the devcontainer area counts the untagged images an `up` leaves as
-/// its own, so two at once mix up their features and their layers.
+/// devcontainer and image areas) and every removal of images those areas
+/// made: with podman the CLI stages feature content in an image with a
+/// fixed name (`dev_container_feature_content_temp`), the devcontainer area
+/// counts the untagged images an `up` leaves as its own, and a build that
+/// reuses a cached layer while another test removes it fails ("layer not
+/// known"), so none of these may overlap.
 pub fn podman_up_turn() -> std::sync::MutexGuard<'static, ()> {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())

@@ -1,7 +1,6 @@
 //! Observing a path that its owner swaps while the installer reads it.
 
 use super::*;
-use nix::fcntl::{renameat2, RenameFlags};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -23,7 +22,7 @@ fn a_file_swapped_for_a_symlink_is_never_read_through() {
         std::thread::spawn(move || {
             let mut swaps = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                if renameat2(None, &dir.join(".bashrc"), None, &dir.join("swap"), RenameFlags::RENAME_EXCHANGE).is_err() {
+                if crate::install::rename_exchange(&dir.join(".bashrc"), &dir.join("swap")).is_err() {
                     break;
                 }
                 swaps += 1;
