@@ -51,28 +51,18 @@ pub fn against_manifest(m: &Manifest, observe: &dyn Fn(&Path) -> Observed) -> Ve
                 Observed::Link { target: t } if t == *target => {}
                 Observed::Link { target: t } => out.push(format!("{} points to {}, not {}", path.display(), t.display(), target.display())),
                 Observed::Absent => out.push(format!("{} (a link to {}) is missing", path.display(), target.display())),
-                o => out.push(format!("{} is a {}, not the link to {}", path.display(), kind(&o), target.display())),
+                o => out.push(format!("{} is a {}, not the link to {}", path.display(), o.kind_name(), target.display())),
             },
             Entry::File { path, hash, .. } if path == Path::new(BINARY) || path == Path::new(INSTALLER) => match observe(path) {
                 Observed::File { hash: h, .. } if h == *hash => {}
                 Observed::File { .. } => out.push(format!("{} is not the binary sandbox-install copied (its contents changed)", path.display())),
                 Observed::Absent => out.push(format!("{} is missing", path.display())),
-                o => out.push(format!("{} is a {}, not the binary sandbox-install copied", path.display(), kind(&o))),
+                o => out.push(format!("{} is a {}, not the binary sandbox-install copied", path.display(), o.kind_name())),
             },
             _ => {}
         }
     }
     out
-}
-
-fn kind(o: &Observed) -> &'static str {
-    match o {
-        Observed::Absent => "nothing",
-        Observed::Dir { .. } => "directory",
-        Observed::File { .. } => "file",
-        Observed::Link { .. } => "symbolic link",
-        Observed::Other => "special file",
-    }
 }
 
 /// Without a manifest: the shim and command links present must resolve to

@@ -296,27 +296,9 @@ pub fn pasta_attach(pasta: &Path) -> Attach {
 /// does first: an AppArmor profile such as Docker's `docker-default`
 /// refuses exactly this, while creating the namespaces still works.
 pub fn mounts() -> Mounts {
-    let Ok((r, w)) = nix::unistd::pipe() else { return Mounts::Fails { what: "pipe failed".into(), errno: None } };
-    let uid_map = format!("0 {} 1\n", nix::unistd::getuid());
-    let gid_map = format!("0 {} 1\n", nix::unistd::getgid());
-    // SAFETY: doctor is single-threaded; the child works, writes one
-    // message and leaves with _exit.
-    match unsafe { nix::unistd::fork() } {
-        Err(e) => Mounts::Fails { what: format!("fork: {e}"), errno: None },
-        Ok(nix::unistd::ForkResult::Child) => {
-            drop(r);
-            let msg = mount_in_new_namespace(&uid_map, &gid_map);
-            let _ = nix::unistd::write(&w, msg.as_bytes());
-            // SAFETY: ends the child without running the parent's destructors.
-            unsafe { libc::_exit(0) }
-        }
-        Ok(nix::unistd::ForkResult::Parent { child }) => {
-            drop(w);
-            let mut msg = String::new();
-            let _ = std::fs::File::from(r).read_to_string(&mut msg);
-            let _ = nix::sys::wait::waitpid(child, None);
-            parse_answer(&msg).map_or(Mounts::Works, |(errno, what)| Mounts::Fails { what, errno })
-        }
+    match answer_from_child(mount_in_new_namespace) {
+        Err(what) => Mounts::Fails { what, errno: None },
+        Ok(msg) => parse_answer(&msg).map_or(Mounts::Works, |(errno, what)| Mounts::Fails { what, errno }),
     }
 }
 
@@ -358,16 +340,30 @@ fn mount_in_new_namespace(uid_map: &str, gid_map: &str) -> String {
 /// namespace (a forked child, gone before this returns) and reads it back,
 /// as the jail does at every launch.
 pub fn packet_filter() -> Filter {
-    let Ok((r, w)) = nix::unistd::pipe() else { return Filter::Fails { why: "pipe failed".into(), fix: String::new() } };
+    match answer_from_child(filter_in_new_namespace) {
+        Err(why) => Filter::Fails { why, fix: String::new() },
+        Ok(msg) => match msg.split_once(' ') {
+            _ if msg == "ok" => Filter::Works,
+            Some((errno, why)) => Filter::Fails { why: why.to_string(), fix: crate::jail::packet_filter_fix(errno.parse().ok()) },
+            None => Filter::Fails { why: "the probe exited without an answer".into(), fix: crate::jail::packet_filter_fix(None) },
+        },
+    }
+}
+
+/// Runs `work` (given the uid and gid maps that make this user root in a
+/// new user namespace) in a forked child and returns what it answered.
+/// Err: the pipe or the fork failed.
+fn answer_from_child(work: fn(&str, &str) -> String) -> Result<String, String> {
+    let (r, w) = nix::unistd::pipe().map_err(|_| "pipe failed".to_string())?;
     let uid_map = format!("0 {} 1\n", nix::unistd::getuid());
     let gid_map = format!("0 {} 1\n", nix::unistd::getgid());
     // SAFETY: doctor is single-threaded; the child works, writes one
     // message and leaves with _exit.
     match unsafe { nix::unistd::fork() } {
-        Err(e) => Filter::Fails { why: format!("fork: {e}"), fix: String::new() },
+        Err(e) => Err(format!("fork: {e}")),
         Ok(nix::unistd::ForkResult::Child) => {
             drop(r);
-            let msg = filter_in_new_namespace(&uid_map, &gid_map);
+            let msg = work(&uid_map, &gid_map);
             let _ = nix::unistd::write(&w, msg.as_bytes());
             // SAFETY: ends the child without running the parent's destructors.
             unsafe { libc::_exit(0) }
@@ -377,11 +373,7 @@ pub fn packet_filter() -> Filter {
             let mut msg = String::new();
             let _ = std::fs::File::from(r).read_to_string(&mut msg);
             let _ = nix::sys::wait::waitpid(child, None);
-            match msg.split_once(' ') {
-                _ if msg == "ok" => Filter::Works,
-                Some((errno, why)) => Filter::Fails { why: why.to_string(), fix: crate::jail::packet_filter_fix(errno.parse().ok()) },
-                None => Filter::Fails { why: "the probe exited without an answer".into(), fix: crate::jail::packet_filter_fix(None) },
-            }
+            Ok(msg)
         }
     }
 }

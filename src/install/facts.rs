@@ -41,6 +41,19 @@ pub enum Observed {
     Other,
 }
 
+impl Observed {
+    /// What it is, in words ("a {} is in the way").
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Observed::Absent => "nothing",
+            Observed::Dir { .. } => "directory",
+            Observed::File { .. } => "file",
+            Observed::Link { .. } => "symbolic link",
+            Observed::Other => "special file",
+        }
+    }
+}
+
 /// A binary to install: where it is and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Source {

@@ -262,16 +262,6 @@ fn owner_matches(want: Option<Owner>, uid: u32, gid: u32) -> bool {
     want.is_none_or(|o| o.uid == uid && o.gid == gid)
 }
 
-fn kind_name(o: &Observed) -> &'static str {
-    match o {
-        Observed::Absent => "nothing",
-        Observed::Dir { .. } => "directory",
-        Observed::File { .. } => "file",
-        Observed::Link { .. } => "symbolic link",
-        Observed::Other => "special file",
-    }
-}
-
 impl Planner<'_> {
     fn push(&mut self, action: Action, record: Record) {
         match &record {
@@ -291,7 +281,7 @@ impl Planner<'_> {
     }
 
     fn in_the_way(path: &Path, o: &Observed, want: &'static str) -> InstallError {
-        InstallError::InTheWay { path: path.to_path_buf(), what: kind_name(o), want }
+        InstallError::InTheWay { path: path.to_path_buf(), what: o.kind_name(), want }
     }
 
     /// Creates the missing ancestors of `path`, top down.
@@ -451,7 +441,7 @@ impl Planner<'_> {
             Observed::Absent => None,
             Observed::File { text: Some(t), .. } => Some(t.as_str()),
             o => {
-                let what = kind_name(o);
+                let what = o.kind_name();
                 self.note(Level::Warning, format!("left {} alone: it is a {what} sandbox-install cannot edit; set {setting} in it yourself", path.display()));
                 return Ok(());
             }

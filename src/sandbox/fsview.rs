@@ -20,6 +20,26 @@ pub enum Kind {
     Other,
 }
 
+impl Kind {
+    /// The kind of a file type (a symlink's is `Other`: callers that follow
+    /// links pass the target's).
+    pub fn of(t: std::fs::FileType) -> Kind {
+        if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else if t.is_socket() {
+            Kind::Socket
+        } else if t.is_char_device() {
+            Kind::CharDevice
+        } else if t.is_block_device() {
+            Kind::BlockDevice
+        } else {
+            Kind::Other
+        }
+    }
+}
+
 pub trait FsView {
     /// What is at `path` (symlinks followed), or None.
     fn kind(&self, path: &Path) -> Option<Kind>;
@@ -51,20 +71,7 @@ pub struct RealFs;
 
 impl FsView for RealFs {
     fn kind(&self, path: &Path) -> Option<Kind> {
-        let t = std::fs::metadata(path).ok()?.file_type();
-        Some(if t.is_dir() {
-            Kind::Dir
-        } else if t.is_file() {
-            Kind::File
-        } else if t.is_socket() {
-            Kind::Socket
-        } else if t.is_char_device() {
-            Kind::CharDevice
-        } else if t.is_block_device() {
-            Kind::BlockDevice
-        } else {
-            Kind::Other
-        })
+        Some(Kind::of(std::fs::metadata(path).ok()?.file_type()))
     }
 
     fn children(&self, dir: &Path) -> Vec<PathBuf> {

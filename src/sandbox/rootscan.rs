@@ -18,7 +18,7 @@ use crate::sandbox::fsview::Kind;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Trees scanned in full.
@@ -55,23 +55,6 @@ pub fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
     (root & needs) & !(other & needs) != 0
 }
 
-fn kind_of(m: &std::fs::Metadata) -> Kind {
-    let t = m.file_type();
-    if t.is_dir() {
-        Kind::Dir
-    } else if t.is_file() {
-        Kind::File
-    } else if t.is_socket() {
-        Kind::Socket
-    } else if t.is_char_device() {
-        Kind::CharDevice
-    } else if t.is_block_device() {
-        Kind::BlockDevice
-    } else {
-        Kind::Other
-    }
-}
-
 /// Entries of the scanned trees only root may use, sorted; a root-only
 /// directory is listed, not entered — unless it holds (or is) one of
 /// `keep`, the paths the session is given (the workspace, allowWrite paths,
@@ -83,7 +66,7 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
     let mut found = Vec::new();
     let mut seen = 0usize;
     let judge = |m: &std::fs::Metadata| {
-        let k = kind_of(m);
+        let k = Kind::of(m.file_type());
         root_only(k, m.mode(), m.uid(), m.gid()).then_some(k)
     };
     for p in extra {
@@ -183,7 +166,7 @@ impl Walk<'_> {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             *seen += 1;
             let Ok(m) = e.metadata() else { continue };
-            let k = kind_of(&m);
+            let k = Kind::of(m.file_type());
             let p = e.path();
             if k == Kind::Dir {
                 subdirs.push(p);

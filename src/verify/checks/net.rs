@@ -127,23 +127,7 @@ pub fn routes_locked(_c: &Ctx) -> Outcome {
 }
 
 pub fn routes_locked_new_userns(_c: &Ctx) -> Outcome {
-    let r = in_child(Duration::from_secs(5), || {
-        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() {
-            return 2;
-        }
-        match route_add(PROBE_ROUTE) {
-            Err(Errno::EPERM | Errno::EACCES) => OK,
-            Err(_) => 3,
-            Ok(()) => NO,
-        }
-    });
-    match r {
-        Ok(OK) => Outcome::pass(),
-        Ok(2) => Outcome::pass_note("a new user namespace cannot even be created"),
-        Ok(NO) => Outcome::fail("a new user namespace changed the session's routes"),
-        Ok(c) => Outcome::fail(format!("unexpected result {c}")),
-        Err(e) => Outcome::fail(e),
-    }
+    refused_from_a_new_userns(|| route_add(PROBE_ROUTE), "the session's routes")
 }
 
 fn resolv_conf() -> (Vec<IpAddr>, Vec<String>) {
@@ -412,11 +396,17 @@ pub fn filter_locked(c: &Ctx) -> Outcome {
     if here.status != crate::verify::Status::Pass {
         return here;
     }
+    refused_from_a_new_userns(filter_change, "the jail's packet filter")
+}
+
+/// `change` tried from a new user namespace (whose root holds every
+/// capability there) in a child: it must be refused for lack of permission.
+fn refused_from_a_new_userns(change: fn() -> Result<(), Errno>, what: &str) -> Outcome {
     let r = in_child(Duration::from_secs(5), || {
         if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() {
             return 2;
         }
-        match filter_change() {
+        match change() {
             Err(Errno::EPERM | Errno::EACCES) => OK,
             Err(_) => 3,
             Ok(()) => NO,
@@ -425,7 +415,7 @@ pub fn filter_locked(c: &Ctx) -> Outcome {
     match r {
         Ok(OK) => Outcome::pass(),
         Ok(2) => Outcome::pass_note("a new user namespace cannot even be created"),
-        Ok(NO) => Outcome::fail("a new user namespace changed the jail's packet filter"),
+        Ok(NO) => Outcome::fail(format!("a new user namespace changed {what}")),
         Ok(c) => Outcome::fail(format!("unexpected result {c}")),
         Err(e) => Outcome::fail(e),
     }
