@@ -10,7 +10,7 @@ pub use vendor::{locate_vendor, VendorSearch};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum Agent {
     Claude,
     Codex,
@@ -36,6 +36,31 @@ pub enum StateKind {
 pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Pi];
 
 impl Agent {
+    /// One entry of an `--agents` list (clap splits the list at commas):
+    /// spaces around a name are ignored and an empty entry names none, so
+    /// `--agents "claude, pi"` and `--agents ""` mean what they say.
+    pub fn parse_list_entry(entry: &str) -> Result<Option<Agent>, String> {
+        let name = entry.trim();
+        if name.is_empty() {
+            return Ok(None);
+        }
+        <Agent as clap::ValueEnum>::from_str(name, false)
+            .map(Some)
+            .map_err(|_| format!("unknown agent `{name}`: the agents are claude, codex and pi (comma-separated; empty for none)"))
+    }
+
+    /// The agents an `--agents` list names, each once, in the order they
+    /// first appear.
+    pub fn from_list(entries: &[Option<Agent>]) -> Vec<Agent> {
+        let mut out = Vec::new();
+        for a in entries.iter().flatten() {
+            if !out.contains(a) {
+                out.push(*a);
+            }
+        }
+        out
+    }
+
     pub fn from_name(name: &str) -> Result<Agent, AgentError> {
         match name {
             "claude" => Ok(Agent::Claude),

@@ -72,3 +72,18 @@ fn vendor_missing_says_how_to_install() {
     let msg = locate_vendor(Agent::Pi, &search).unwrap_err().to_string();
     assert!(msg.contains("npm install -g @mariozechner/pi-coding-agent"), "{msg}");
 }
+
+#[test]
+fn agent_lists_read_like_the_flag_says() {
+    let parse = |list: &str| -> Result<Vec<Agent>, String> {
+        let entries = list.split(',').map(Agent::parse_list_entry).collect::<Result<Vec<_>, _>>()?;
+        Ok(Agent::from_list(&entries))
+    };
+    assert_eq!(parse("pi,claude,pi"), Ok(vec![Agent::Pi, Agent::Claude]), "first appearance, once");
+    assert_eq!(parse(" claude , codex"), Ok(vec![Agent::Claude, Agent::Codex]), "spaces around names");
+    assert_eq!(parse(""), Ok(vec![]), "empty: none");
+    assert_eq!(parse(" , "), Ok(vec![]));
+    let err = parse("claude,gpt").unwrap_err();
+    assert!(err.starts_with("unknown agent `gpt`: the agents are claude, codex and pi"), "{err}");
+    assert!(parse("Claude").is_err(), "names are lower case, as the shims are");
+}

@@ -19,8 +19,8 @@ use std::process::ExitCode;
 )]
 struct Cli {
     /// Agents whose shims and managed settings to install (comma-separated).
-    #[arg(long, value_name = "LIST", default_value = "claude,codex,pi")]
-    agents: String,
+    #[arg(long, value_name = "LIST", default_value = "claude,codex,pi", value_delimiter = ',', value_parser = Agent::parse_list_entry)]
+    agents: Vec<Option<Agent>>,
     /// The user sessions run as (e.g. vscode, node); default: $_REMOTE_USER.
     #[arg(long, value_name = "NAME")]
     user: Option<String>,
@@ -60,13 +60,7 @@ struct Cli {
 }
 
 fn options(cli: &Cli) -> Result<install::Options, install::InstallError> {
-    let mut agents = Vec::new();
-    for name in cli.agents.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let a = Agent::from_name(name).map_err(|_| install::InstallError::UnknownAgent(name.to_string()))?;
-        if !agents.contains(&a) {
-            agents.push(a);
-        }
-    }
+    let mut agents = Agent::from_list(&cli.agents);
     agents.sort();
     let env_user = std::env::var(users::REMOTE_USER_ENV).ok();
     let user = users::requested(cli.user.as_deref(), env_user.as_deref()).map(|n| (n, if cli.user.is_some() { "--user" } else { users::REMOTE_USER_ENV }));

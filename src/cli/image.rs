@@ -4,6 +4,7 @@
 //! tags). Flags become a `BuildRequest`; `agent_sandbox::image` plans and
 //! executes. Only `publish` opens a registry client.
 
+use agent_sandbox::agents::Agent;
 use agent_sandbox::image::{self, exec, plan, BuildRequest, Engine, Target};
 use agent_sandbox::oci::{auth, Registry, RegistryClient};
 use clap::{Args, Subcommand};
@@ -38,8 +39,8 @@ pub struct BuildFlags {
     pub tag: Option<String>,
     /// The agents' CLIs to install (comma-separated: claude, codex, pi;
     /// empty for none).
-    #[arg(long, value_name = "LIST", default_value = "claude,codex,pi")]
-    pub agents: String,
+    #[arg(long, value_name = "LIST", default_value = "claude,codex,pi", value_delimiter = ',', value_parser = Agent::parse_list_entry)]
+    pub agents: Vec<Option<Agent>>,
     /// The image definition folder (Containerfile and its files).
     #[arg(long, value_name = "DIR", default_value = "image")]
     pub definition: PathBuf,
@@ -118,7 +119,7 @@ fn request(f: &BuildFlags, platforms: Option<&str>) -> anyhow::Result<(BuildRequ
     let req = BuildRequest {
         engine: f.engine.as_deref().map(Engine::from_name).transpose()?,
         tag: f.tag.clone(),
-        agents: plan::parse_agents(&f.agents)?,
+        agents: Agent::from_list(&f.agents),
         network: f.network.clone(),
         no_cache: f.no_cache,
         build_args: f.build_args.iter().map(|a| plan::parse_build_arg(a)).collect::<Result<_, _>>()?,

@@ -22,9 +22,6 @@ pub enum ImageError {
     #[error("unknown engine `{0}`: use podman, docker or buildah")]
     UnknownEngine(String),
 
-    #[error("unknown agent `{0}` in --agents: the agents are claude, codex and pi (comma-separated; empty for none)")]
-    UnknownAgent(String),
-
     #[error("invalid --build-arg `{0}`: write NAME=VALUE with NAME of letters, digits and `_`")]
     BadBuildArg(String),
 

@@ -59,18 +59,6 @@ pub struct BuildRequest {
     pub platforms: Vec<Arch>,
 }
 
-/// `--agents claude,codex,pi` (any order, duplicates dropped, empty: none).
-pub fn parse_agents(list: &str) -> Result<Vec<Agent>, ImageError> {
-    let mut out = Vec::new();
-    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let a = Agent::from_name(name).map_err(|_| ImageError::UnknownAgent(name.to_owned()))?;
-        if !out.contains(&a) {
-            out.push(a);
-        }
-    }
-    Ok(out)
-}
-
 /// `--build-arg NAME=VALUE`.
 pub fn parse_build_arg(s: &str) -> Result<(String, String), ImageError> {
     let (k, v) = s.split_once('=').ok_or_else(|| ImageError::BadBuildArg(s.to_owned()))?;

@@ -10,8 +10,6 @@ pub enum InstallError {
     NotRoot(u32),
     #[error("cannot find the agent-sandbox binary to install at {path}: {why}; put it next to sandbox-install or pass --binary PATH")]
     NoBinary { path: PathBuf, why: String },
-    #[error("unknown agent `{0}` in --agents; valid agents are: claude, codex, pi")]
-    UnknownAgent(String),
     #[error("user `{name}` (from {from}) does not exist in {passwd}; create it first (useradd -m {name}) or pass --user with an existing user")]
     NoUser { name: String, from: &'static str, passwd: PathBuf },
     #[error("{path} is a {what} where sandbox-install needs to put a {want}; move it away and run sandbox-install again")]

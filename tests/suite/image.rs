@@ -592,8 +592,8 @@ fn bad_flags_are_refused_before_anything_runs() {
     let _machine = crate::support::share_machine();
     let run = |args: &[&str]| Command::new(bin()).current_dir(root()).arg("image").args(args).output().unwrap();
     let out = run(&["build", "--agents", "claude,gpt"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("unknown agent `gpt` in --agents: the agents are claude, codex and pi"), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "usage error, like any bad flag value");
+    assert!(stderr(&out).contains("for '--agents <LIST>': unknown agent `gpt`: the agents are claude, codex and pi"), "{}", stderr(&out));
     let out = run(&["build", "--build-arg", "AGENTS=pi"]);
     assert!(stderr(&out).contains("--build-arg AGENTS=... is set by this command; use --agents instead"), "{}", stderr(&out));
     let out = run(&["build", "--engine", "nerdctl"]);

@@ -33,7 +33,7 @@ fn request() -> BuildRequest {
     BuildRequest {
         engine: None,
         tag: None,
-        agents: parse_agents("pi,claude,pi").unwrap(),
+        agents: vec![Agent::Pi, Agent::Claude],
         network: Some("host".into()),
         no_cache: false,
         build_args: vec![parse_build_arg("PI_VERSION=0.73.1").unwrap()],
@@ -266,8 +266,6 @@ fn jail_off_is_explicit_in_every_verify_run() {
 
 #[test]
 fn bad_requests_are_refused() {
-    assert!(matches!(parse_agents("claude,gpt"), Err(ImageError::UnknownAgent(a)) if a == "gpt"));
-    assert_eq!(parse_agents(" , ").unwrap(), vec![]);
     assert!(matches!(parse_build_arg("AGENTS=pi"), Err(ImageError::ReservedBuildArg(_, "--agents"))));
     for bad in ["NOEQUALS", "=x", "A-B=1"] {
         assert!(matches!(parse_build_arg(bad), Err(ImageError::BadBuildArg(_))), "{bad}");
