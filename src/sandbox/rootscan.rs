@@ -84,7 +84,10 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
             }
         }
     }
-    let walk = Walk { keep, home, queue: std::sync::Mutex::new((TREES.iter().map(PathBuf::from).collect(), 0)), more: std::sync::Condvar::new() };
+    let mut walk = Walk { keep, home, queue: std::sync::Mutex::new((Vec::new(), 0)), more: std::sync::Condvar::new() };
+    let trees: Vec<PathBuf> =
+        TREES.iter().map(PathBuf::from).filter(|t| std::fs::symlink_metadata(t).is_ok_and(|m| m.is_dir() && walk.enter(t, &m, &mut found))).collect();
+    walk.queue.get_mut().unwrap_or_else(|e| e.into_inner()).0 = trees;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let results: Vec<(Vec<(PathBuf, Kind)>, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| walk.work())).collect();
@@ -128,7 +131,10 @@ impl Walk<'_> {
             let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
             q.0.extend(subdirs);
             q.1 -= 1;
-            self.more.notify_all();
+            // Wake the idle only for work, or to end the walk.
+            if !q.0.is_empty() || q.1 == 0 {
+                self.more.notify_all();
+            }
         }
         (found, seen)
     }
@@ -147,33 +153,40 @@ impl Walk<'_> {
         }
     }
 
-    /// Judges `dir`'s entries; returns the subdirectories to read.
-    fn read(&self, dir: &Path, found: &mut Vec<(PathBuf, Kind)>, seen: &mut usize) -> Vec<PathBuf> {
+    /// Whether a directory is read: not when skipped, and not when root
+    /// alone may use it (then it is masked whole, unless it holds a kept
+    /// path, which must stay reachable).
+    fn enter(&self, dir: &Path, m: &std::fs::Metadata, found: &mut Vec<(PathBuf, Kind)>) -> bool {
         if self.skipped(dir) {
-            return Vec::new();
-        }
-        let Ok(m) = std::fs::symlink_metadata(dir) else {
-            return Vec::new();
-        };
-        if !m.is_dir() {
-            return Vec::new();
+            return false;
         }
         if root_only(Kind::Dir, m.mode(), m.uid(), m.gid()) && !self.holds_kept(dir) {
             found.push((dir.to_path_buf(), Kind::Dir));
-            return Vec::new();
+            return false;
         }
+        true
+    }
+
+    /// Judges `dir`'s entries; returns the subdirectories to read. Each
+    /// entry is looked at once (a directory is judged here, as an entry),
+    /// and a link not at all: its own mode says nothing, and its target is
+    /// scanned where it lies (or is a system tree).
+    fn read(&self, dir: &Path, found: &mut Vec<(PathBuf, Kind)>, seen: &mut usize) -> Vec<PathBuf> {
         let mut subdirs = Vec::new();
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             *seen += 1;
+            // The directory entry's type, without a stat.
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
             let Ok(m) = e.metadata() else { continue };
             let k = Kind::of(m.file_type());
             let p = e.path();
             if k == Kind::Dir {
-                subdirs.push(p);
-            } else if m.file_type().is_symlink() {
-                // A link's own mode says nothing; its target is scanned
-                // where it lies (or is a system tree).
-            } else if root_only(k, m.mode(), m.uid(), m.gid()) && !self.keep.contains(&p) {
+                if self.enter(&p, &m, found) {
+                    subdirs.push(p);
+                }
+            } else if !m.file_type().is_symlink() && root_only(k, m.mode(), m.uid(), m.gid()) && !self.keep.contains(&p) {
                 found.push((p, k));
             }
         }
