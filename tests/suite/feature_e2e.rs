@@ -106,7 +106,10 @@ impl Project {
     fn up(&self) -> (Value, String) {
         let _turn = podman_up_turn();
         let before = untagged_images();
-        let out = self.devcontainer().args(["up", "--docker-path", "podman", "--workspace-folder"]).arg(&self.dir).output().unwrap();
+        let out = {
+            let _store = crate::support::image_store_read();
+            self.devcontainer().args(["up", "--docker-path", "podman", "--workspace-folder"]).arg(&self.dir).output().unwrap()
+        };
         let new_layers = untagged_images().into_iter().filter(|i| !before.contains(i));
         self.layers.lock().unwrap_or_else(|e| e.into_inner()).extend(new_layers);
         let log = stderr(&out);
@@ -131,6 +134,7 @@ impl Project {
 impl Drop for Project {
     fn drop(&mut self) {
         let _turn = podman_up_turn();
+        let _store = crate::support::image_store_write();
         let label = format!("label=devcontainer.local_folder={}", self.dir.display());
         if let Ok(out) = podman(&["ps", "-aq", "--filter", &label]) {
             for id in stdout(&out).split_whitespace() {

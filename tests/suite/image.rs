@@ -63,6 +63,19 @@ fn image_cmd(args: &[&str]) -> Command {
     c
 }
 
+/// Runs `agent-sandbox image ARGS` (builds, publishes: they read podman's
+/// image store, `support::image_store_read`).
+fn run_image(args: &[&str]) -> Output {
+    let _store = crate::support::image_store_read();
+    image_cmd(args).output().expect("run agent-sandbox image")
+}
+
+/// The same, which must succeed.
+fn ok_image(args: &[&str]) -> Output {
+    let _store = crate::support::image_store_read();
+    ok(&mut image_cmd(args))
+}
+
 /// The flags every build in these tests uses (so they share the cache).
 fn build_flags(tag: &str) -> Vec<String> {
     let mut f: Vec<String> = ["--tag", tag, "--agents", &agents(), "--network", "host", "--bin-dir"].iter().map(|s| s.to_string()).collect();
@@ -87,7 +100,7 @@ fn built() -> &'static Built {
             let mut args: Vec<&str> = vec!["build", "--json", "--platform", native_platform()];
             args.extend(flags.iter().map(String::as_str));
             let start = std::time::Instant::now();
-            let out = image_cmd(&args).output().expect("run agent-sandbox image build");
+            let out = run_image(&args);
             eprintln!("image build took {:.0} s", start.elapsed().as_secs_f64());
             let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
             (out, report)
@@ -313,7 +326,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     // Dry run: the tags and labels, nothing pushed.
     let mut dry = args.clone();
     dry.push("--dry-run");
-    let plan: Value = serde_json::from_slice(&ok(&mut image_cmd(&dry)).stdout).unwrap();
+    let plan: Value = serde_json::from_slice(&ok_image(&dry).stdout).unwrap();
     let (major, minor) = (major().to_owned(), version().rsplit_once('.').unwrap().0.to_owned());
     let expected_tags = [major.as_str(), minor.as_str(), "latest", version()];
     assert_eq!(plan["tags"], serde_json::json!(expected_tags));
@@ -324,7 +337,7 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     assert!(tags(&env.registry, &repository).is_empty(), "a dry run pushes nothing");
 
     let start = std::time::Instant::now();
-    let report: Value = serde_json::from_slice(&ok(&mut image_cmd(&args)).stdout).unwrap();
+    let report: Value = serde_json::from_slice(&ok_image(&args).stdout).unwrap();
     eprintln!("image publish took {:.0} s; pushed {} bytes", start.elapsed().as_secs_f64(), report["pushedSize"]);
     assert_eq!(report["tags"], serde_json::json!(expected_tags));
     assert_eq!(report["build"]["verified"], true);
@@ -351,13 +364,16 @@ fn publish_pushes_every_tag_to_one_digest_and_the_image_pulls_back() {
     }
 
     // Publishing the same version again changes nothing.
-    let again: Value = serde_json::from_slice(&ok(&mut image_cmd(&args)).stdout).unwrap();
+    let again: Value = serde_json::from_slice(&ok_image(&args).stdout).unwrap();
     assert_eq!(again["alreadyPublished"], true);
     assert_eq!(tags(&env.registry, &repository), sorted);
 
     // Pull it back and run a session from the pulled image.
     let pulled = format!("{reference}:{}", version());
-    ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", &pulled]));
+    {
+        let _store = crate::support::image_store_read();
+        ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", &pulled]));
+    }
     assert_session(&pulled, &["vscode"]);
     drop_image(&pulled);
 }
@@ -392,7 +408,10 @@ impl DevProject {
 
     fn up(&self) -> (Value, String) {
         let _turn = podman_up_turn();
-        let out = self.cli(&["up"]);
+        let out = {
+            let _store = crate::support::image_store_read();
+            self.cli(&["up"])
+        };
         let last = stdout(&out).lines().last().unwrap_or_default().to_owned();
         let outcome: Value = serde_json::from_str(&last).unwrap_or_default();
         assert!(out.status.success() && outcome["outcome"] == "success", "devcontainer up failed: {last}\n{}", stderr(&out));
@@ -417,6 +436,7 @@ impl DevProject {
 impl Drop for DevProject {
     fn drop(&mut self) {
         let _turn = podman_up_turn();
+        let _store = crate::support::image_store_write();
         let label = format!("label=devcontainer.local_folder={}", self.dir.display());
         for id in stdout(&podman(&["ps", "-aq", "--filter", &label])).split_whitespace() {
             let _ = podman(&["rm", "-f", "-t", "0", id]);
@@ -493,7 +513,7 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
 
     // Both platforms are the default; arm64 is emulated here, so without
     // --allow-emulated nothing is built or pushed.
-    let refused = image_cmd(&args).output().unwrap();
+    let refused = run_image(&args);
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
     assert!(
         stderr(&refused).contains("linux/arm64 can only run under emulation on this linux/amd64 machine") && stderr(&refused).contains("--allow-emulated"),
@@ -505,7 +525,7 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     let mut allowed = args.clone();
     allowed.push("--allow-emulated");
     let start = std::time::Instant::now();
-    let out = image_cmd(&allowed).output().unwrap();
+    let out = run_image(&allowed);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     eprintln!("MEASURE two-platform publish (arm64 built under emulation): {:.0} s", start.elapsed().as_secs_f64());
     assert!(out.status.success(), "publish failed:\n{}\n{report:#}", stderr(&out));
@@ -578,11 +598,24 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     // Each platform pulls back: arm64 runs (emulated) as aarch64; this
     // machine's runs a session.
     let pulled = format!("{reference}:{}", version());
-    ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", "linux/arm64", &pulled]));
+    {
+        let _store = crate::support::image_store_read();
+        ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", "linux/arm64", &pulled]));
+    }
     let out = podman(&["run", "--rm", &pulled, "sh", "-c", "uname -m; agent-sandbox --version"]);
     assert_eq!(stdout(&out), format!("aarch64\nagent-sandbox {}\n", version()), "{}", stderr(&out));
     drop_image(&pulled);
-    ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args(["pull", "-q", "--tls-verify=false", "--platform", native_platform(), &pulled]));
+    {
+        let _store = crate::support::image_store_read();
+        ok(Command::new("podman").env("CONTAINERS_CONF", containers_conf()).args([
+            "pull",
+            "-q",
+            "--tls-verify=false",
+            "--platform",
+            native_platform(),
+            &pulled,
+        ]));
+    }
     assert_session(&pulled, &["vscode"]);
     drop_image(&pulled);
 }
@@ -609,5 +642,6 @@ fn bad_flags_are_refused_before_anything_runs() {
 /// Removes an image this area pulled, in the image turn (`podman_up_turn`).
 fn drop_image(reference: &str) {
     let _turn = podman_up_turn();
+    let _store = crate::support::image_store_write();
     let _ = podman(&["rmi", reference]);
 }

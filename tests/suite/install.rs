@@ -266,7 +266,10 @@ fn image_build_warns_without_tun_and_measures_size() {
     )
     .unwrap();
     let tag = format!("localhost/agent-sandbox-test/built:{}", std::process::id());
-    let out = podman::podman(&["build", "--network", "host", "-t", &tag, "-f", &dir.join("Containerfile").display().to_string(), &dir.display().to_string()]);
+    let out = {
+        let _store = crate::support::image_store_read();
+        podman::podman(&["build", "--network", "host", "-t", &tag, "-f", &dir.join("Containerfile").display().to_string(), &dir.display().to_string()])
+    };
     let _ = std::fs::remove_dir_all(&dir);
     let text = ok(&out, "podman build") + &String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("/dev/net/tun is missing") && text.contains("expected while an image is being built"), "{text}");
@@ -279,6 +282,7 @@ fn image_build_warns_without_tun_and_measures_size() {
     drop(c);
     {
         let _turn = crate::support::registry::podman_up_turn();
+        let _store = crate::support::image_store_write();
         let _ = podman::podman(&["rmi", "-f", &tag]);
     }
     assert!(added < 15_000_000, "the installer adds {added} bytes (target: under 15 MB)");

@@ -124,3 +124,18 @@ pub fn assert_only_boundary_warning(log: &str) {
     let warnings: Vec<&str> = log.lines().filter(|l| l.contains("agent-sandbox: WARNING")).collect();
     assert!(!warnings.is_empty() && warnings.iter().all(|w| w.contains("[container-host-root]")), "start warnings:\n{log}");
 }
+
+/// podman's image store: builds, commits, pulls and `devcontainer up`
+/// read it (a build looks for cached layers among every image), removals
+/// change it. A build whose cache lookup meets an image being removed
+/// fails ("layer not known"), so removals wait for the others to finish;
+/// the others may overlap one another. Held around one command at a time.
+static IMAGE_STORE: RwLock<()> = RwLock::new(());
+
+pub fn image_store_read() -> RwLockReadGuard<'static, ()> {
+    IMAGE_STORE.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn image_store_write() -> RwLockWriteGuard<'static, ()> {
+    IMAGE_STORE.write().unwrap_or_else(|e| e.into_inner())
+}

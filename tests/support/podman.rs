@@ -81,6 +81,7 @@ pub fn cached_image(name: &str, base: &str, recipe: &str) -> String {
     // Tests run in parallel: one build at a time, the others then find it.
     static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let _store = super::image_store_read();
     if podman(&["image", "exists", &tag]).status.success() {
         return tag;
     }
