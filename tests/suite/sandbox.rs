@@ -1309,3 +1309,18 @@ fn a_symlinked_sibling_does_not_break_the_launch() {
     out.assert_ok();
     assert_eq!(out.get("hidden"), "yes", "{out}");
 }
+
+/// A reader that goes away (`agent-sandbox doctor --json | head -c1`)
+/// ends the report verbs quietly with 141 (128 + SIGPIPE), not a panic.
+#[test]
+fn report_verbs_end_quietly_when_their_reader_goes_away() {
+    let _machine = crate::support::share_machine();
+    for args in [&["config", "show"][..], &["doctor", "--json"], &["scope", "/etc"]] {
+        let (r, w) = nix::unistd::pipe().unwrap();
+        drop(r);
+        let out = std::process::Command::new(crate::support::bin()).args(args).stdout(std::process::Stdio::from(w)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
