@@ -16,8 +16,6 @@
 
 use std::path::Path;
 
-pub use crate::fixes::{APPARMOR as APPARMOR_FIX, SECCOMP as SECCOMP_FIX};
-
 /// Docker's AppArmor profile, which refuses every `mount` (its template
 /// has `deny mount,`): a session can never be built under it.
 pub const DOCKER_DEFAULT: &str = "docker-default";

@@ -113,7 +113,7 @@ pub fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> R
 pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, LaunchError> {
     let account = context::account()?;
     let cwd = context::cwd()?;
-    let bwrap = sysbin::find("bwrap", sysbin::BWRAP_FIX)?;
+    let bwrap = sysbin::find("bwrap", crate::fixes::BWRAP)?;
     let command = session_command(req, env, &account.home)?;
     let (network, jail_plan) = if config.egress_jail {
         let facts = jail::host_facts()?;

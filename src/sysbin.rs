@@ -68,8 +68,6 @@ pub fn find_in(name: &str, dirs: &[&str], fix: &str) -> Result<PathBuf, SysbinEr
     Err(SysbinError::Missing { name: name.to_string(), dirs: dirs.join(", "), fix: fix.to_string() })
 }
 
-pub use crate::fixes::BWRAP as BWRAP_FIX;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,7 +82,7 @@ mod tests {
 
     #[test]
     fn missing_names_fix() {
-        let err = find_in("bwrap", &["/nonexistent-dir"], BWRAP_FIX).unwrap_err();
+        let err = find_in("bwrap", &["/nonexistent-dir"], crate::fixes::BWRAP).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("apt-get install bubblewrap"), "{msg}");
         assert!(msg.contains("/nonexistent-dir"), "{msg}");

@@ -136,8 +136,6 @@ pub fn handler_for(arch: Arch) -> Registration {
     choose(&handlers, arch)
 }
 
-pub use crate::fixes::EMULATED as EMULATED_FIX;
-
 /// The emulator this process runs under, if any (see the module comment).
 pub fn emulator() -> Option<PathBuf> {
     let seen = std::fs::read_link("/proc/self/exe").ok()?;

@@ -50,8 +50,6 @@ pub fn root_is_host_root(uid_map: &str) -> bool {
     })
 }
 
-pub use crate::fixes::CONTAINER_USERNS as USERNS_FIX;
-
 /// None outside a container.
 pub fn finding(b: &Boundary) -> Option<Finding> {
     if !b.in_container {
@@ -74,7 +72,7 @@ pub fn finding(b: &Boundary) -> Option<Finding> {
         "container-host-root",
         Severity::Warning,
         "the container's root is the host's root (no user namespace) and /proc/sys is writable (the unmasked /proc that sessions need): a process running as root in this container, outside any session, can change host-wide kernel settings (kernel.core_pattern runs a program as host root at the next crash)".into(),
-        Some(USERNS_FIX),
+        Some(crate::fixes::CONTAINER_USERNS),
     )
 }
 

@@ -12,8 +12,6 @@ use crate::sandbox::landlock::{self, Scoping, Support};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-pub use crate::fixes::{EMULATED as EMULATED_FIX, PASTA as PASTA_FIX, PASTA_ATTACH as PASTA_ATTACH_FIX, PROC as PROC_FIX, TUN as TUN_FIX};
-
 /// How `claude` (or codex, pi) resolves on PATH.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
@@ -93,10 +91,10 @@ impl ExecPath {
 
 /// Observes this machine (the probes run here).
 pub fn gather(jail_on: bool) -> HostFacts {
-    let bwrap = crate::sysbin::find("bwrap", crate::sysbin::BWRAP_FIX).map_err(|e| e.to_string());
+    let bwrap = crate::sysbin::find("bwrap", crate::fixes::BWRAP).map_err(|e| e.to_string());
     let userns = probe::userns();
     let tun = probe::tun();
-    let pasta = crate::sysbin::find("pasta", PASTA_FIX).map_err(|e| e.to_string());
+    let pasta = crate::sysbin::find("pasta", crate::fixes::PASTA).map_err(|e| e.to_string());
     let pasta_version = pasta.as_ref().ok().and_then(|p| probe::pasta_version(p));
     let attach = match (&pasta, &tun, &userns) {
         (Ok(p), Tun::Usable, Userns::Works) => Some(probe::pasta_attach(p)),
@@ -169,7 +167,7 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             "bwrap-missing",
             Severity::Error,
             format!("bubblewrap (bwrap) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")),
-            Some(crate::sysbin::BWRAP_FIX),
+            Some(crate::fixes::BWRAP),
         ),
     });
     let arch = crate::arch::Arch::native();
@@ -182,7 +180,7 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             "userns-emulated",
             Severity::Error,
             format!("user namespaces are not available: {why}; this agent-sandbox ({arch}) runs under the emulator {}, and user-mode emulators such as qemu-user cannot create namespaces or load seccomp filters, so sessions cannot start", emu.display()),
-            Some(EMULATED_FIX),
+            Some(crate::fixes::EMULATED),
         ),
         (Userns::Fails { why, errno }, None) => super::confined::userns_failure(why, *errno, &h.userns_facts, h.uid),
     });
@@ -195,13 +193,13 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
                 "this agent-sandbox ({arch}) runs under the emulator {}: sessions are proven on each architecture's own machines, not under emulation",
                 emu.display()
             ),
-            Some(EMULATED_FIX),
+            Some(crate::fixes::EMULATED),
         ));
     }
     out.push(match &h.tun {
         Tun::Usable => Finding::new("tun", "tun-ok", Severity::Ok, "/dev/net/tun is usable".into(), None),
-        Tun::Missing => Finding::new("tun", "tun-missing", jail, "/dev/net/tun is missing, so the egress jail cannot start".into(), Some(TUN_FIX)),
-        Tun::Unusable(why) => Finding::new("tun", "tun-unusable", jail, format!("/dev/net/tun is not usable: {why}"), Some(TUN_FIX)),
+        Tun::Missing => Finding::new("tun", "tun-missing", jail, "/dev/net/tun is missing, so the egress jail cannot start".into(), Some(crate::fixes::TUN)),
+        Tun::Unusable(why) => Finding::new("tun", "tun-unusable", jail, format!("/dev/net/tun is not usable: {why}"), Some(crate::fixes::TUN)),
     });
     let version = h.pasta_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default();
     out.push(match (&h.pasta, &h.attach) {
@@ -211,7 +209,7 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             "pasta-missing",
             jail,
             format!("pasta (package passt) is not installed in {}", crate::sysbin::SYSTEM_DIRS.join(", ")),
-            Some(PASTA_FIX),
+            Some(crate::fixes::PASTA),
         ),
         (Ok(p), Some(Attach::Attached)) => {
             Finding::new("pasta", "pasta-ok", Severity::Ok, format!("pasta {}{version} attaches to a new network namespace", p.display()), None)
@@ -221,7 +219,7 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             "pasta-cannot-attach",
             jail,
             format!("pasta {}{version} cannot attach to a network namespace here: {why}", p.display()),
-            Some(PASTA_ATTACH_FIX),
+            Some(crate::fixes::PASTA_ATTACH),
         ),
         (Ok(p), None) => Finding::new(
             "pasta",
@@ -259,7 +257,7 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
             "proc-masked",
             Severity::Error,
             "/proc has paths masked by the container runtime, so sessions cannot mount their own /proc and refuse to start".into(),
-            Some(PROC_FIX),
+            Some(crate::fixes::PROC),
         )
     });
     out
@@ -281,19 +279,17 @@ pub fn abstract_scoping(h: &HostFacts) -> Finding {
             "abstract-scope-unavailable",
             Severity::Info,
             format!("{kernel}: abstract-socket scoping is not enforced ({why}); with the egress jail on, sessions have their own network namespace and do not reach the container's abstract sockets anyway"),
-            Some(LANDLOCK_FIX),
+            Some(crate::fixes::LANDLOCK),
         ),
         (Scoping::NotEnforced(why), false) => Finding::new(
             "landlock",
             "abstract-scope-unavailable",
             Severity::Warning,
             format!("{kernel}: abstract-socket scoping is not enforced ({why}), and the egress jail is off: sessions can connect to the container's abstract unix sockets (X11's @/tmp/.X11-unix/X0, D-Bus, IDE helpers)"),
-            Some(LANDLOCK_FIX),
+            Some(crate::fixes::LANDLOCK),
         ),
     }
 }
-
-pub use crate::fixes::LANDLOCK as LANDLOCK_FIX;
 
 /// Every host finding: prerequisites, abstract-socket scoping,
 /// installation, PATH.
@@ -408,7 +404,7 @@ fn exec_findings(e: &ExecPath) -> Vec<Finding> {
                     e.from,
                     found.display()
                 ),
-                fix: Some(EXEC_PATH_FIX.into()),
+                fix: Some(crate::fixes::EXEC_PATH.into()),
             });
         }
     }
@@ -425,8 +421,6 @@ fn exec_findings(e: &ExecPath) -> Vec<Finding> {
     }
     out
 }
-
-pub use crate::fixes::EXEC_PATH as EXEC_PATH_FIX;
 
 /// For `sandbox-install`: the PATH that commands run without a shell get
 /// (at image build time, the image's ENV PATH, which the installer cannot

@@ -6,12 +6,8 @@
 
 use super::probe::Mounts;
 use super::{Finding, Severity};
-use crate::confinement::{AppArmor, APPARMOR_FIX};
+use crate::confinement::AppArmor;
 use crate::jail::{diagnose_userns, UsernsBlocker, UsernsFacts};
-
-/// The fix when user namespaces are not available (and no seccomp filter
-/// explains it).
-pub use crate::fixes::USERNS as USERNS_FIX;
 
 /// The probe could not create a user namespace (not under emulation):
 /// `userns-seccomp` when the container's seccomp filter explains it, else
@@ -25,7 +21,7 @@ pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u
         Some(d) if d.blocker != UsernsBlocker::Unknown => {
             Finding::new("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}: {}", d.cause), Some(&d.fix))
         }
-        _ => Finding::new("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(USERNS_FIX)),
+        _ => Finding::new("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}"), Some(crate::fixes::USERNS)),
     }
 }
 
@@ -48,7 +44,7 @@ pub fn mounts(probe: Option<&Mounts>, apparmor: Option<&AppArmor>) -> Finding {
                     "mounts-apparmor",
                     Severity::Error,
                     format!("mounts are refused in a new user+mount namespace ({failed}): this container runs under the AppArmor profile `{}`, which refuses mounts (Docker's `docker-default` refuses every one), so bubblewrap cannot build a session", a.label()),
-                    Some(APPARMOR_FIX),
+                    Some(crate::fixes::APPARMOR),
                 ),
                 None => Finding::new(
                     "mounts",
@@ -72,7 +68,7 @@ pub fn mounts(probe: Option<&Mounts>, apparmor: Option<&AppArmor>) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::confinement::{parse_apparmor, Confinement, SECCOMP_FIX};
+    use crate::confinement::{parse_apparmor, Confinement};
 
     fn docker() -> UsernsFacts {
         UsernsFacts {
@@ -87,8 +83,8 @@ mod tests {
         let got = userns_failure("creating a user+network namespace failed: EPERM: Operation not permitted", Some(libc::EPERM), &docker(), 0);
         assert_eq!((got.id, got.severity), ("userns-seccomp", Severity::Error));
         assert!(got.message.contains("Seccomp: 2") && got.message.contains("Docker's default profile"), "{}", got.message);
-        assert_eq!(got.fix.as_deref(), Some(SECCOMP_FIX));
-        assert!(SECCOMP_FIX.starts_with("add \"--security-opt=seccomp=unconfined\" to \"runArgs\""));
+        assert_eq!(got.fix.as_deref(), Some(crate::fixes::SECCOMP));
+        assert!(crate::fixes::SECCOMP.starts_with("add \"--security-opt=seccomp=unconfined\" to \"runArgs\""));
     }
 
     #[test]
@@ -101,8 +97,8 @@ mod tests {
         let mut unfiltered = docker();
         unfiltered.confinement.seccomp = Some(0);
         let got = userns_failure("x", Some(libc::EPERM), &unfiltered, 0);
-        assert_eq!((got.id, got.fix.as_deref()), ("userns-unavailable", Some(USERNS_FIX)));
-        assert_eq!(userns_failure("the holder exited", None, &docker(), 0).fix.as_deref(), Some(USERNS_FIX));
+        assert_eq!((got.id, got.fix.as_deref()), ("userns-unavailable", Some(crate::fixes::USERNS)));
+        assert_eq!(userns_failure("the holder exited", None, &docker(), 0).fix.as_deref(), Some(crate::fixes::USERNS));
     }
 
     #[test]
@@ -112,8 +108,8 @@ mod tests {
         let got = mounts(Some(&refused), aa.as_ref());
         assert_eq!((got.id, got.severity), ("mounts-apparmor", Severity::Error));
         assert!(got.message.contains("`docker-default (enforce)`") && got.message.contains("Permission denied"), "{}", got.message);
-        assert_eq!(got.fix.as_deref(), Some(APPARMOR_FIX));
-        assert!(APPARMOR_FIX.starts_with("add \"--security-opt=apparmor=unconfined\" to \"runArgs\""));
+        assert_eq!(got.fix.as_deref(), Some(crate::fixes::APPARMOR));
+        assert!(crate::fixes::APPARMOR.starts_with("add \"--security-opt=apparmor=unconfined\" to \"runArgs\""));
 
         // Refused without an enforcing profile: no AppArmor claim.
         let got = mounts(Some(&refused), parse_apparmor("unconfined").as_ref());

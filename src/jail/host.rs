@@ -226,14 +226,14 @@ pub fn diagnose_userns(f: &UsernsFacts, uid: u32, errno: i32) -> UsernsDiagnosis
                 crate::arch::Arch::native(),
                 emu.display()
             ),
-            fix: crate::arch::emulation::EMULATED_FIX.into(),
+            fix: crate::fixes::EMULATED.into(),
         };
     }
     let seccomp = errno == libc::EPERM && f.confinement.seccomp_filtered();
     if !f.privileged(uid) && f.apparmor_restrict_unprivileged_userns == Some(1) {
         let mut fix = "set `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` on the host, or give pasta and the launcher an AppArmor profile that allows `userns`".to_owned();
         if seccomp {
-            fix += &format!("; this container also runs under a seccomp filter, which may refuse them too: {}", crate::confinement::SECCOMP_FIX);
+            fix += &format!("; this container also runs under a seccomp filter, which may refuse them too: {}", crate::fixes::SECCOMP);
         }
         return UsernsDiagnosis {
             blocker: UsernsBlocker::AppArmorRestrict,
@@ -249,7 +249,7 @@ pub fn diagnose_userns(f: &UsernsFacts, uid: u32, errno: i32) -> UsernsDiagnosis
                  while the kernel's switches allow user namespaces: the container engine's seccomp profile refuses them \
                  (Docker's default profile does, to a container without CAP_SYS_ADMIN)"
             ),
-            fix: crate::confinement::SECCOMP_FIX.into(),
+            fix: crate::fixes::SECCOMP.into(),
         };
     }
     UsernsDiagnosis {
@@ -312,7 +312,7 @@ mod tests {
         let d = diagnose_userns(&f, 0, libc::EINVAL);
         assert_eq!(d.blocker, UsernsBlocker::Emulated);
         assert!(d.cause.contains("runs under the emulator /usr/libexec/qemu-binfmt/aarch64-binfmt-P"), "{}", d.cause);
-        assert_eq!(d.fix, crate::arch::emulation::EMULATED_FIX);
+        assert_eq!(d.fix, crate::fixes::EMULATED);
         assert_eq!(diagnose_userns(&UsernsFacts::default(), 0, libc::EINVAL).blocker, UsernsBlocker::Unknown);
     }
 
@@ -348,7 +348,7 @@ mod tests {
         let d = diagnose_userns(&docker_root(), 0, libc::EPERM);
         assert_eq!(d.blocker, UsernsBlocker::Seccomp);
         assert!(d.cause.contains("Operation not permitted") && d.cause.contains("Seccomp: 2") && d.cause.contains("Docker's default profile"), "{}", d.cause);
-        assert_eq!(d.fix, crate::confinement::SECCOMP_FIX);
+        assert_eq!(d.fix, crate::fixes::SECCOMP);
         assert!(d.fix.contains("\"--security-opt=seccomp=unconfined\" to \"runArgs\""), "{}", d.fix);
         // Another errno, or no filter: not seccomp's doing.
         assert_eq!(diagnose_userns(&docker_root(), 0, libc::ENOSPC).blocker, UsernsBlocker::Unknown);

@@ -222,7 +222,7 @@ pub enum PlanError {
     NeverPassed(String),
     #[error("this machine's /proc has paths masked by the container runtime, so the session cannot get its own /proc and would see the outer processes' environments; {}", crate::fixes::PROC)]
     ProcMasked,
-    #[error("this container runs under the AppArmor profile `{0}`, which refuses every mount, and bubblewrap builds each session from mounts in its own namespaces. Fix: {fix}", fix = crate::confinement::APPARMOR_FIX)]
+    #[error("this container runs under the AppArmor profile `{0}`, which refuses every mount, and bubblewrap builds each session from mounts in its own namespaces. Fix: {fix}", fix = crate::fixes::APPARMOR)]
     AppArmorMounts(String),
     #[error("PATH names {0} ahead of the agent-sandbox shims; it does not exist yet, but a session could create it in a writable place and plant a `claude` there that runs outside the sandbox later. Put it after the system directories (e.g. PATH=$PATH:{0}) or create it before the session")]
     UnguardablePathDir(PathBuf),

@@ -1,7 +1,6 @@
 //! Verdicts of the host checks, from hand-made facts.
 
 use super::*;
-use crate::doctor::confined::USERNS_FIX;
 
 fn healthy() -> HostFacts {
     HostFacts {
@@ -151,13 +150,13 @@ fn under_emulation_the_userns_finding_names_the_emulator_and_the_platform_fix() 
         "{}",
         userns.message
     );
-    assert_eq!(userns.fix.as_deref(), Some(EMULATED_FIX));
+    assert_eq!(userns.fix.as_deref(), Some(crate::fixes::EMULATED));
     assert!(!got.iter().any(|f| f.id == "emulated"), "one finding says it");
 
     // Without an emulator the same failure keeps the sysctl advice.
     h.emulator = None;
     let got = prerequisites(&h);
-    assert_eq!(got.iter().find(|f| f.check == "userns").unwrap().fix.as_deref(), Some(USERNS_FIX));
+    assert_eq!(got.iter().find(|f| f.check == "userns").unwrap().fix.as_deref(), Some(crate::fixes::USERNS));
 
     // An emulator that allows namespaces is still named.
     h.userns = Userns::Works;

@@ -5,7 +5,6 @@
 
 use crate::support::docker::*;
 use crate::support::registry::*;
-use agent_sandbox::confinement::SECCOMP_FIX;
 use serde_json::Value;
 use std::process::Command;
 
@@ -144,8 +143,15 @@ fn without_the_features_options_the_fix_is_named(p: &Project) {
     let out = c.sh("vscode", "mkdir -p ~/w && cd ~/w && agent-sandbox run -- true");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("egress jail: user namespaces are not available") && err.contains("Seccomp: 2") && err.contains(SECCOMP_FIX), "{err}");
+    assert!(
+        err.contains("egress jail: user namespaces are not available") && err.contains("Seccomp: 2") && err.contains(agent_sandbox::fixes::SECCOMP),
+        "{err}"
+    );
     let doctor: Value = serde_json::from_str(&stdout(&c.sh("vscode", "cd ~/w && agent-sandbox doctor --json"))).unwrap();
     let f = doctor["findings"].as_array().unwrap().iter().find(|f| f["check"] == "userns").cloned().unwrap_or_default();
-    assert_eq!((f["id"].as_str(), f["severity"].as_str(), f["fix"].as_str()), (Some("userns-seccomp"), Some("error"), Some(SECCOMP_FIX)), "{doctor:#}");
+    assert_eq!(
+        (f["id"].as_str(), f["severity"].as_str(), f["fix"].as_str()),
+        (Some("userns-seccomp"), Some("error"), Some(agent_sandbox::fixes::SECCOMP)),
+        "{doctor:#}"
+    );
 }
