@@ -14,11 +14,13 @@
 //! directories, and the workspace. A directory that root alone may enter
 //! is masked whole, without looking inside.
 
+use crate::fsread;
 use crate::sandbox::fsview::Kind;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{fstatat, FileStat, Mode, SFlag};
 use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Trees scanned in full.
@@ -61,55 +63,81 @@ pub fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
 /// PATH directories, the command): those are never masked, and a directory
 /// above one is entered instead. `home` (an empty tmpfs in sessions) is
 /// not scanned.
+///
+/// One thread, descriptor by descriptor: each entry is judged with a
+/// `fstatat` relative to its directory (no path walked again from `/`), a
+/// link not at all. On a 2-vCPU VM this is about 3x faster than threads
+/// sharing a queue of paths: the walk is syscall-bound, and the launch
+/// runs beside it on the other CPU.
 pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, Kind)> {
     let start = std::time::Instant::now();
-    let mut found = Vec::new();
-    let mut seen = 0usize;
-    let judge = |m: &std::fs::Metadata| {
-        let k = Kind::of(m.file_type());
-        root_only(k, m.mode(), m.uid(), m.gid()).then_some(k)
-    };
+    let mut walk = Walk { keep, home, found: Vec::new(), seen: 0, buf: Vec::new() };
     for p in extra {
-        if let Some(k) = std::fs::symlink_metadata(p).ok().and_then(|m| judge(&m)) {
-            found.push((p.clone(), k));
+        if let Ok(st) = fstatat(None, p.as_path(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+            walk.judge(p.clone(), &st);
         }
     }
     // Files directly in `/` (not its directories: those are trees above
     // or system trees).
-    for e in std::fs::read_dir("/").into_iter().flatten().flatten() {
-        if let Ok(m) = e.metadata() {
-            seen += 1;
-            if let Some(k) = judge(&m).filter(|k| *k != Kind::Dir) {
-                found.push((e.path(), k));
+    if let Ok(root) = fsread::open_root(Path::new("/")) {
+        walk.files_of_root(&root);
+    }
+    for tree in TREES.iter().map(Path::new) {
+        let Ok(st) = fstatat(None, tree, AtFlags::AT_SYMLINK_NOFOLLOW) else { continue };
+        if kind_of(st.st_mode) == Kind::Dir && walk.enter(tree, &st) {
+            if let Ok(dir) = open_dir(None, tree) {
+                walk.read(dir, tree, 0);
             }
         }
     }
-    let mut walk = Walk { keep, home, queue: std::sync::Mutex::new((Vec::new(), 0)), more: std::sync::Condvar::new() };
-    let trees: Vec<PathBuf> =
-        TREES.iter().map(PathBuf::from).filter(|t| std::fs::symlink_metadata(t).is_ok_and(|m| m.is_dir() && walk.enter(t, &m, &mut found))).collect();
-    walk.queue.get_mut().unwrap_or_else(|e| e.into_inner()).0 = trees;
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
-    let results: Vec<(Vec<(PathBuf, Kind)>, usize)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| walk.work())).collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    for (f, n) in results {
-        found.extend(f);
-        seen += n;
-    }
+    let Walk { mut found, seen, .. } = walk;
     found.sort_by(|a, b| a.0.cmp(&b.0));
-    tracing::debug!("root-only scan: {} of {seen} entries in {:?} ({workers} threads)", found.len(), start.elapsed());
+    tracing::debug!("root-only scan: {} of {seen} entries in {:?}", found.len(), start.elapsed());
     found
 }
 
-/// The trees' directories still to read, shared by the scan's threads
-/// (with how many are reading one now: the walk ends when none is and
-/// none is left).
+/// How deep the walk keeps each directory's descriptor open while it
+/// reads those below (opening each relative to its parent); deeper, a
+/// directory is opened by its path, so a deep tree cannot exhaust the
+/// descriptors.
+const HELD_DEPTH: usize = 48;
+
+fn kind_of(mode: u32) -> Kind {
+    match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
+        SFlag::S_IFDIR => Kind::Dir,
+        SFlag::S_IFREG => Kind::File,
+        SFlag::S_IFSOCK => Kind::Socket,
+        SFlag::S_IFCHR => Kind::CharDevice,
+        SFlag::S_IFBLK => Kind::BlockDevice,
+        _ => Kind::Other,
+    }
+}
+
+/// A link the directory entry did not say was one (a file system without
+/// entry types).
+fn is_link(st: &FileStat) -> bool {
+    st.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFLNK.bits()
+}
+
+/// A directory, refusing a link at its last component: relative to
+/// `parent` when it is held, else by its whole path.
+fn open_dir(parent: Option<&OwnedFd>, path: &Path) -> nix::Result<OwnedFd> {
+    match (parent, path.file_name()) {
+        (Some(p), Some(name)) => fsread::open_dir_at(p.as_raw_fd(), name),
+        _ => nix::fcntl::open(path, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK, Mode::empty())
+            // SAFETY: just returned by a successful open, owned by nothing else.
+            .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
+    }
+}
+
+/// The walk's findings so far, how many entries it has looked at, and the
+/// buffer every directory is listed into.
 struct Walk<'a> {
     keep: &'a [PathBuf],
     home: &'a Path,
-    queue: std::sync::Mutex<(Vec<PathBuf>, usize)>,
-    more: std::sync::Condvar,
+    found: Vec<(PathBuf, Kind)>,
+    seen: usize,
+    buf: Vec<u8>,
 }
 
 impl Walk<'_> {
@@ -123,74 +151,84 @@ impl Walk<'_> {
         self.keep.iter().any(|k| k.starts_with(p))
     }
 
-    /// One thread: directories from the queue until the walk is done.
-    fn work(&self) -> (Vec<(PathBuf, Kind)>, usize) {
-        let (mut found, mut seen) = (Vec::new(), 0);
-        while let Some(dir) = self.next() {
-            let subdirs = self.read(&dir, &mut found, &mut seen);
-            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-            q.0.extend(subdirs);
-            q.1 -= 1;
-            // Wake the idle only for work, or to end the walk.
-            if !q.0.is_empty() || q.1 == 0 {
-                self.more.notify_all();
-            }
-        }
-        (found, seen)
-    }
-
-    fn next(&self) -> Option<PathBuf> {
-        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(d) = q.0.pop() {
-                q.1 += 1;
-                return Some(d);
-            }
-            if q.1 == 0 {
-                return None;
-            }
-            q = self.more.wait(q).unwrap_or_else(|e| e.into_inner());
+    /// Records `p` when only root may use it (and it is not kept); a link
+    /// never (its own mode says nothing).
+    fn judge(&mut self, p: PathBuf, st: &FileStat) {
+        let k = kind_of(st.st_mode);
+        if !is_link(st) && root_only(k, st.st_mode, st.st_uid, st.st_gid) && !self.keep.contains(&p) {
+            self.found.push((p, k));
         }
     }
 
     /// Whether a directory is read: not when skipped, and not when root
     /// alone may use it (then it is masked whole, unless it holds a kept
     /// path, which must stay reachable).
-    fn enter(&self, dir: &Path, m: &std::fs::Metadata, found: &mut Vec<(PathBuf, Kind)>) -> bool {
+    fn enter(&mut self, dir: &Path, st: &FileStat) -> bool {
         if self.skipped(dir) {
             return false;
         }
-        if root_only(Kind::Dir, m.mode(), m.uid(), m.gid()) && !self.holds_kept(dir) {
-            found.push((dir.to_path_buf(), Kind::Dir));
+        if root_only(Kind::Dir, st.st_mode, st.st_uid, st.st_gid) && !self.holds_kept(dir) {
+            self.found.push((dir.to_path_buf(), Kind::Dir));
             return false;
         }
         true
     }
 
-    /// Judges `dir`'s entries; returns the subdirectories to read. Each
-    /// entry is looked at once (a directory is judged here, as an entry),
-    /// and a link not at all: its own mode says nothing, and its target is
-    /// scanned where it lies (or is a system tree).
-    fn read(&self, dir: &Path, found: &mut Vec<(PathBuf, Kind)>, seen: &mut usize) -> Vec<PathBuf> {
-        let mut subdirs = Vec::new();
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            *seen += 1;
-            // The directory entry's type, without a stat.
-            if e.file_type().is_ok_and(|t| t.is_symlink()) {
-                continue;
+    /// Each entry of `dir` but links, with its `lstat` (relative to `dir`).
+    /// A link is known by its directory entry, without a stat: its target
+    /// is scanned where it lies (or is a system tree).
+    fn each(&mut self, dir: &OwnedFd, mut f: impl FnMut(&mut Self, &std::ffi::CStr, FileStat)) {
+        let raw = dir.as_raw_fd();
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut listed = Vec::new();
+        let _ = fsread::each_entry(raw, &mut buf, |name, ty| {
+            if ty != libc::DT_LNK {
+                if let Ok(st) = fstatat(Some(raw), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+                    listed.push((name.to_owned(), st));
+                }
             }
-            let Ok(m) = e.metadata() else { continue };
-            let k = Kind::of(m.file_type());
-            let p = e.path();
-            if k == Kind::Dir {
-                if self.enter(&p, &m, found) {
+            self.seen += 1;
+        });
+        self.buf = buf;
+        for (name, st) in listed {
+            f(self, &name, st);
+        }
+    }
+
+    /// The files (not directories) directly in `/`.
+    fn files_of_root(&mut self, root: &OwnedFd) {
+        self.each(root, |w, name, st| {
+            if kind_of(st.st_mode) != Kind::Dir {
+                w.judge(Path::new("/").join(std::ffi::OsStr::from_bytes(name.to_bytes())), &st);
+            }
+        });
+    }
+
+    /// Judges `dir`'s entries (each looked at once: a directory is judged
+    /// here, as an entry), then reads the directories to enter.
+    fn read(&mut self, dir: OwnedFd, path: &Path, depth: usize) {
+        let mut subdirs = Vec::new();
+        self.each(&dir, |w, name, st| {
+            let p = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+            if kind_of(st.st_mode) == Kind::Dir {
+                if w.enter(&p, &st) {
                     subdirs.push(p);
                 }
-            } else if !m.file_type().is_symlink() && root_only(k, m.mode(), m.uid(), m.gid()) && !self.keep.contains(&p) {
-                found.push((p, k));
+            } else {
+                w.judge(p, &st);
+            }
+        });
+        let parent = (depth < HELD_DEPTH).then_some(dir);
+        for sub in subdirs {
+            match open_dir(parent.as_ref(), &sub) {
+                Ok(d) => self.read(d, &sub, depth + 1),
+                // Too long a path to open (or to mask) below: hide the
+                // directory that holds it whole.
+                Err(nix::errno::Errno::ENAMETOOLONG) => self.found.push((path.to_path_buf(), Kind::Dir)),
+                // Gone since it was listed: nothing to hide.
+                Err(_) => {}
             }
         }
-        subdirs
     }
 }
 
@@ -302,6 +340,29 @@ mod tests {
         // Readable by root alone (others may only execute it).
         assert!(root_only(Kind::File, 0o711, 0, 0));
         assert!(!root_only(Kind::File, 0o755, 0, 0));
+    }
+
+    /// A tree deeper than the walk keeps descriptors for: every level is
+    /// read (by descriptor above HELD_DEPTH, by path below), and a root-only
+    /// file at the bottom is found.
+    #[test]
+    fn a_deep_tree_is_walked_to_the_bottom() {
+        let t = tempfile::tempdir().unwrap();
+        let mut deep = t.path().to_path_buf();
+        for _ in 0..HELD_DEPTH + 12 {
+            deep.push("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        let secret = deep.join("secret");
+        std::fs::write(&secret, b"x").unwrap();
+        std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink("/etc/shadow", deep.join("link")).unwrap();
+        let mut walk = Walk { keep: &[], home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new() };
+        walk.read(open_dir(None, t.path()).unwrap(), t.path(), 0);
+        assert_eq!(walk.seen, HELD_DEPTH + 12 + 2, "every level, the file and the link");
+        // Only root's own files are root-only (the suite runs as root in CI).
+        let want = if nix::unistd::geteuid().is_root() { vec![(secret, Kind::File)] } else { vec![] };
+        assert_eq!(walk.found, want);
     }
 
     #[test]
