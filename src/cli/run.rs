@@ -74,6 +74,7 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
             "env": env,
             "data": data,
             "mounts": plan.mounts,
+            "hiddenBeforeBwrap": plan.early_masks(),
             "workspace": plan.workspace,
             "chdir": plan.chdir,
             "egressJail": jail,
@@ -94,6 +95,13 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
         }
     }
     outln!();
+    let early = plan.early_masks();
+    if !early.is_empty() {
+        outln!("hidden before bwrap starts (an empty read-only view over each):");
+        for p in early {
+            outln!("  {}", p.display());
+        }
+    }
     outln!("data files:");
     for (i, d) in plan.data.iter().enumerate() {
         outln!("  fd {}: {} ({} bytes)", sandbox::plan::FIRST_DATA_FD + i as i32, d.purpose, d.bytes.len());

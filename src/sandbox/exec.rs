@@ -57,7 +57,7 @@ pub fn prepare(plan: &Plan) -> Result<(), Error> {
 
 /// Replaces this process with the session. Returns only on failure.
 pub fn exec(plan: &Plan) -> Error {
-    match crate::sandbox::hostmask::apply(&plan.host_masks, plan.gate_fd.is_some(), plan.uid, plan.gid)
+    match crate::sandbox::hostmask::apply(&plan.early_masks(), plan.gate_fd.is_some(), plan.uid, plan.gid)
         .and_then(|()| place_data(plan))
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())

@@ -1,6 +1,7 @@
-//! Masks over what only root may use (`rootscan`), mounted by the process
-//! that becomes bwrap, in a private mount namespace of its own, just
-//! before it does. bwrap's recursive bind of `/` then carries them into the
+//! Masks over what only root may use (`rootscan`) and the plan's early
+//! masks (`Mount::EarlyMask`: the workspace's hidden siblings), mounted by
+//! the process that becomes bwrap, in a private mount namespace of its
+//! own, just before it does. bwrap's recursive bind of `/` then carries them into the
 //! session, locked there like every mount from a more privileged namespace.
 //!
 //! Why not as bwrap arguments: bwrap must create a missing mount point,
@@ -20,11 +21,10 @@
 //!    anything else the empty file bound read-only; missing ones skipped;
 //! 5. the staging tmpfs detached.
 
-use crate::sandbox::fsview::Kind;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{unshare, CloneFlags};
 use std::io::Error;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where the empty file is staged (a private tmpfs over it, detached
 /// again before bwrap starts).
@@ -32,7 +32,7 @@ const STAGING: &str = "/tmp";
 
 /// Mounts the masks (steps 1-5). `in_userns`: this process already owns
 /// a user namespace (the jail's holder). `uid`/`gid`: the launcher's.
-pub fn apply(masks: &[(PathBuf, Kind)], in_userns: bool, uid: u32, gid: u32) -> Result<(), Error> {
+pub fn apply(masks: &[&Path], in_userns: bool, uid: u32, gid: u32) -> Result<(), Error> {
     if masks.is_empty() {
         return Ok(());
     }
@@ -49,7 +49,7 @@ pub fn apply(masks: &[(PathBuf, Kind)], in_userns: bool, uid: u32, gid: u32) -> 
     mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
     mount(Some("tmpfs"), STAGING, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=0700,size=64k"))?;
     let empty = Path::new(STAGING).join("empty");
-    let staged = std::fs::write(&empty, b"").and_then(|()| masks.iter().try_for_each(|(p, _)| mask(p, &empty)));
+    let staged = std::fs::write(&empty, b"").and_then(|()| masks.iter().try_for_each(|p| mask(p, &empty)));
     let detached = umount2(STAGING, MntFlags::MNT_DETACH);
     staged?;
     detached.map_err(Error::from)
@@ -59,7 +59,9 @@ pub fn apply(masks: &[(PathBuf, Kind)], in_userns: bool, uid: u32, gid: u32) -> 
 /// the jail names them (a seccomp profile, a sysctl, an emulator).
 fn no_userns(uid: u32, e: nix::errno::Errno) -> Error {
     let (cause, fix) = crate::jail::userns_diagnosis(&crate::jail::current_userns_facts(), uid, e as i32);
-    Error::other(format!("hiding what only root may read needs a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"))
+    Error::other(format!(
+        "hiding what only root may read (and the workspace's siblings) needs a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"
+    ))
 }
 
 fn mask(p: &Path, empty: &Path) -> Result<(), Error> {
@@ -78,6 +80,6 @@ fn mask(p: &Path, empty: &Path) -> Result<(), Error> {
     };
     match r {
         Ok(()) | Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => Ok(()),
-        Err(e) => Err(Error::other(format!("cannot hide {} (only root may read it) from the session: {e}", p.display()))),
+        Err(e) => Err(Error::other(format!("cannot hide {} from the session: {e}", p.display()))),
     }
 }

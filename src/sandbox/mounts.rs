@@ -28,6 +28,14 @@ pub enum Mount {
     Mask { dest: PathBuf, data: usize },
     /// Read-only file with contents from plan data number `data`.
     Data { dest: PathBuf, data: usize },
+    /// Hidden by the executor before bwrap starts, in the mount namespace
+    /// where the root-only masks go (`sandbox::hostmask`): an empty
+    /// read-only tmpfs over a directory, the empty file over anything else,
+    /// as it is then (gone: skipped); bwrap's bind of `/` carries it in.
+    /// One mount call each, where bwrap's `--tmpfs` + `--remount-ro` would
+    /// read the whole mount table again for each. Only where the executor
+    /// has a namespace of its own anyway (a jailed or a root launch).
+    EarlyMask { dest: PathBuf },
     /// The file or directory the executor opened for plan data number
     /// `data` (without following anything), bound on `dest`: what is
     /// mounted is what was checked, whatever happens to the name meanwhile.
@@ -42,6 +50,7 @@ impl Mount {
             | Mount::DevBind { dest, .. }
             | Mount::Tmpfs { dest }
             | Mount::TmpfsRo { dest }
+            | Mount::EarlyMask { dest }
             | Mount::Dev { dest }
             | Mount::Proc { dest }
             | Mount::Mask { dest, .. }
@@ -62,6 +71,7 @@ impl Mount {
             Mount::DevBind { src, dest, optional } => v(&[if *optional { "--dev-bind-try" } else { "--dev-bind" }.as_ref(), src.as_os_str(), dest.as_os_str()]),
             Mount::Tmpfs { dest } => v(&["--tmpfs".as_ref(), dest.as_os_str()]),
             Mount::TmpfsRo { dest } => v(&["--tmpfs".as_ref(), dest.as_os_str(), "--remount-ro".as_ref(), dest.as_os_str()]),
+            Mount::EarlyMask { .. } => Vec::new(),
             Mount::Dev { dest } => v(&["--dev".as_ref(), dest.as_os_str()]),
             Mount::Proc { dest } => v(&["--proc".as_ref(), dest.as_os_str()]),
             Mount::Mask { dest, data } | Mount::Data { dest, data } => {

@@ -277,7 +277,11 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     }
 
     let protected = protect::plan(fs, &workspace, config)?;
-    let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed };
+    // The executor mounts the root-only masks in a namespace of its own
+    // (a root launcher) or inside the jail's holder: masks that need no
+    // later bwrap mount can go there too.
+    let early = ctx.uid == 0 || matches!(ctx.network, Network::Jail { .. });
+    let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed, early };
     m.base(config)?;
     m.home(ctx, config);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
@@ -341,6 +345,16 @@ pub const NAMESPACE_FLAGS: &[&str] =
     &["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--cap-drop", "ALL"];
 
 impl Plan {
+    /// What the executor hides before bwrap starts (`sandbox::hostmask`):
+    /// the root-only entries and the plan's early masks.
+    pub fn early_masks(&self) -> Vec<&Path> {
+        let early = self.mounts.iter().filter_map(|m| match m {
+            Mount::EarlyMask { dest } => Some(dest.as_path()),
+            _ => None,
+        });
+        self.host_masks.iter().map(|(p, _)| p.as_path()).chain(early).collect()
+    }
+
     /// bwrap's arguments (argv[1..]): the flags, the mounts in order, the
     /// seccomp filter, the working directory, then `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
@@ -368,6 +382,9 @@ struct MountBuilder<'a> {
     /// The plan's data files; masks append an empty one each (bwrap
     /// consumes a descriptor per use).
     data: Vec<DataFile>,
+    /// Whether the executor mounts masks before bwrap starts
+    /// (`Mount::EarlyMask`).
+    early: bool,
 }
 
 impl MountBuilder<'_> {
@@ -608,6 +625,7 @@ impl MountBuilder<'_> {
                 // the home are configuration and credentials, not checkouts.
                 (true, false) if under_home && !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }),
                 (true, false) => {}
+                (false, true) if self.early => self.push(Mount::EarlyMask { dest: sib }),
                 (false, true) => self.mask_existing(&sib),
                 (false, false) => {}
             }

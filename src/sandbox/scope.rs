@@ -71,7 +71,7 @@ pub fn access(mounts: &[Mount], path: &Path) -> Access {
                 Access::Hidden
             }
         }
-        Mount::TmpfsRo { .. } | Mount::Mask { .. } => {
+        Mount::TmpfsRo { .. } | Mount::Mask { .. } | Mount::EarlyMask { .. } => {
             if exact {
                 Access::Empty
             } else {
@@ -102,6 +102,7 @@ pub fn effective_mounts(mounts: &[Mount], fs: &dyn FsView, resolve: &dyn Fn(&Pat
                 | Mount::DevBind { dest: d, .. }
                 | Mount::Tmpfs { dest: d }
                 | Mount::TmpfsRo { dest: d }
+                | Mount::EarlyMask { dest: d }
                 | Mount::Dev { dest: d }
                 | Mount::Proc { dest: d }
                 | Mount::Mask { dest: d, .. }

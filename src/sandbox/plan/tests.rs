@@ -125,8 +125,6 @@ const ROOT_CLAUDE: &str = "\
 --ro-bind-data 7 /root/.netrc
 --ro-bind-data 8 /root/.Xauthority
 --ro-bind-data 9 /root/.ICEauthority
---tmpfs /workspaces/other
---remount-ro /workspaces/other
 --bind /workspaces/app /workspaces/app
 --bind-fd 10 /workspaces/app/.git
 --ro-bind-fd 11 /workspaces/app/.devcontainer
@@ -158,6 +156,9 @@ fn root_claude_whole_argv() {
     let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
     let plan = build(&c, &Config::default(), &fs()).unwrap();
     assert_eq!(lines(&plan), expected(ROOT_CLAUDE));
+    // The sibling is hidden before bwrap starts (a root launcher's
+    // executor has a mount namespace of its own).
+    assert_eq!(plan.early_masks(), [Path::new("/workspaces/other")]);
     assert_eq!(plan.workspace, PathBuf::from("/workspaces/app"));
     let ensure = |rel: &str, required| EnsureDir { root: "/root".into(), rel: rel.into(), required };
     assert_eq!(
@@ -613,7 +614,33 @@ fn symlinked_siblings_are_left_to_their_targets() {
     let table = fs().with_link("/workspaces/alias", "/workspaces/other");
     let got = lines(&build(&c, &Config::default(), &table).unwrap());
     assert!(!got.contains("/workspaces/alias"), "{got}");
-    assert!(got.contains("--tmpfs /workspaces/other\n"), "{got}");
+    let mut c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
+    let got = lines(&build(&c, &Config::default(), &table).unwrap());
+    assert!(!got.contains("/workspaces/alias"), "{got}");
+    assert!(got.contains("--tmpfs /workspaces/other\n--remount-ro /workspaces/other\n"), "{got}");
+    c.network = Network::Jail { resolv_conf: String::new(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
+    assert_eq!(build(&c, &Config::default(), &table).unwrap().early_masks(), [Path::new("/workspaces/other")]);
+}
+
+/// Siblings are hidden by bwrap only where the executor has no namespace
+/// of its own (a user's launch without the jail); otherwise before bwrap
+/// starts, and the plan's view of them is the same either way.
+#[test]
+fn siblings_are_hidden_early_where_the_executor_has_a_namespace() {
+    let table = fs();
+    let other = Path::new("/workspaces/other");
+    let mut c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
+    let plain = build(&c, &Config::default(), &table).unwrap();
+    assert!(plain.early_masks().is_empty());
+    assert!(plain.mounts.contains(&Mount::TmpfsRo { dest: other.into() }));
+    c.network = Network::Jail { resolv_conf: String::new(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
+    let jailed = build(&c, &Config::default(), &table).unwrap();
+    assert_eq!(jailed.early_masks(), [other]);
+    assert!(!jailed.args().iter().any(|a| a == other.as_os_str()), "not in bwrap's argv");
+    for plan in [&plain, &jailed] {
+        assert_eq!(access(&plan.mounts, other), crate::sandbox::scope::Access::Empty);
+        assert_eq!(access(&plan.mounts, &other.join("secret")), crate::sandbox::scope::Access::Hidden);
+    }
 }
 
 #[test]
