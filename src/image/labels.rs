@@ -145,7 +145,7 @@ mod tests {
         assert_eq!(got[4].1, "1.2.3");
         assert_eq!(
             got[7].1,
-            r#"[{"containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check","remoteEnv":{"PATH":"${containerEnv:PATH}:/opt/venv/bin"},"remoteUser":"vscode","securityOpt":["systempaths=unconfined","seccomp=unconfined","apparmor=unconfined"]}]"#
+            r#"[{"remoteUser":"vscode","containerEnv":{"UV_PROJECT_ENVIRONMENT":"/opt/venv"},"remoteEnv":{"PATH":"${containerEnv:PATH}:/opt/venv/bin"},"securityOpt":["systempaths=unconfined","seccomp=unconfined","apparmor=unconfined"],"entrypoint":"/usr/local/share/agent-sandbox-image/entrypoint.sh","postStartCommand":"/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check"}]"#
         );
     }
 

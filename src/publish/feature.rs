@@ -10,7 +10,7 @@
 //! feature runs in any base image.
 
 use super::error::PublishError;
-use super::json::Json;
+use super::json::{self, Json};
 use super::source::Item;
 use crate::arch::bins::{self, BinDir, Search};
 use crate::arch::{check_static_elf, Arch};
@@ -61,9 +61,9 @@ pub fn prepare(item: &mut Item, binaries: &[Binary]) {
     let has_legacy = matches!(item.metadata.get("legacyIds"), Some(Json::Array(a)) if !a.is_empty());
     if has_legacy {
         let id = item.id.clone();
-        item.metadata.set("currentId", Json::String(id));
+        json::set(&mut item.metadata, "currentId", Json::String(id));
         let file = item.kind.metadata_file();
-        item.put(FileEntry::new(file, item.metadata.pretty(), false));
+        item.put(FileEntry::new(file, json::pretty(&item.metadata), false));
     }
 }
 

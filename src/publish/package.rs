@@ -10,7 +10,7 @@
 //! Pure: the same items give the same bytes and digests.
 
 use super::error::PublishError;
-use super::json::Json;
+use super::json::{self, Json};
 use super::source::{Item, Kind};
 use crate::oci::archive;
 use crate::oci::manifest::{Annotations, Artifact, Blob, TITLE};
@@ -62,11 +62,11 @@ pub fn package(kind: Kind, items: &[Item], mtime: u64) -> Result<Package, Publis
             files: item.files.clone(),
         });
     }
-    let collection = Json::Object(vec![
-        ("sourceInformation".into(), Json::Object(vec![("source".into(), SOURCE_NAME.into())])),
+    let collection = Json::Object(serde_json::Map::from_iter([
+        ("sourceInformation".into(), serde_json::json!({ "source": SOURCE_NAME })),
         (kind.collection_key().into(), Json::Array(out.iter().map(|p| p.metadata.clone()).collect())),
-    ]);
-    Ok(Package { kind, items: out, collection: collection.pretty() })
+    ]));
+    Ok(Package { kind, items: out, collection: json::pretty(&collection) })
 }
 
 fn config_blob() -> Blob {
@@ -80,7 +80,7 @@ fn on_ghcr(registry: &Registry) -> bool {
 /// The artifact of one feature or template.
 pub fn item_artifact(kind: Kind, p: &Packaged, registry: &Registry) -> Artifact {
     let layer = Blob::new(LAYER_MEDIA_TYPE, p.archive.clone());
-    let mut annotations = Annotations::new().with(METADATA_ANNOTATION, p.metadata.compact());
+    let mut annotations = Annotations::new().with(METADATA_ANNOTATION, json::compact(&p.metadata));
     if on_ghcr(registry) {
         annotations = annotations.with(PACKAGE_TYPE_ANNOTATION, format!("devcontainer_{}", kind.word()));
     }

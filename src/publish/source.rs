@@ -8,7 +8,7 @@
 //! here, so everything after works on checked values.
 
 use super::error::PublishError;
-use super::json::Json;
+use super::json::{self, Json};
 use crate::oci::archive::FileEntry;
 use crate::oci::reference::check_repository;
 use crate::oci::semver::Version;
@@ -120,7 +120,7 @@ fn read_item(dir: &Path, kind: Kind, dir_name: Option<&str>) -> Result<Item, Pub
     read_tree(dir, dir, kind, &mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let text = files.iter().find(|f| f.path == kind.metadata_file()).map(|f| String::from_utf8_lossy(&f.data).into_owned()).unwrap_or_default();
-    let metadata = Json::parse(&text).map_err(|why| PublishError::InvalidJson { path: meta_path.clone(), why })?;
+    let metadata = json::parse(&text).map_err(|why| PublishError::InvalidJson { path: meta_path.clone(), why })?;
     let invalid = |why: String| PublishError::InvalidMetadata { path: meta_path.clone(), why };
     if metadata.as_object().is_none() {
         return Err(invalid("the file must hold a JSON object".into()));

@@ -11,7 +11,7 @@
 //! your registry use the feature published there.
 
 use super::error::PublishError;
-use super::json::Json;
+use super::json::{self, Json};
 use super::source::Item;
 use crate::oci::archive::FileEntry;
 use crate::oci::reference::{check_repository, Registry};
@@ -75,7 +75,7 @@ pub fn prepare(item: &mut Item, rewrite: Option<&FeatureRewrite>) -> Result<(), 
     let dir = item.dir.clone();
     let invalid = |why: String| PublishError::InvalidMetadata { path: dir.join(config_path), why };
     let mut text = String::from_utf8(item.file(config_path).map(|f| f.data.clone()).unwrap_or_default()).map_err(|_| invalid("not UTF-8".into()))?;
-    let config = Json::parse(&text).map_err(|why| PublishError::InvalidJson { path: dir.join(config_path), why })?;
+    let config = json::parse(&text).map_err(|why| PublishError::InvalidJson { path: dir.join(config_path), why })?;
     let keys: Vec<String> = config.get("features").and_then(Json::as_object).map(|f| f.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
 
     if let Some(rw) = rewrite {
@@ -97,7 +97,7 @@ pub fn prepare(item: &mut Item, rewrite: Option<&FeatureRewrite>) -> Result<(), 
         let executable = item.file(config_path).is_some_and(|f| f.executable);
         item.put(FileEntry::new(config_path, text.clone(), executable));
     }
-    let config = Json::parse(&text).map_err(|why| PublishError::InvalidJson { path: dir.join(config_path), why })?;
+    let config = json::parse(&text).map_err(|why| PublishError::InvalidJson { path: dir.join(config_path), why })?;
 
     let kind = if config.get("image").is_some() {
         "image"
@@ -116,10 +116,10 @@ pub fn prepare(item: &mut Item, rewrite: Option<&FeatureRewrite>) -> Result<(), 
     let files: Vec<String> = item.files.iter().map(|f| f.path.clone()).collect();
 
     let meta = &mut item.metadata;
-    meta.set("type", kind.into());
-    meta.set("files", Json::Array(files.iter().map(|f| Json::String(f.clone())).collect()));
-    meta.set("fileCount", Json::Number(files.len() as f64));
-    meta.set("featureIds", Json::Array(feature_ids));
+    json::set(meta, "type", kind.into());
+    json::set(meta, "files", Json::Array(files.iter().map(|f| Json::String(f.clone())).collect()));
+    json::set(meta, "fileCount", Json::from(files.len()));
+    json::set(meta, "featureIds", Json::Array(feature_ids));
     if let Some(Json::Array(paths)) = meta.get("optionalPaths").cloned() {
         let resolved = paths
             .into_iter()
@@ -135,9 +135,9 @@ pub fn prepare(item: &mut Item, rewrite: Option<&FeatureRewrite>) -> Result<(), 
                 _ => p,
             })
             .collect();
-        meta.set("optionalPaths", Json::Array(resolved));
+        json::set(meta, "optionalPaths", Json::Array(resolved));
     }
-    let pretty = item.metadata.pretty();
+    let pretty = json::pretty(&item.metadata);
     let file = item.kind.metadata_file();
     item.put(FileEntry::new(file, pretty, false));
     Ok(())

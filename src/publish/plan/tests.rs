@@ -3,7 +3,6 @@
 use super::*;
 use crate::oci::archive::FileEntry;
 use crate::oci::semver::Version;
-use crate::publish::json::Json;
 use crate::publish::package::{package, Packaged};
 use crate::publish::source::{Item, Kind};
 use std::path::PathBuf;
@@ -15,7 +14,7 @@ fn feature(id: &str, version: &str) -> Item {
         dir: PathBuf::from(format!("/src/{id}")),
         id: id.into(),
         version: Version::parse(version).unwrap(),
-        metadata: Json::parse(&meta).unwrap(),
+        metadata: crate::publish::json::parse(&meta).unwrap(),
         files: vec![FileEntry::new("devcontainer-feature.json", meta, false), FileEntry::new("install.sh", "#!/bin/sh\n", true)],
     }
 }

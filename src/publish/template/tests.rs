@@ -22,7 +22,7 @@ fn item(meta: &str) -> Item {
         dir: PathBuf::from("/t/demo"),
         id: "demo".into(),
         version: Version::parse("1.0.0").unwrap(),
-        metadata: Json::parse(meta).unwrap(),
+        metadata: crate::publish::json::parse(meta).unwrap(),
         files: vec![
             FileEntry::new(".devcontainer/devcontainer.json", CONFIG, false),
             FileEntry::new("NOTES.md", "n", false),
@@ -37,7 +37,7 @@ fn metadata_gets_the_cli_fields_in_order() {
     let mut t = item(r#"{"id": "demo", "version": "1.0.0", "name": "Demo", "optionalPaths": ["extra/*", ".github/*"]}"#);
     prepare(&mut t, None).unwrap();
     assert_eq!(
-        t.metadata.compact(),
+        json::compact(&t.metadata),
         concat!(
             r#"{"id":"demo","version":"1.0.0","name":"Demo","optionalPaths":["extra/only.txt",".github/*"],"type":"image","#,
             r#""files":[".devcontainer/devcontainer.json","NOTES.md","devcontainer-template.json","extra/only.txt"],"fileCount":4,"#,
@@ -45,7 +45,7 @@ fn metadata_gets_the_cli_fields_in_order() {
         )
     );
     let written = String::from_utf8(t.file("devcontainer-template.json").unwrap().data.clone()).unwrap();
-    assert_eq!(written, t.metadata.pretty());
+    assert_eq!(written, json::pretty(&t.metadata));
     assert_eq!(t.file(".devcontainer/devcontainer.json").unwrap().data, CONFIG.as_bytes());
 }
 
