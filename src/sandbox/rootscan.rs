@@ -174,18 +174,25 @@ impl Walk<'_> {
         true
     }
 
-    /// Each entry of `dir` but links, with its `lstat` (relative to `dir`).
-    /// A link is known by its directory entry, without a stat: its target
-    /// is scanned where it lies (or is a system tree).
-    fn each(&mut self, dir: &OwnedFd, mut f: impl FnMut(&mut Self, &std::ffi::CStr, FileStat)) {
+    /// Hides what could not be judged, unless the session is given a path
+    /// in it (the workspace must stay reachable).
+    fn hide_unjudged(&mut self, p: &Path) {
+        if !self.holds_kept(p) {
+            self.found.push((p.to_path_buf(), Kind::Other));
+        }
+    }
+
+    /// Each entry of `dir` but links, with its `lstat` (relative to `dir`)
+    /// or why there is none; an error if `dir` could not be listed to its
+    /// end. A link is known by its directory entry, without a stat: its
+    /// target is scanned where it lies (or is a system tree).
+    fn each(&mut self, dir: &OwnedFd, mut f: impl FnMut(&mut Self, &std::ffi::CStr, nix::Result<FileStat>)) -> nix::Result<()> {
         let raw = dir.as_raw_fd();
         let mut buf = std::mem::take(&mut self.buf);
         let mut listed = Vec::new();
-        let _ = fsread::each_entry(raw, &mut buf, |name, ty| {
+        let done = fsread::each_entry(raw, &mut buf, |name, ty| {
             if ty != libc::DT_LNK {
-                if let Ok(st) = fstatat(Some(raw), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-                    listed.push((name.to_owned(), st));
-                }
+                listed.push((name.to_owned(), fstatat(Some(raw), name, AtFlags::AT_SYMLINK_NOFOLLOW)));
             }
             self.seen += 1;
         });
@@ -193,40 +200,52 @@ impl Walk<'_> {
         for (name, st) in listed {
             f(self, &name, st);
         }
+        done
     }
 
     /// The files (not directories) directly in `/`.
     fn files_of_root(&mut self, root: &OwnedFd) {
-        self.each(root, |w, name, st| {
-            if kind_of(st.st_mode) != Kind::Dir {
-                w.judge(Path::new("/").join(std::ffi::OsStr::from_bytes(name.to_bytes())), &st);
-            }
+        let _ = self.each(root, |w, name, st| match st {
+            Ok(st) if kind_of(st.st_mode) != Kind::Dir => w.judge(Path::new("/").join(std::ffi::OsStr::from_bytes(name.to_bytes())), &st),
+            _ => {}
         });
     }
 
     /// Judges `dir`'s entries (each looked at once: a directory is judged
-    /// here, as an entry), then reads the directories to enter.
+    /// here, as an entry), then reads the directories to enter. What cannot
+    /// be judged is hidden (fails closed): an entry that cannot be stat'ed
+    /// (but is gone) is masked as it is when the masks go on, a directory
+    /// that cannot be listed to its end or opened (but is gone) whole.
     fn read(&mut self, dir: OwnedFd, path: &Path, depth: usize) {
         let mut subdirs = Vec::new();
-        self.each(&dir, |w, name, st| {
+        let listed = self.each(&dir, |w, name, st| {
             let p = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
-            if kind_of(st.st_mode) == Kind::Dir {
-                if w.enter(&p, &st) {
-                    subdirs.push(p);
+            match st {
+                Ok(st) if kind_of(st.st_mode) == Kind::Dir => {
+                    if w.enter(&p, &st) {
+                        subdirs.push(p);
+                    }
                 }
-            } else {
-                w.judge(p, &st);
+                Ok(st) => w.judge(p, &st),
+                Err(nix::errno::Errno::ENOENT) => {}
+                Err(_) => w.hide_unjudged(&p),
             }
         });
+        if listed.is_err() {
+            self.hide_unjudged(path);
+        }
         let parent = (depth < HELD_DEPTH).then_some(dir);
         for sub in subdirs {
             match open_dir(parent.as_ref(), &sub) {
                 Ok(d) => self.read(d, &sub, depth + 1),
+                // Gone since it was listed: nothing to hide.
+                Err(nix::errno::Errno::ENOENT) => {}
                 // Too long a path to open (or to mask) below: hide the
                 // directory that holds it whole.
-                Err(nix::errno::Errno::ENAMETOOLONG) => self.found.push((path.to_path_buf(), Kind::Dir)),
-                // Gone since it was listed: nothing to hide.
-                Err(_) => {}
+                Err(nix::errno::Errno::ENAMETOOLONG) => self.hide_unjudged(path),
+                // Replaced since it was listed, or unreadable: hidden as
+                // it is when the masks go on (a link is left alone then).
+                Err(_) => self.hide_unjudged(&sub),
             }
         }
     }
@@ -363,6 +382,23 @@ mod tests {
         // Only root's own files are root-only (the suite runs as root in CI).
         let want = if nix::unistd::geteuid().is_root() { vec![(secret, Kind::File)] } else { vec![] };
         assert_eq!(walk.found, want);
+    }
+
+    /// A directory that cannot be listed to its end is hidden whole (here
+    /// a descriptor `getdents64` refuses), unless it holds a kept path.
+    #[test]
+    fn what_cannot_be_listed_is_hidden_unless_it_holds_a_kept_path() {
+        let t = tempfile::tempdir().unwrap();
+        let odd = t.path().join("odd");
+        std::fs::write(&odd, b"").unwrap();
+        let fd = || OwnedFd::from(std::fs::File::open(&odd).unwrap());
+        let mut walk = Walk { keep: &[], home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new() };
+        walk.read(fd(), &odd, 0);
+        assert_eq!(walk.found, vec![(odd.clone(), Kind::Other)]);
+        let keep = [odd.join("workspace")];
+        let mut walk = Walk { keep: &keep, home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new() };
+        walk.read(fd(), &odd, 0);
+        assert_eq!(walk.found, vec![]);
     }
 
     #[test]
