@@ -4,7 +4,7 @@
 # Target: the jail's median at most 1.3 x the floor's. The jail also waits
 # until pasta is gone (and reaped); "floor-reaped" is the floor doing that
 # too. Root only; nothing leaves the machine (/bin/true sends no traffic).
-# usage: benches/jail_bench.sh [RUNS]     (default 100)
+# usage: benches/jail_bench.sh [RUNS]     (default 100; JAIL_BENCH_ROUNDS=5)
 set -eu
 cd "$(dirname "$0")/.."
 runs=${1:-100}
@@ -25,24 +25,38 @@ exe=$(cargo test --release --test all --no-run --message-format=json 2>/dev/null
 [ -x "$exe" ] || { echo "jail_bench: could not build the integration test binary" >&2; exit 1; }
 jail="JAIL_TEST_HELPER=bench $exe suite::jail::helper_bench_true --exact -q --test-threads=1"
 
-out=$(mktemp)
+# In rounds: each round times every command a few times, so a shared
+# machine's drift (a noisy neighbour for a minute) falls on all of them
+# alike instead of on whichever ran then; the medians are over all rounds.
+rounds=${JAIL_BENCH_ROUNDS:-5}
+per=$(( (runs + rounds - 1) / rounds ))
+out=$(mktemp -d)
 trap 'rm -rf "$out" "$ws"' EXIT
-hyperfine --warmup 5 --runs "$runs" --export-json "$out" \
-    -n floor "sh benches/jail_floor.sh" \
-    -n floor-reaped "JAIL_FLOOR_REAP=1 sh benches/jail_floor.sh" \
-    -n jail "$jail" \
-    -n agent-sandbox "$product"
+hyperfine --warmup 5 --runs 2 \
+    -n floor "sh benches/jail_floor.sh" -n jail "$jail" -n agent-sandbox "$product" >/dev/null
+r=1
+while [ "$r" -le "$rounds" ]; do
+    hyperfine --runs "$per" --export-json "$out/round$r.json" \
+        -n floor "sh benches/jail_floor.sh" \
+        -n floor-reaped "JAIL_FLOOR_REAP=1 sh benches/jail_floor.sh" \
+        -n jail "$jail" \
+        -n agent-sandbox "$product" >/dev/null
+    r=$((r + 1))
+done
 
-# Medians and their ratio, from hyperfine's JSON.
-median() { tr -d ' \n' < "$out" | sed 's/"command"/\n&/g' | grep "\"command\":\"$1\"" |
-    sed -n 's/.*"median":\([0-9.e-]*\).*/\1/p'; }
-floor=$(median floor)
-reaped=$(median floor-reaped)
-jailed=$(median jail)
-ours=$(median agent-sandbox)
-awk -v f="$floor" -v w="$reaped" -v j="$jailed" -v a="$ours" 'BEGIN {
-    r = a / f
-    printf "median: floor %.1f ms, floor-reaped %.1f ms, jail library %.1f ms, agent-sandbox run %.1f ms\n", f * 1000, w * 1000, j * 1000, a * 1000
-    printf "ratio agent-sandbox/floor %.2f (target <= 1.30), agent-sandbox/floor-reaped %.2f, jail library/floor %.2f\n", r, a / w, j / f
-    exit (r <= 1.30 ? 0 : 1)
-}'
+# Medians over every round's times, and their ratio.
+python3 - "$out" <<'PY'
+import glob, json, statistics, sys
+times = {}
+for f in sorted(glob.glob(sys.argv[1] + "/round*.json")):
+    for res in json.load(open(f))["results"]:
+        times.setdefault(res["command"], []).extend(res["times"])
+m = {k: statistics.median(v) * 1000 for k, v in times.items()}
+n = len(times["floor"])
+print(f"median of {n} runs each: floor {m['floor']:.1f} ms, floor-reaped {m['floor-reaped']:.1f} ms, "
+      f"jail library {m['jail']:.1f} ms, agent-sandbox run {m['agent-sandbox']:.1f} ms")
+r = m["agent-sandbox"] / m["floor"]
+print(f"ratio agent-sandbox/floor {r:.2f} (target <= 1.30), agent-sandbox/floor-reaped "
+      f"{m['agent-sandbox'] / m['floor-reaped']:.2f}, jail library/floor {m['jail'] / m['floor']:.2f}")
+sys.exit(0 if r <= 1.30 else 1)
+PY
