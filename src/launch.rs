@@ -8,6 +8,7 @@ use crate::jail;
 use crate::review;
 use crate::sandbox::context::{self, Context, ContextError, Network};
 use crate::sandbox::fsview::RealFs;
+use crate::sandbox::hostmask::Later;
 use crate::sandbox::plan::{Plan, PlanError};
 use crate::sandbox::{exec, gitconfig, supervise};
 use crate::sysbin::{self, SysbinError};
@@ -195,13 +196,29 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     let (watch, lines) =
         review::session::Watch::start(session.state_dir.as_deref(), &session.plan.workspace, session.review_shared.clone(), &session.session_id);
     lines.iter().for_each(|l| eprintln!("{l}"));
-    let mut exec_final = || match with_scan(&session.plan, scan.as_ref()) {
-        Ok(plan) => exec::exec(&plan),
-        Err(e) => e,
+    // In the jail the gate holds the command back, so bwrap need not wait
+    // for the scan: its findings are masked while bwrap sets up, and the
+    // gate opens once they are (`hostmask::apply`). Without the jail,
+    // bwrap starts after the scan.
+    let (ready, done) = match (&session.jail, &scan) {
+        (Some(_), Some(_)) => {
+            let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| LaunchError::Exec { bwrap: "a pipe".into(), source: e.into() })?;
+            (Some(r), Some(w))
+        }
+        _ => (None, None),
+    };
+    let done = done.as_ref();
+    let findings = || scan.as_ref().map_or(Ok(Vec::new()), |s| s.findings().map(|f| f.into_iter().map(|(p, _)| p).collect()));
+    let mut exec_final = || match (done, &scan) {
+        (Some(done), Some(s)) => exec::exec(&session.plan, Some(Later { findings: &findings, findings_fd: s.fd(), done })),
+        _ => match with_scan(&session.plan, scan.as_ref()) {
+            Ok(plan) => exec::exec(&plan, None),
+            Err(e) => e,
+        },
     };
     let code = match &session.jail {
         None => supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e }),
-        Some(jail_plan) => jail::run_jailed(jail_plan, &mut exec_final).map_err(LaunchError::from),
+        Some(jail_plan) => jail::run_jailed(jail_plan, &mut exec_final, ready).map_err(LaunchError::from),
     };
     if let Some(s) = &scan {
         s.reap();

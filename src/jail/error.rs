@@ -85,6 +85,9 @@ pub enum JailError {
     #[error("egress jail: {what} did not answer within {secs} s. Fix: retry; report it if it persists")]
     Timeout { what: &'static str, secs: u64 },
 
+    #[error("the session was not started: {message}. Fix: start it again; report it if it persists")]
+    BeforeGate { message: String },
+
     #[error("egress jail: {step} failed: {source}")]
     System {
         step: &'static str,

@@ -56,8 +56,9 @@ pub fn prepare(plan: &Plan) -> Result<(), Error> {
 }
 
 /// Replaces this process with the session. Returns only on failure.
-pub fn exec(plan: &Plan) -> Error {
-    match crate::sandbox::hostmask::apply(&plan.early_masks(), plan.gate_fd.is_some(), plan.uid, plan.gid)
+/// `later`: masks that come while bwrap sets up (`hostmask::apply`).
+pub fn exec(plan: &Plan, later: Option<crate::sandbox::hostmask::Later<'_>>) -> Error {
+    match crate::sandbox::hostmask::apply(&plan.early_masks(), plan.gate_fd.is_some(), plan.uid, plan.gid, later)
         .and_then(|()| place_data(plan))
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())

@@ -24,16 +24,36 @@
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{unshare, CloneFlags};
 use std::io::Error;
-use std::path::Path;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
 
 /// Where the empty file is staged (a private tmpfs over it, detached
 /// again before bwrap starts).
 const STAGING: &str = "/tmp";
 
+/// Masks that come later (the scan's findings, while bwrap already sets
+/// up): `findings` waits for them; `done` is where the outcome is
+/// reported (`1`, or `0` and why), which the gate waits for.
+pub struct Later<'a> {
+    pub findings: &'a dyn Fn() -> Result<Vec<PathBuf>, Error>,
+    /// The descriptor `findings` reads from.
+    pub findings_fd: RawFd,
+    pub done: &'a OwnedFd,
+}
+
 /// Mounts the masks (steps 1-5). `in_userns`: this process already owns
 /// a user namespace (the jail's holder). `uid`/`gid`: the launcher's.
-pub fn apply(masks: &[&Path], in_userns: bool, uid: u32, gid: u32) -> Result<(), Error> {
-    if masks.is_empty() {
+///
+/// With `later` (in the jail only: the gate holds the command back):
+/// after step 4 the namespace is made a shared peer group, and a process
+/// forked off here mounts the later masks, then step 5, and reports;
+/// this one goes on to exec bwrap at once. bwrap makes its copy of the
+/// namespace a slave of this one, so mounts made here afterwards reach
+/// the session (locked there, as every mount from a more privileged
+/// namespace); each mask is read-only by its own superblock (a mount's
+/// read-only flag does not travel with propagation).
+pub fn apply(masks: &[&Path], in_userns: bool, uid: u32, gid: u32, later: Option<Later<'_>>) -> Result<(), Error> {
+    if masks.is_empty() && later.is_none() {
         return Ok(());
     }
     if in_userns {
@@ -49,10 +69,50 @@ pub fn apply(masks: &[&Path], in_userns: bool, uid: u32, gid: u32) -> Result<(),
     mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
     mount(Some("tmpfs"), STAGING, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=0700,size=64k"))?;
     let empty = Path::new(STAGING).join("empty");
-    let staged = std::fs::write(&empty, b"").and_then(|()| masks.iter().try_for_each(|p| mask(p, &empty)));
-    let detached = umount2(STAGING, MntFlags::MNT_DETACH);
-    staged?;
-    detached.map_err(Error::from)
+    // The empty file's superblock read-only: every bind of it is.
+    let staged = std::fs::write(&empty, b"")
+        .and_then(|()| mount(none, STAGING, none, MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV, none).map_err(Error::from))
+        .and_then(|()| masks.iter().try_for_each(|p| mask(p, &empty)));
+    let Some(later) = later.filter(|_| staged.is_ok()) else {
+        let detached = umount2(STAGING, MntFlags::MNT_DETACH);
+        staged?;
+        return detached.map_err(Error::from);
+    };
+    mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_SHARED, none)?;
+    follow_up(&later, &empty)
+}
+
+/// Forks the process that mounts the later masks (twice, so the launcher,
+/// a subreaper, adopts and reaps it; the process that becomes bwrap waits
+/// only for the first fork). It keeps no descriptor but the two it needs:
+/// a copy of the holder's channel would hide the exec of bwrap from the
+/// launcher until it ends.
+fn follow_up(later: &Later<'_>, empty: &Path) -> Result<(), Error> {
+    // SAFETY: the process is single-threaded (it execs bwrap next); the
+    // children only mount, write and leave with _exit.
+    match unsafe { nix::unistd::fork() }? {
+        nix::unistd::ForkResult::Parent { child } => {
+            nix::sys::wait::waitpid(child, None)?;
+            Ok(())
+        }
+        nix::unistd::ForkResult::Child => {
+            // SAFETY: as above; the intermediate child leaves at once.
+            if !matches!(unsafe { nix::unistd::fork() }, Ok(nix::unistd::ForkResult::Child)) {
+                // SAFETY: ends the child without running the parent's destructors.
+                unsafe { libc::_exit(0) }
+            }
+            close_all_but(&[later.findings_fd, later.done.as_raw_fd()]);
+            let outcome = (later.findings)().and_then(|found| found.iter().try_for_each(|p| mask(p, empty)));
+            let detached = umount2(STAGING, MntFlags::MNT_DETACH).map_err(Error::from);
+            let word = match outcome.and(detached) {
+                Ok(()) => b"1".to_vec(),
+                Err(e) => format!("0cannot hide what only root may read: {e}").into_bytes(),
+            };
+            let _ = nix::unistd::write(later.done, &word);
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(0) }
+        }
+    }
 }
 
 /// The refusal when no user namespace can be made: its cause and fix as
@@ -62,6 +122,20 @@ fn no_userns(uid: u32, e: nix::errno::Errno) -> Error {
     Error::other(format!(
         "hiding what only root may read (and the workspace's siblings) needs a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"
     ))
+}
+
+/// Closes every descriptor of this process but `keep` (and 0-2).
+fn close_all_but(keep: &[RawFd]) {
+    let open: Vec<RawFd> = std::fs::read_dir("/proc/self/fd")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .filter(|fd| *fd > 2 && !keep.contains(fd))
+        .collect();
+    for fd in open {
+        let _ = nix::unistd::close(fd);
+    }
 }
 
 fn mask(p: &Path, empty: &Path) -> Result<(), Error> {

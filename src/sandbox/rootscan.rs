@@ -327,6 +327,11 @@ impl Pending {
         decode(&bytes).ok_or_else(|| std::io::Error::other("the scan for files only root may read ended early; start the session again"))
     }
 
+    /// The descriptor the findings arrive on.
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.findings.as_raw_fd()
+    }
+
     /// Reaps the scan's process (the launcher, after the session).
     pub fn reap(&self) {
         let _ = nix::sys::wait::waitpid(self.pid, None);

@@ -28,9 +28,10 @@ impl Drop for Planted {
     }
 }
 
-/// `script`'s `key=value` lines, from a session of `account` in `ws`.
-fn session(ws: &Path, account: Account, bin: &Path, script: &str) -> Out {
-    let out = Launcher::as_account(ws, account).bin(bin).sh(script);
+/// `script`'s `key=value` lines, from a session of `account` in `ws`,
+/// with the egress jail on (`"1"`) or off (`"0"`).
+fn session(ws: &Path, account: Account, bin: &Path, script: &str, jail: &str) -> Out {
+    let out = Launcher::as_account(ws, account).bin(bin).env("AGENT_SANDBOX_EGRESS_JAIL", jail).sh(script);
     out.assert_ok();
     out
 }
@@ -84,13 +85,15 @@ fn a_root_session_reaches_no_more_of_the_host_than_a_users() {
     let bin = td.public_bin();
     let script =
         format!("ETC={} VARLIB={} PRIVATE={} RUNSOCK={}\n{PROBE}", etc.display(), varlib.display(), private.display(), run.join("ssh-auth.sock").display());
-    for account in [root_account(), test_user()] {
+    // Root twice: without the jail bwrap starts after the scan; in the jail
+    // it starts at once and the scan's masks follow before the gate opens.
+    for (account, jail) in [(root_account(), "0"), (root_account(), "1"), (test_user(), "0")] {
         let ws = td.workspace(&unique(&account.name));
         chown(&ws, account.uid, account.gid);
-        let out = session(&ws, account.clone(), &bin, &script);
+        let out = session(&ws, account.clone(), &bin, &script, jail);
         assert_eq!(out.get("etc_public"), "reached", "the check must be able to read (sanity)\n{out}");
         for key in ["etc_key", "varlib_secret", "private_dir", "private_file", "root_socket", "run_socket"] {
-            assert_eq!(out.get(key), "refused", "{} reached {key}\n{out}", account.name);
+            assert_eq!(out.get(key), "refused", "{} (jail {jail}) reached {key}\n{out}", account.name);
         }
     }
 }

@@ -1192,7 +1192,7 @@ fn bench_child() -> i32 {
                 args.push(a.into());
             }
         }
-        jail::run_jailed(&plan, &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec())
+        jail::run_jailed(&plan, &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec(), None)
     };
     match run() {
         Ok(code) => code,

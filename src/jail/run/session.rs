@@ -52,11 +52,15 @@ const SI_KERNEL: i32 = 0x80;
 /// only once the gate opens. It returns only on error. Returns the launcher's
 /// exit code: the session's status, or 128+N after signal N (also when a
 /// signal stops the launch).
-pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<i32, JailError> {
+///
+/// `before_gate`: a descriptor on which the sandbox's side reports, once,
+/// that what must be in place before the command starts is (`1`), or why
+/// it is not (`0` and a message): the gate opens only after a `1`.
+pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error, before_gate: Option<OwnedFd>) -> Result<i32, JailError> {
     let signals = Signals::block()?;
     let orphans = Subreaper::adopt_orphans();
     let mut kids = Kids::default();
-    let result = run(plan, exec_inner, &signals, &mut kids);
+    let result = run(plan, exec_inner, before_gate.as_ref(), &signals, &mut kids);
     let t = Instant::now();
     kids.stop_all();
     orphans.reap_dying(&signals);
@@ -148,7 +152,13 @@ impl Drop for Kids {
     }
 }
 
-fn run(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error, signals: &Signals, kids: &mut Kids) -> Result<i32, Stop> {
+fn run(
+    plan: &JailPlan,
+    exec_inner: &mut dyn FnMut() -> std::io::Error,
+    before_gate: Option<&OwnedFd>,
+    signals: &Signals,
+    kids: &mut Kids,
+) -> Result<i32, Stop> {
     let start = Instant::now();
     let deadline = start + plan.setup_timeout;
     let step = |what: &str| tracing::debug!("egress jail: {what} after {:?}", start.elapsed());
@@ -188,6 +198,10 @@ fn run(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error, signals:
     // 5. Relays, then the gate.
     if plan.has_relays() {
         start_relay(plan, &ns, signals, kids, deadline)?;
+    }
+    if let Some(fd) = before_gate {
+        await_before_gate(fd, signals, kids, deadline, plan)?;
+        step("the sandbox's side ready");
     }
     open_gate(kids);
     step("gate opened");
@@ -289,6 +303,25 @@ fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Ins
             },
             Event::Signal(info) => on_setup_signal(&info, kids)?,
             Event::Timeout => return Err(JailError::PastaTimeout { secs: plan.setup_timeout.as_secs() }.into()),
+        }
+    }
+}
+
+/// The sandbox side's one report before the gate opens (see `run_jailed`).
+fn await_before_gate(fd: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Instant, plan: &JailPlan) -> Result<(), Stop> {
+    loop {
+        match wait_fd(Some(fd.as_fd()), signals, Some(deadline))? {
+            Event::Ready => {
+                let mut b = [0u8; 4096];
+                let n = nix::unistd::read(fd.as_raw_fd(), &mut b).unwrap_or(0);
+                return match b.get(..n) {
+                    Some([b'1', ..]) => Ok(()),
+                    Some([b'0', why @ ..]) => Err(JailError::BeforeGate { message: String::from_utf8_lossy(why).into_owned() }.into()),
+                    _ => Err(JailError::BeforeGate { message: "the process preparing it ended without a word".into() }.into()),
+                };
+            }
+            Event::Signal(info) => on_setup_signal(&info, kids)?,
+            Event::Timeout => return Err(JailError::Timeout { what: "the sandbox's preparation", secs: plan.setup_timeout.as_secs() }.into()),
         }
     }
 }

@@ -168,7 +168,7 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     (opts.edit)(&mut plan);
     let resolv = plan.resolv_conf.clone();
     let mut inner = || exec_bwrap(&resolv, &opts.product_exe, &opts.script, &opts.env);
-    jail::run_jailed(&plan, &mut inner)
+    jail::run_jailed(&plan, &mut inner, None)
 }
 
 /// `agent-sandbox run -- bash -c SCRIPT` (or `args`) as root, in `ws`,
