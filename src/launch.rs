@@ -208,9 +208,8 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         _ => (None, None),
     };
     let done = done.as_ref();
-    let findings = || scan.as_ref().map_or(Ok(Vec::new()), |s| s.findings().map(|f| f.into_iter().map(|(p, _)| p).collect()));
     let mut exec_final = || match (done, &scan) {
-        (Some(done), Some(s)) => exec::exec(&session.plan, Some(Later { findings: &findings, findings_fd: s.fd(), done })),
+        (Some(done), Some(scan)) => exec::exec(&session.plan, Some(Later { scan, done })),
         _ => match with_scan(&session.plan, scan.as_ref()) {
             Ok(plan) => exec::exec(&plan, None),
             Err(e) => e,

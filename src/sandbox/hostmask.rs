@@ -24,20 +24,18 @@
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{unshare, CloneFlags};
 use std::io::Error;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 
 /// Where the empty file is staged (a private tmpfs over it, detached
 /// again before bwrap starts).
 const STAGING: &str = "/tmp";
 
-/// Masks that come later (the scan's findings, while bwrap already sets
-/// up): `findings` waits for them; `done` is where the outcome is
-/// reported (`1`, or `0` and why), which the gate waits for.
+/// Masks that come later: the findings of a scan still running while
+/// bwrap already sets up; `done` is where the outcome is reported (`1`,
+/// or `0` and why), which the gate waits for.
 pub struct Later<'a> {
-    pub findings: &'a dyn Fn() -> Result<Vec<PathBuf>, Error>,
-    /// The descriptor `findings` reads from.
-    pub findings_fd: RawFd,
+    pub scan: &'a crate::sandbox::rootscan::Pending,
     pub done: &'a OwnedFd,
 }
 
@@ -88,31 +86,24 @@ pub fn apply(masks: &[&Path], in_userns: bool, uid: u32, gid: u32, later: Option
 /// a copy of the holder's channel would hide the exec of bwrap from the
 /// launcher until it ends.
 fn follow_up(later: &Later<'_>, empty: &Path) -> Result<(), Error> {
-    // SAFETY: the process is single-threaded (it execs bwrap next); the
-    // children only mount, write and leave with _exit.
-    match unsafe { nix::unistd::fork() }? {
-        nix::unistd::ForkResult::Parent { child } => {
-            nix::sys::wait::waitpid(child, None)?;
-            Ok(())
-        }
-        nix::unistd::ForkResult::Child => {
-            // SAFETY: as above; the intermediate child leaves at once.
-            if !matches!(unsafe { nix::unistd::fork() }, Ok(nix::unistd::ForkResult::Child)) {
-                // SAFETY: ends the child without running the parent's destructors.
-                unsafe { libc::_exit(0) }
-            }
-            close_all_but(&[later.findings_fd, later.done.as_raw_fd()]);
-            let outcome = (later.findings)().and_then(|found| found.iter().try_for_each(|p| mask(p, empty)));
-            let detached = umount2(STAGING, MntFlags::MNT_DETACH).map_err(Error::from);
-            let word = match outcome.and(detached) {
-                Ok(()) => b"1".to_vec(),
-                Err(e) => format!("0cannot hide what only root may read: {e}").into_bytes(),
-            };
-            let _ = nix::unistd::write(later.done, &word);
-            // SAFETY: ends the child without running the parent's destructors.
-            unsafe { libc::_exit(0) }
-        }
-    }
+    let step = "forking the process that hides what only root may read";
+    let grandchild = || crate::jail::fork_child(step, || mask_later(later, empty)).map_or(1, |_| 0);
+    let child = crate::jail::fork_child(step, grandchild).map_err(Error::other)?;
+    nix::sys::wait::waitpid(child, None)?;
+    Ok(())
+}
+
+/// The forked process's work: the scan's findings masked, the staging
+/// tmpfs detached, the outcome reported.
+fn mask_later(later: &Later<'_>, empty: &Path) -> i32 {
+    crate::jail::close_fds_except(&[later.scan.fd(), later.done.as_raw_fd()]);
+    let outcome = later.scan.findings().and_then(|found| found.iter().try_for_each(|(p, _)| mask(p, empty)));
+    let detached = umount2(STAGING, MntFlags::MNT_DETACH).map_err(Error::from);
+    let word = match outcome.and(detached) {
+        Ok(()) => b"1".to_vec(),
+        Err(e) => format!("0cannot hide what only root may read: {e}").into_bytes(),
+    };
+    i32::from(nix::unistd::write(later.done, &word).is_err())
 }
 
 /// The refusal when no user namespace can be made: its cause and fix as
@@ -122,20 +113,6 @@ fn no_userns(uid: u32, e: nix::errno::Errno) -> Error {
     Error::other(format!(
         "hiding what only root may read (and the workspace's siblings) needs a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"
     ))
-}
-
-/// Closes every descriptor of this process but `keep` (and 0-2).
-fn close_all_but(keep: &[RawFd]) {
-    let open: Vec<RawFd> = std::fs::read_dir("/proc/self/fd")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
-        .filter(|fd| *fd > 2 && !keep.contains(fd))
-        .collect();
-    for fd in open {
-        let _ = nix::unistd::close(fd);
-    }
 }
 
 fn mask(p: &Path, empty: &Path) -> Result<(), Error> {

@@ -16,10 +16,9 @@
 
 use crate::fsread;
 use crate::sandbox::fsview::Kind;
-use nix::fcntl::{AtFlags, OFlag};
-use nix::sys::stat::{fstatat, FileStat, Mode, SFlag};
+use nix::sys::stat::{FileStat, SFlag};
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -73,7 +72,7 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
     let start = std::time::Instant::now();
     let mut walk = Walk { keep, home, found: Vec::new(), seen: 0, buf: Vec::new() };
     for p in extra {
-        if let Ok(st) = fstatat(None, p.as_path(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+        if let Ok(st) = fsread::stat_at(libc::AT_FDCWD, p.as_os_str()) {
             walk.judge(p.clone(), &st);
         }
     }
@@ -83,7 +82,7 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
         walk.files_of_root(&root);
     }
     for tree in TREES.iter().map(Path::new) {
-        let Ok(st) = fstatat(None, tree, AtFlags::AT_SYMLINK_NOFOLLOW) else { continue };
+        let Ok(st) = fsread::stat_at(libc::AT_FDCWD, tree.as_os_str()) else { continue };
         if kind_of(st.st_mode) == Kind::Dir && walk.enter(tree, &st) {
             if let Ok(dir) = open_dir(None, tree) {
                 walk.read(dir, tree, 0);
@@ -124,9 +123,8 @@ fn is_link(st: &FileStat) -> bool {
 fn open_dir(parent: Option<&OwnedFd>, path: &Path) -> nix::Result<OwnedFd> {
     match (parent, path.file_name()) {
         (Some(p), Some(name)) => fsread::open_dir_at(p.as_raw_fd(), name),
-        _ => nix::fcntl::open(path, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK, Mode::empty())
-            // SAFETY: just returned by a successful open, owned by nothing else.
-            .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
+        // Relative to nothing: an absolute path ignores the directory.
+        _ => fsread::open_dir_at(libc::AT_FDCWD, path.as_os_str()),
     }
 }
 
@@ -192,7 +190,7 @@ impl Walk<'_> {
         let mut listed = Vec::new();
         let done = fsread::each_entry(raw, &mut buf, |name, ty| {
             if ty != libc::DT_LNK {
-                listed.push((name.to_owned(), fstatat(Some(raw), name, AtFlags::AT_SYMLINK_NOFOLLOW)));
+                listed.push((name.to_owned(), fsread::stat_at(raw, std::ffi::OsStr::from_bytes(name.to_bytes()))));
             }
             self.seen += 1;
         });

@@ -70,7 +70,7 @@ pub(crate) fn spawn(spec: &RelaySpec<'_>) -> Result<Relay, JailError> {
 /// exec, so close-on-exec does not help).
 fn isolate(keep: &[RawFd]) -> bool {
     let _ = nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0));
-    close_fds_except(keep)
+    super::sys::close_fds_except(keep)
 }
 
 fn relay_main(spec: &RelaySpec<'_>, chan: RawFd, ready_w: &OwnedFd) -> i32 {
@@ -181,15 +181,4 @@ async fn jail_connect(chan: RawFd, port: u16) -> std::io::Result<tokio::net::Tcp
 
 async fn pump(mut a: tokio::net::TcpStream, mut b: tokio::net::TcpStream) {
     let _ = tokio::io::copy_bidirectional(&mut a, &mut b).await;
-}
-
-/// Closes every inherited descriptor above stderr except `keep`.
-fn close_fds_except(keep: &[RawFd]) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else { return false };
-    let fds: Vec<RawFd> = dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter(|fd| *fd > 2 && !keep.contains(fd)).collect();
-    for fd in fds {
-        // Closing an already-closed number (the directory's own fd) is harmless.
-        let _ = nix::unistd::close(fd);
-    }
-    true
 }

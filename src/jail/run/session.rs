@@ -309,20 +309,10 @@ fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Ins
 
 /// The sandbox side's one report before the gate opens (see `run_jailed`).
 fn await_before_gate(fd: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Instant, plan: &JailPlan) -> Result<(), Stop> {
-    loop {
-        match wait_fd(Some(fd.as_fd()), signals, Some(deadline))? {
-            Event::Ready => {
-                let mut b = [0u8; 4096];
-                let n = nix::unistd::read(fd.as_raw_fd(), &mut b).unwrap_or(0);
-                return match b.get(..n) {
-                    Some([b'1', ..]) => Ok(()),
-                    Some([b'0', why @ ..]) => Err(JailError::BeforeGate { message: String::from_utf8_lossy(why).into_owned() }.into()),
-                    _ => Err(JailError::BeforeGate { message: "the process preparing it ended without a word".into() }.into()),
-                };
-            }
-            Event::Signal(info) => on_setup_signal(&info, kids)?,
-            Event::Timeout => return Err(JailError::Timeout { what: "the sandbox's preparation", secs: plan.setup_timeout.as_secs() }.into()),
-        }
+    match await_report(fd, "the sandbox's preparation", signals, kids, deadline, plan)?.split_first() {
+        Some((b'1', _)) => Ok(()),
+        Some((b'0', why)) => Err(JailError::BeforeGate { message: String::from_utf8_lossy(why).into_owned() }.into()),
+        _ => Err(JailError::BeforeGate { message: "the process preparing it ended without a word".into() }.into()),
     }
 }
 
@@ -331,17 +321,24 @@ fn start_relay(plan: &JailPlan, ns: &Namespaces, signals: &Signals, kids: &mut K
     let r = relay::spawn(&spec)?;
     kids.relay = Some(r.pid);
     kids.factory = Some(r.factory);
+    match await_report(&r.ready, "the loopback relay", signals, kids, deadline, plan)?.as_slice() {
+        [] => Err(JailError::Relay { message: "the relay could not open its listeners".into() }.into()),
+        _ => Ok(()),
+    }
+}
+
+/// A helper's one report on `fd` (empty if it closed without one), waiting
+/// until the setup deadline and handling signals meanwhile.
+fn await_report(fd: &OwnedFd, what: &'static str, signals: &Signals, kids: &mut Kids, deadline: Instant, plan: &JailPlan) -> Result<Vec<u8>, Stop> {
     loop {
-        match wait_fd(Some(r.ready.as_fd()), signals, Some(deadline))? {
+        match wait_fd(Some(fd.as_fd()), signals, Some(deadline))? {
             Event::Ready => {
-                let mut b = [0u8; 1];
-                return match nix::unistd::read(r.ready.as_raw_fd(), &mut b) {
-                    Ok(1) => Ok(()),
-                    _ => Err(JailError::Relay { message: "the relay could not open its listeners".into() }.into()),
-                };
+                let mut b = [0u8; 4096];
+                let n = nix::unistd::read(fd.as_raw_fd(), &mut b).unwrap_or(0);
+                return Ok(b.get(..n).unwrap_or_default().to_vec());
             }
             Event::Signal(info) => on_setup_signal(&info, kids)?,
-            Event::Timeout => return Err(JailError::Timeout { what: "the loopback relay", secs: plan.setup_timeout.as_secs() }.into()),
+            Event::Timeout => return Err(JailError::Timeout { what, secs: plan.setup_timeout.as_secs() }.into()),
         }
     }
 }

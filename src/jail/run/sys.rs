@@ -33,6 +33,17 @@ pub(crate) fn fork_child(step: &'static str, child: impl FnOnce() -> i32) -> Res
     }
 }
 
+/// Closes every inherited descriptor above stderr except `keep`.
+pub(crate) fn close_fds_except(keep: &[std::os::fd::RawFd]) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else { return false };
+    let fds: Vec<std::os::fd::RawFd> = dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter(|fd| *fd > 2 && !keep.contains(fd)).collect();
+    for fd in fds {
+        // Closing an already-closed number (the directory's own fd) is harmless.
+        let _ = nix::unistd::close(fd);
+    }
+    true
+}
+
 /// In a child: receive SIGKILL when the parent dies, and fail if it is
 /// already gone (the race between fork and prctl).
 pub(crate) fn die_with_parent(parent: Pid) -> Result<(), Errno> {
