@@ -28,7 +28,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 /// Where the empty file is staged (a private tmpfs over it, detached
-/// again before bwrap starts).
+/// again before bwrap starts; kept when masks follow later, see
+/// `mask_later`).
 const STAGING: &str = "/tmp";
 
 /// Masks that come later: the findings of a scan still running while
@@ -44,7 +45,7 @@ pub struct Later<'a> {
 ///
 /// With `later` (in the jail only: the gate holds the command back):
 /// after step 4 the namespace is made a shared peer group, and a process
-/// forked off here mounts the later masks, then step 5, and reports;
+/// forked off here mounts the later masks (no step 5) and reports;
 /// this one goes on to exec bwrap at once. bwrap makes its copy of the
 /// namespace a slave of this one, so mounts made here afterwards reach
 /// the session (locked there, as every mount from a more privileged
@@ -93,13 +94,16 @@ fn follow_up(later: &Later<'_>, empty: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// The forked process's work: the scan's findings masked, the staging
-/// tmpfs detached, the outcome reported.
+/// The forked process's work: the scan's findings masked, the outcome
+/// reported. The staging tmpfs stays (read-only, empty but for the empty
+/// file; under the session's own /tmp): detaching it would propagate an
+/// unmount into bwrap's copy while bwrap may be remounting that copy
+/// read-only, which bwrap takes as fatal (a session ended with status 1
+/// before its command ran, once in a loaded test run).
 fn mask_later(later: &Later<'_>, empty: &Path) -> i32 {
     crate::jail::close_fds_except(&[later.scan.fd(), later.done.as_raw_fd()]);
     let outcome = later.scan.findings().and_then(|found| found.iter().try_for_each(|(p, _)| mask(p, empty)));
-    let detached = umount2(STAGING, MntFlags::MNT_DETACH).map_err(Error::from);
-    let word = match outcome.and(detached) {
+    let word = match outcome {
         Ok(()) => b"1".to_vec(),
         Err(e) => format!("0cannot hide what only root may read: {e}").into_bytes(),
     };
