@@ -65,6 +65,7 @@ pub enum Defence {
     Scope,
     EgressJail,
     RootLauncher,
+    SetId,
 }
 
 impl Defence {
@@ -91,6 +92,7 @@ impl Defence {
             Defence::Scope => "scope",
             Defence::EgressJail => "egress jail",
             Defence::RootLauncher => "root launcher",
+            Defence::SetId => "setuid",
         }
     }
 }

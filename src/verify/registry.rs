@@ -151,6 +151,7 @@ pub const CHECKS: &[Check] = &[
     jail(88, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
     c(89, "root-only-unreachable", RootLauncher, "for a root launcher: a 0600 file, a 0700 directory and a 0600 socket planted outside show nothing", fs::root_only_unreachable),
     Check { number: PROTECTED_SYMLINK, name: "protected-symlink-refused", kind: Kind::Check, defence: FileSystem, needs_jail: false, asserts: "a workspace whose .devcontainer is a link to the home refuses the launch, naming it", run: Run::Outside },
+    probe(91, "setid-bits-refused", SetId, "set S_ISUID or S_ISGID with chmod, fchmod, fchmodat(2), open(at), creat, mkdir(at), mknod(at) on every ABI (openat2: ENOSYS); chmod u+s/g+s a copy of a program in the workspace", syscalls::setid_bits),
 ];
 
 /// The check with `number`.
@@ -200,6 +201,7 @@ mod tests {
             Recursion,
             EgressJail,
             RootLauncher,
+            SetId,
         ] {
             assert!(CHECKS.iter().any(|c| c.defence == d), "{d:?}");
         }

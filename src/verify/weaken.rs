@@ -9,6 +9,7 @@ use crate::env_vars;
 use crate::launch::Session;
 use crate::sandbox::mounts::Mount;
 use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, RUNTIME_DIRS, TOOL_DIRS};
+use crate::sandbox::seccomp::{self, table};
 use crate::sandbox::SESSION_MARKER;
 use std::path::Path;
 
@@ -39,6 +40,9 @@ pub enum Weakening {
     /// The workspace's protections (devcontainer, git config and hooks);
     /// also decides the planted-symlink check's scratch launch without them.
     Protections,
+    /// The syscall profile's refusal of setuid and setgid mode bits (the
+    /// rest of the profile stays).
+    SetId,
 }
 
 pub const ALL: &[(&str, Weakening)] = &[
@@ -61,6 +65,7 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("root-only", Weakening::RootOnly),
     ("tool-dirs", Weakening::ToolDirs),
     ("protections", Weakening::Protections),
+    ("setid", Weakening::SetId),
 ];
 
 impl Weakening {
@@ -151,6 +156,12 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             if let Some(i) = plan.data.iter().position(|d| d.purpose == "seccomp") {
                 plan.data[i].purpose = "seccomp (weakened: not loaded)";
                 mounts.push(retired(i));
+            }
+        }
+        Weakening::SetId => {
+            if let Some(d) = plan.data.iter_mut().find(|d| d.purpose == "seccomp") {
+                let rows: Vec<_> = table::ROWS.iter().copied().filter(|r| r.group != table::Group::SetId).collect();
+                d.bytes = seccomp::to_bytes(&seccomp::generate::program(&rows, seccomp::native_abis()));
             }
         }
         Weakening::Landlock => plan.scope_abstract_sockets = false,

@@ -330,6 +330,19 @@ fn dropping_the_seccomp_filter_fails_the_syscall_checks() {
     }
 }
 
+/// Without the profile's refusal of setuid and setgid bits a session makes
+/// its copy of a program setuid; the rest of the profile still holds.
+#[test]
+fn without_the_setid_refusal_a_session_sets_setuid_bits() {
+    let _machine = crate::support::share_machine();
+    let td = setup("weak-setid");
+    let (out, v) = verify_json(Launcher::new(&td.ws()), &[]);
+    assert_eq!(status_of(&v, "setid-bits-refused"), "blocked", "{out}");
+    weakened(Launcher::new(&td.ws()), "setid", &["setid-bits-refused"]);
+    let (out, v) = verify_json(Launcher::new(&td.ws()), &["--weaken", "setid"]);
+    assert_eq!(status_of(&v, "seccomp-keyrings"), "blocked", "only the setid rows go\n{out}");
+}
+
 /// With the jail off only Landlock keeps the outer abstract sockets out.
 #[test]
 fn dropping_landlock_scoping_fails_the_abstract_socket_probe() {

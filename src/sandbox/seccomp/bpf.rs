@@ -20,6 +20,8 @@ pub const JA: u16 = 0x05;
 pub const JEQ_K: u16 = 0x15;
 /// BPF_JMP | BPF_JGE | BPF_K.
 pub const JGE_K: u16 = 0x35;
+/// BPF_JMP | BPF_JSET | BPF_K: jump when `A & k` is not zero.
+pub const JSET_K: u16 = 0x45;
 /// BPF_RET | BPF_K.
 pub const RET_K: u16 = 0x06;
 
@@ -86,6 +88,12 @@ impl Asm {
     /// the caller emits right after); otherwise skip it.
     pub fn if_eq(&mut self, k: u32) {
         self.insn(JEQ_K, 0, 1, k);
+    }
+
+    /// When the accumulator has any bit of `k` set, run the next
+    /// instruction; otherwise skip it.
+    pub fn if_any(&mut self, k: u32) {
+        self.insn(JSET_K, 0, 1, k);
     }
 
     /// When the accumulator is at least `k`, jump to `l`; otherwise fall

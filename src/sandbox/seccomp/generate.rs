@@ -16,7 +16,9 @@
 //! shape keeps that true for every syscall without an argument rule: steps
 //! 1-2 read only the architecture and the number, with instructions the
 //! kernel's emulator follows (ld, jeq, jge, ja, ret). Only ioctl, socket,
-//! socketpair, personality and socketcall run the filter on every call.
+//! socketpair, personality, socketcall and the calls that take a file mode
+//! (chmod, open, mkdir, mknod and their relatives) run the filter on every
+//! call.
 
 use super::abi::Abi;
 use super::bpf::{off_arg_lo, Asm, Insn, Label, OFF_ARCH, OFF_NR, RET_ALLOW, RET_ERRNO};
@@ -64,14 +66,24 @@ pub fn program(rows: &[Row], abis: &[Abi]) -> Vec<Insn> {
     }
     // Step 3.
     for (row, l) in rows.iter().zip(&arg_labels) {
-        if let Rule::Arg { arg, values, then, otherwise } = row.rule {
-            a.place(*l);
-            a.ld(off_arg_lo(arg));
-            for v in values {
-                a.if_eq(*v);
-                a.ret(ret_of(then));
+        match row.rule {
+            Rule::Arg { arg, values, then, otherwise } => {
+                a.place(*l);
+                a.ld(off_arg_lo(arg));
+                for v in values {
+                    a.if_eq(*v);
+                    a.ret(ret_of(then));
+                }
+                a.ret(ret_of(otherwise));
             }
-            a.ret(ret_of(otherwise));
+            Rule::AnyBit { arg, mask, then } => {
+                a.place(*l);
+                a.ld(off_arg_lo(arg));
+                a.if_any(mask);
+                a.ret(ret_of(then));
+                a.ret(RET_ALLOW);
+            }
+            Rule::Deny(_) | Rule::Keep => {}
         }
     }
     a.finish()
@@ -98,7 +110,7 @@ fn leaves(rows: &[Row], abis: &[Abi], arg_labels: &[Label]) -> Vec<(u32, Leaf)> 
         let leaf = match row.rule {
             Rule::Keep => continue,
             Rule::Deny(e) => Leaf::Ret(RET_ERRNO | u32::from(e)),
-            Rule::Arg { .. } => Leaf::Arg(*label),
+            Rule::Arg { .. } | Rule::AnyBit { .. } => Leaf::Arg(*label),
         };
         for abi in abis {
             if let Some(nr) = row.nr(*abi) {

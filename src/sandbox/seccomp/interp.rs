@@ -4,7 +4,7 @@
 //! emulator in kernel/seccomp.c: only the number and the architecture may
 //! be read on the way to "allow").
 
-use super::bpf::{Insn, JA, JEQ_K, JGE_K, LD_W_ABS, OFF_ARCH, OFF_ARGS, OFF_NR, RET_ALLOW, RET_K};
+use super::bpf::{Insn, JA, JEQ_K, JGE_K, JSET_K, LD_W_ABS, OFF_ARCH, OFF_ARGS, OFF_NR, RET_ALLOW, RET_K};
 
 /// `struct seccomp_data` without the instruction pointer.
 #[derive(Debug, Clone, Copy, Default)]
@@ -61,6 +61,7 @@ fn run(prog: &[Insn], load: impl Fn(u32) -> Option<u32>, steps: &mut usize) -> O
             JA => pc += i.k as usize,
             JEQ_K => pc += usize::from(if acc == i.k { i.jt } else { i.jf }),
             JGE_K => pc += usize::from(if acc >= i.k { i.jt } else { i.jf }),
+            JSET_K => pc += usize::from(if acc & i.k != 0 { i.jt } else { i.jf }),
             RET_K => return Some(i.k),
             _ => return Some(0),
         }

@@ -40,6 +40,11 @@ pub const ALLOWED_FAMILIES: &[u32] = &[libc::AF_UNIX as u32, libc::AF_INET as u3
 /// that weaken memory protections.
 pub const ALLOWED_PERSONALITIES: &[u32] = &[0, 0x8, 0x2_0000, 0x2_0008, 0x4_0000, 0x4_0008, 0x6_0000, 0x6_0008, 0xffff_ffff];
 
+/// S_ISUID | S_ISGID: the mode bits no session may set (a file left with
+/// them runs with its owner's or group's ids for whoever starts it later,
+/// outside the sandbox).
+pub const SETID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+
 /// `socketcall` sub-calls that create sockets (SYS_SOCKET, SYS_SOCKETPAIR).
 pub const SOCKETCALL_CREATE: &[u32] = &[1, 8];
 
@@ -60,6 +65,9 @@ pub enum Rule {
     /// arguments as `int`/`unsigned int`, so the high half must not count):
     /// `then` when they are one of `values`, else `otherwise`.
     Arg { arg: u8, values: &'static [u32], then: Action, otherwise: Action },
+    /// `then` when the low 32 bits of argument `arg` have any bit of `mask`
+    /// set, else allowed (a file mode's setuid and setgid bits).
+    AnyBit { arg: u8, mask: u32, then: Action },
 }
 
 /// The groups `verify` checks one by one.
@@ -77,6 +85,7 @@ pub enum Group {
     Personality,
     Sockets,
     Terminal,
+    SetId,
     Kept,
 }
 
@@ -102,6 +111,9 @@ const fn row(name: &'static str, nrs: [u32; 5], group: Group, rule: Rule, why: &
 }
 
 const DENY: Rule = Rule::Deny(EPERM);
+const SETID_MODE_ARG1: Rule = Rule::AnyBit { arg: 1, mask: SETID_BITS, then: Action::Errno(EPERM) };
+const SETID_MODE_ARG2: Rule = Rule::AnyBit { arg: 2, mask: SETID_BITS, then: Action::Errno(EPERM) };
+const SETID_MODE_ARG3: Rule = Rule::AnyBit { arg: 3, mask: SETID_BITS, then: Action::Errno(EPERM) };
 const KEEP: Rule = Rule::Keep;
 
 use Group::*;
@@ -188,6 +200,23 @@ pub const ROWS: &[Row] = &[
         Rule::Arg { arg: 1, values: &[TIOCSTI, TIOCLINUX], then: Action::Errno(EPERM), otherwise: Action::Allow },
         "TIOCSTI types into the terminal of the user's shell, TIOCLINUX pastes the console selection; bwrap --new-session would stop them too but breaks job control and SIGWINCH"),
 
+    // The mode argument's setuid and setgid bits, wherever a mode is set
+    // (as systemd's RestrictSUIDSGID): a session could otherwise leave a
+    // setuid program of its uid (of root's, for a root launcher) in the
+    // workspace for another account to run.
+    row("chmod",               [90,    90,   15, NONE,   15], SetId, SETID_MODE_ARG1, "sets a file's mode"),
+    row("fchmod",              [91,    91,   94,   52,   94], SetId, SETID_MODE_ARG1, "as chmod"),
+    row("fchmodat",            [268,  268,  306,   53,  333], SetId, SETID_MODE_ARG2, "as chmod"),
+    row("fchmodat2",           [452,  452,  452,  452,  452], SetId, SETID_MODE_ARG2, "as chmod (glibc 2.39+ uses it for a path not followed)"),
+    row("open",                [2,      2,    5, NONE,    5], SetId, SETID_MODE_ARG2, "creates a file with a mode (C libraries pass 0 without O_CREAT)"),
+    row("openat",              [257,  257,  295,   56,  322], SetId, SETID_MODE_ARG3, "as open"),
+    row("creat",               [85,    85,    8, NONE,    8], SetId, SETID_MODE_ARG1, "as open"),
+    row("openat2",             [437,  437,  437,  437,  437], SetId, Rule::Deny(ENOSYS), "its mode sits in a structure the filter cannot read; ENOSYS makes callers fall back to openat, as on a kernel before 5.6"),
+    row("mkdir",               [83,    83,   39, NONE,   39], SetId, SETID_MODE_ARG1, "creates a directory with a mode"),
+    row("mkdirat",             [258,  258,  296,   34,  323], SetId, SETID_MODE_ARG2, "as mkdir"),
+    row("mknod",               [133,  133,   14, NONE,   14], SetId, SETID_MODE_ARG1, "creates a file with a mode"),
+    row("mknodat",             [259,  259,  297,   33,  324], SetId, SETID_MODE_ARG2, "as mknod"),
+
     row("unshare",             [272,  272,  310,   97,  337], Kept, KEEP, "nested user namespaces: Chromium's and Electron's sandboxes, `unshare -r`, rootless containers; the session's own mounts stay locked"),
     row("clone",               [56,    56,  120,  220,  120], Kept, KEEP, "as unshare (Chromium creates its namespaces with clone)"),
     row("clone3",              [435,  435,  435,  435,  435], Kept, KEEP, "as clone (glibc's threads and posix_spawn use it)"),
@@ -218,7 +247,6 @@ pub const ROWS: &[Row] = &[
     row("landlock_create_ruleset", [444, 444, 444,  444,  444], Kept, KEEP, "agents restrict themselves further with Landlock"),
     row("landlock_add_rule",   [445,  445,  445,  445,  445], Kept, KEEP, "as landlock_create_ruleset"),
     row("landlock_restrict_self", [446, 446, 446,   446,  446], Kept, KEEP, "as landlock_create_ruleset"),
-    row("fchmodat2",           [452,  452,  452,  452,  452], Kept, KEEP, "chmod of a path without following links (glibc 2.39+); changes only what the caller may change"),
     row("mseal",               [462,  462,  462,  462,  462], Kept, KEEP, "seals the caller's own mappings against change (hardening in glibc and browsers)"),
     row("modify_ldt",          [154,  154,  123, NONE, NONE], Kept, KEEP, "Wine and some JITs need per-process segments; Docker allows it too"),
 ];
@@ -243,6 +271,7 @@ impl Group {
             Personality => "personality flags",
             Sockets => "address families",
             Terminal => "terminal injection",
+            SetId => "setuid and setgid mode bits",
             Kept => "kept for agents",
         }
     }

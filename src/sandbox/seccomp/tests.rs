@@ -5,7 +5,7 @@
 //! against Docker's default profile.
 
 use super::abi::{Abi, ALL, AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, X32_BIT};
-use super::bpf::{to_bytes, Insn, JA, JEQ_K, JGE_K, LD_W_ABS, OFF_ARCH, RET_ALLOW, RET_ERRNO, RET_K};
+use super::bpf::{to_bytes, Insn, JA, JEQ_K, JGE_K, JSET_K, LD_W_ABS, OFF_ARCH, RET_ALLOW, RET_ERRNO, RET_K};
 use super::generate::{program, UNKNOWN_ABI};
 use super::interp::{const_allow, evaluate, evaluate_counting, Call};
 use super::table::*;
@@ -81,13 +81,15 @@ fn every_row_on_every_abi_gets_its_answer() {
                 match r.rule {
                     Rule::Deny(e) => assert_eq!(got, RET_ERRNO | u32::from(e), "{what}"),
                     Rule::Keep => assert_eq!(got, RET_ALLOW, "{what}"),
-                    Rule::Arg { .. } => {}
+                    Rule::Arg { .. } | Rule::AnyBit { .. } => {}
                 }
             }
             let cached = const_allow(&prog, abi.audit_arch(), abi.seen_nr(nr));
             assert_eq!(cached, r.rule == Rule::Keep, "{what}: the kernel cache's view");
-            if let Rule::Arg { arg, values, then, otherwise } = r.rule {
-                arg_rule_answers(&prog, abi, nr, arg, values, ret(then), ret(otherwise), &what);
+            match r.rule {
+                Rule::Arg { arg, values, then, otherwise } => arg_rule_answers(&prog, abi, nr, arg, values, ret(then), ret(otherwise), &what),
+                Rule::AnyBit { arg, mask, then } => any_bit_answers(&prog, abi, nr, arg, mask, ret(then), &what),
+                Rule::Deny(_) | Rule::Keep => {}
             }
         }
     }
@@ -111,6 +113,25 @@ fn arg_rule_answers(prog: &[Insn], abi: Abi, nr: u32, arg: u8, values: &[u32], t
                 assert_eq!(got, otherwise, "{what}: {v:#x} in the high half");
             }
         }
+    }
+}
+
+/// Any bit of `mask` in the argument's low half (with anything else
+/// there, and any high half) gets `then`; without them, allowed, whatever
+/// the rest holds, and the mask in the high half alone does not count.
+fn any_bit_answers(prog: &[Insn], abi: Abi, nr: u32, arg: u8, mask: u32, then: u32, what: &str) {
+    let bits: Vec<u32> = (0..32).map(|b| 1u32 << b).filter(|b| mask & b != 0).collect();
+    for (s, rest) in noise(16).into_iter().zip([0u32, 0o644, 0o777, 0o7777, 0o100_755, 0xffff_ffff].into_iter().cycle()) {
+        for bit in &bits {
+            for high in [0u64, 0xffff_ffff, s >> 32] {
+                let full = high << 32 | u64::from(rest | bit);
+                assert_eq!(evaluate(prog, &call(abi, nr, args_with(arg, full, s))), then, "{what}: {full:#x}");
+            }
+        }
+        let clear = u64::from(rest & !mask);
+        assert_eq!(evaluate(prog, &call(abi, nr, args_with(arg, clear, s))), RET_ALLOW, "{what}: {clear:#x}");
+        let high_only = u64::from(mask) << 32 | clear;
+        assert_eq!(evaluate(prog, &call(abi, nr, args_with(arg, high_only, s))), RET_ALLOW, "{what}: {high_only:#x}");
     }
 }
 
@@ -171,20 +192,30 @@ fn spot_checks() {
     // Unshare and ptrace stay open (nested user namespaces, debuggers).
     assert_eq!(eval(Abi::X86_64, "unshare", [libc::CLONE_NEWUSER as u64, 0, 0, 0, 0, 0]), RET_ALLOW);
     assert_eq!(eval(Abi::I386, "ptrace", [0; 6]), RET_ALLOW);
+    // No setuid or setgid bit, whichever call sets a mode; plain modes pass.
+    assert_eq!(eval(Abi::X86_64, "chmod", [0x1000, 0o4755, 0, 0, 0, 0]), errno(EPERM));
+    assert_eq!(eval(Abi::X86_64, "fchmod", [3, 0o2755, 0, 0, 0, 0]), errno(EPERM));
+    assert_eq!(eval(Abi::X86_64, "fchmod", [3, 0o1777, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(eval(Abi::X86_64, "fchmodat", [0, 0x1000, 0o6755, 0, 0, 0]), errno(EPERM));
+    assert_eq!(eval(Abi::X86_64, "openat", [0, 0x1000, libc::O_CREAT as u64, 0o4700, 0, 0]), errno(EPERM));
+    assert_eq!(eval(Abi::X86_64, "openat", [0, 0x1000, libc::O_CREAT as u64, 0o644, 0, 0]), RET_ALLOW);
+    assert_eq!(eval(Abi::X86_64, "mkdir", [0x1000, 0o2775, 0, 0, 0, 0]), errno(EPERM));
+    assert_eq!(eval(Abi::I386, "creat", [0x1000, 0o4755, 0, 0, 0, 0]), errno(EPERM));
+    assert_eq!(eval(Abi::X86_64, "openat2", [0; 6]), errno(ENOSYS));
 }
 
 /// Size and shape: a few hundred instructions, every jump forward and in
 /// range, conditional jumps of 0 or 1, and a short path for any call.
 #[test]
 fn program_size_and_shape() {
-    for (abis, max_len) in [(X86, 520), (ARM, 360)] {
+    for (abis, max_len) in [(X86, 720), (ARM, 480)] {
         let p = program(ROWS, abis);
         assert!(p.len() <= max_len, "{} instructions for {abis:?}", p.len());
         assert_eq!((p[0].code, p[0].k), (LD_W_ABS, OFF_ARCH));
         for (pc, i) in p.iter().enumerate() {
             match i.code {
                 JA => assert!(pc + 1 + (i.k as usize) < p.len(), "{pc}: ja out of range"),
-                JEQ_K | JGE_K => assert_eq!((i.jt, i.jf), (0, 1), "{pc}"),
+                JEQ_K | JGE_K | JSET_K => assert_eq!((i.jt, i.jf), (0, 1), "{pc}"),
                 LD_W_ABS | RET_K => {}
                 other => panic!("{pc}: unexpected opcode {other:#x}"),
             }
@@ -281,6 +312,17 @@ fn native_numbers_match_the_c_library() {
         SYS_modify_ldt,
         SYS_fchmodat2,
         SYS_mseal,
+        SYS_chmod,
+        SYS_fchmod,
+        SYS_fchmodat,
+        SYS_open,
+        SYS_openat,
+        SYS_creat,
+        SYS_openat2,
+        SYS_mkdir,
+        SYS_mkdirat,
+        SYS_mknod,
+        SYS_mknodat,
     );
     #[cfg(target_arch = "aarch64")]
     let known = sys!(
@@ -352,6 +394,12 @@ fn native_numbers_match_the_c_library() {
         SYS_landlock_add_rule,
         SYS_landlock_restrict_self,
         SYS_mseal,
+        SYS_fchmod,
+        SYS_fchmodat,
+        SYS_openat,
+        SYS_openat2,
+        SYS_mkdirat,
+        SYS_mknodat,
     );
     // Obsolete calls the C library no longer names (and, on aarch64, ones
     // its musl build does not name).
@@ -570,7 +618,11 @@ fn the_kernel_loads_it_and_enforces_it() {
     let fprog = libc::sock_fprog { len: (bytes.len() / 8) as u16, filter: bytes.as_ptr() as *mut libc::sock_filter };
     // Each probe: (syscall, args, expected return or -errno).
     let vsock = libc::AF_VSOCK as libc::c_long;
-    let probes: [(libc::c_long, [libc::c_long; 3], libc::c_long); 6] = [
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::ffi::CString::new(dir.path().join("f").as_os_str().as_encoded_bytes()).unwrap();
+    std::fs::write(dir.path().join("f"), b"").unwrap();
+    let path = file.as_ptr() as libc::c_long;
+    let probes: [(libc::c_long, [libc::c_long; 3], libc::c_long); 9] = [
         (libc::SYS_keyctl, [0, 0, 0], -libc::EPERM as libc::c_long),
         (libc::SYS_socket, [vsock, libc::SOCK_STREAM as libc::c_long, 0], -libc::EAFNOSUPPORT as libc::c_long),
         (libc::SYS_io_uring_setup, [0, 0, 0], -libc::ENOSYS as libc::c_long),
@@ -578,6 +630,9 @@ fn the_kernel_loads_it_and_enforces_it() {
         (libc::SYS_ioctl, [-1, TIOCSTI as libc::c_long, 0], -libc::EPERM as libc::c_long),
         // Allowed: ioctl on a bad descriptor reaches the kernel (EBADF).
         (libc::SYS_ioctl, [-1, 0x5413, 0], -libc::EBADF as libc::c_long),
+        (libc::SYS_fchmodat, [libc::AT_FDCWD as libc::c_long, path, 0o4755], -libc::EPERM as libc::c_long),
+        (libc::SYS_fchmodat, [libc::AT_FDCWD as libc::c_long, path, 0o755], 0),
+        (libc::SYS_openat2, [libc::AT_FDCWD as libc::c_long, path, 0], -libc::ENOSYS as libc::c_long),
     ];
     // SAFETY: the child only makes raw system calls on data prepared
     // before the fork, then _exits with the index of the first mismatch.

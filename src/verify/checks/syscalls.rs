@@ -121,6 +121,109 @@ fn perf_self() -> Answer {
     native_call("perf_event_open", [attr.as_ptr() as u64, 0, u64::MAX /* cpu -1 */, u64::MAX /* no group */, 0, 0])
 }
 
+/// No setuid or setgid bit can be set, by any call that sets a mode, on any
+/// reachable ABI: each call of the table's SetId group tried with S_ISUID
+/// (and S_ISGID) on a scratch file of the session's /tmp, which must still
+/// carry no such bit; openat2 (whose mode the filter cannot read) answers
+/// ENOSYS; and a copy of a real program in the workspace cannot be made
+/// setuid with the chmod a shell would use. A plain mode still works.
+pub fn setid_bits(c: &Ctx) -> Outcome {
+    let reach = abi::reachable();
+    let dir = std::path::Path::new("/tmp").join(format!("agent-sandbox-verify-setid-{}", c.spec.nonce));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return Outcome::fail(format!("cannot make {}: {e}", dir.display()));
+    }
+    let mut bad = Vec::new();
+    for abi in &reach.filtered {
+        bad.extend(setid_on(*abi, &dir));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    bad.extend(setid_workspace_copy(&c.spec.workspace, &c.spec.nonce));
+    finish(bad, format!("setuid/setgid modes refused ({})", abi_names(&reach.filtered)), reach.notes)
+}
+
+/// Every SetId row on `abi`, against files and directories under `dir`.
+fn setid_on(abi: Abi, dir: &std::path::Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut bad = Vec::new();
+    let file = dir.join(format!("f-{}", abi.name()));
+    if std::fs::write(&file, b"#!/bin/sh\n").is_err() {
+        return vec![format!("cannot write {}", file.display())];
+    }
+    let Some(page) = LowPage::new() else { return vec!["no page below 4 GiB for the call's path".into()] };
+    let bytes = |p: &std::path::Path| {
+        let mut v: Vec<u8> = p.as_os_str().as_encoded_bytes().to_vec();
+        v.resize(v.len() + 4 - v.len() % 4, 0);
+        v.chunks(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<u32>>()
+    };
+    let Ok(fd) = std::fs::File::open(&file) else { return vec![format!("cannot open {}", file.display())] };
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&fd) as u64;
+    let cwd = libc::AT_FDCWD as u32 as u64;
+    let (suid, sgid) = (u64::from(libc::S_ISUID), u64::from(libc::S_ISGID));
+    for row in ROWS.iter().filter(|r| r.group == Group::SetId) {
+        let Some(n) = row.nr(abi) else { continue };
+        // Where the call creates, a new name each time; else the file.
+        let target = match row.name {
+            "chmod" | "fchmod" | "fchmodat" | "fchmodat2" => file.clone(),
+            other => dir.join(format!("{other}-{}", abi.name())),
+        };
+        let path = page.put(&bytes(&target));
+        let creat = (libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC) as u64;
+        for bit in [suid, sgid] {
+            let mode = 0o755 | bit;
+            let args = match row.name {
+                "chmod" | "creat" | "mkdir" => [path, mode, 0, 0, 0, 0],
+                "fchmod" => [fd, mode, 0, 0, 0, 0],
+                "fchmodat" | "fchmodat2" | "mkdirat" => [cwd, path, mode, 0, 0, 0],
+                "open" => [path, creat, mode, 0, 0, 0],
+                "openat" => [cwd, path, creat, mode, 0, 0],
+                "mknod" => [path, u64::from(libc::S_IFREG) | mode, 0, 0, 0, 0],
+                "mknodat" => [cwd, path, u64::from(libc::S_IFREG) | mode, 0, 0, 0],
+                // openat2 and anything new: all-zero arguments, its errno.
+                _ => [cwd, path, 0, 0, 0, 0],
+            };
+            let got = abi::call(abi, n, args);
+            let want = match row.rule {
+                Rule::Deny(e) => e,
+                _ => EPERM,
+            };
+            if got != errno(want) {
+                bad.push(format!("{} ({}, mode {mode:o}) {}", row.name, abi.name(), abi::describe(got)));
+            }
+        }
+        let left = std::fs::symlink_metadata(&target).map(|m| m.permissions().mode()).unwrap_or(0);
+        if left & (libc::S_ISUID | libc::S_ISGID) != 0 {
+            bad.push(format!("{} ({}) left {} with mode {left:o}", row.name, abi.name(), target.display()));
+        }
+    }
+    // The same file takes a plain mode: the refusals above are the filter's.
+    if std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o750)).is_err() {
+        bad.push("a plain chmod 0750 failed too: the refusals prove nothing".into());
+    }
+    bad
+}
+
+/// What an agent would run: copy a program into the workspace and make it
+/// setuid (then setgid) with chmod(1). It must fail and leave no such bit.
+fn setid_workspace_copy(ws: &std::path::Path, nonce: &str) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let copy = ws.join(format!(".agent-sandbox-verify-setid-{nonce}"));
+    let _ = std::fs::remove_file(&copy);
+    let mut bad = Vec::new();
+    if let Err(e) = std::fs::copy("/bin/true", &copy) {
+        return vec![format!("cannot copy /bin/true into the workspace: {e}")];
+    }
+    for mode in ["u+s", "g+s", "4755", "2755"] {
+        let ran = std::process::Command::new("chmod").arg(mode).arg(&copy).stderr(std::process::Stdio::null()).status();
+        let left = std::fs::symlink_metadata(&copy).map(|m| m.permissions().mode()).unwrap_or(0);
+        if ran.is_ok_and(|s| s.success()) || left & (libc::S_ISUID | libc::S_ISGID) != 0 {
+            bad.push(format!("chmod {mode} on a copy of /bin/true in the workspace succeeded (mode {left:o})"));
+        }
+    }
+    let _ = std::fs::remove_file(&copy);
+    bad
+}
+
 /// Personality flags that weaken memory protections.
 const WEAKENING_PERSONAS: &[(u64, &str)] =
     &[(0x0040_0000, "READ_IMPLIES_EXEC"), (0x0010_0000, "MMAP_PAGE_ZERO"), (0x0020_0000, "ADDR_COMPAT_LAYOUT"), (0x0800_0000, "ADDR_LIMIT_3GB")];
