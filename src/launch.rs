@@ -171,7 +171,7 @@ fn writable_dest(m: &crate::sandbox::mounts::Mount) -> Option<std::path::PathBuf
 /// directory, the command.
 fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
     let mut v = vec![config.workspace_root.clone().unwrap_or_else(|| ctx.cwd.clone())];
-    v.extend(config.allow_write.iter().cloned());
+    v.extend(config.writable());
     let path = crate::sandbox::env::sanitized_path(ctx.env.get(OsStr::new("PATH")).map(OsString::as_os_str));
     v.extend(crate::sandbox::env::path_dirs(&path));
     v.extend(ctx.shim_dir.clone());

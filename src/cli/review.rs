@@ -12,15 +12,14 @@ use std::path::{Path, PathBuf};
 pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
     let env = env_snapshot();
     let eff = super::load_config(config_path, &env)?;
-    let workspace = match (a.workspace, eff.config.workspace_root) {
+    let workspace = match (a.workspace, eff.config.workspace_root.clone()) {
         (Some(w), _) => std::fs::canonicalize(&w)?,
         (None, Some(root)) => root,
         (None, None) => context::cwd()?,
     };
     let account = context::account()?;
     // Everything a session may write, so the baselines are kept elsewhere.
-    let writable: Vec<PathBuf> =
-        [workspace.clone()].into_iter().chain(eff.config.allow_write.iter().cloned()).chain(TOOL_DIRS.iter().map(|d| account.home.join(d))).collect();
+    let writable: Vec<PathBuf> = [workspace.clone()].into_iter().chain(eff.config.writable()).chain(TOOL_DIRS.iter().map(|d| account.home.join(d))).collect();
     let dir = store::state_dir(&account.home, env.get(OsStr::new("XDG_STATE_HOME")).map(Path::new), &writable)?;
     let store = Store::new(&dir, &workspace);
     let base = match (&a.since_session, a.all) {

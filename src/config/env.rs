@@ -69,7 +69,7 @@ fn parse_bool(text: &str) -> Option<bool> {
 /// Paths split on `:` (as in PATH) or `,`; other lists on `,` or
 /// whitespace. Empty items are skipped.
 fn split(kind: ItemKind, text: &str) -> impl Iterator<Item = &str> {
-    let is_path = matches!(kind, ItemKind::Path | ItemKind::Device);
+    let is_path = matches!(kind, ItemKind::Path | ItemKind::RootOwnedPath | ItemKind::Device);
     text.split(move |c: char| if is_path { c == ':' || c == ',' } else { c == ',' || c.is_whitespace() }).map(str::trim).filter(|item| !item.is_empty())
 }
 

@@ -23,8 +23,10 @@ pub enum Kind {
 pub enum ItemKind {
     Ip,
     Port,
-    /// An absolute path.
+    /// An absolute path a session may write (`validate::write_path`).
     Path,
+    /// The same, root's own directories allowed (`allowWriteRootOwned`).
+    RootOwnedPath,
     /// A path under /dev/.
     Device,
     /// An environment variable name.
@@ -39,7 +41,7 @@ impl Kind {
             Kind::Path => "an absolute path string",
             Kind::List(ItemKind::Ip) => "an array of IPv4 address strings",
             Kind::List(ItemKind::Port) => "an array of port numbers",
-            Kind::List(ItemKind::Path) => "an array of absolute path strings",
+            Kind::List(ItemKind::Path | ItemKind::RootOwnedPath) => "an array of absolute path strings",
             Kind::List(ItemKind::Device) => "an array of /dev/... path strings",
             Kind::List(ItemKind::Name) => "an array of environment variable names",
         }
@@ -52,7 +54,7 @@ impl ItemKind {
         match self {
             ItemKind::Ip => "an IPv4 address string",
             ItemKind::Port => "a port number (1-65535)",
-            ItemKind::Path => "an absolute path string",
+            ItemKind::Path | ItemKind::RootOwnedPath => "an absolute path string",
             ItemKind::Device => "a /dev/... path string",
             ItemKind::Name => "an environment variable name string",
         }
@@ -69,6 +71,7 @@ pub enum Key {
     NoForge,
     Peers,
     AllowWrite,
+    AllowWriteRootOwned,
     AllowDevice,
     Gpu,
     PassEnv,
@@ -89,7 +92,7 @@ struct Spec {
     doc: &'static str,
 }
 
-const SPECS: [Spec; 15] = [
+const SPECS: [Spec; 16] = [
     Spec {
         name: "egressJail",
         env: "AGENT_SANDBOX_EGRESS_JAIL",
@@ -131,7 +134,14 @@ const SPECS: [Spec; 15] = [
         env: "AGENT_SANDBOX_ALLOW_WRITE",
         alias: "CLAUDE_SANDBOX_ALLOW_WRITE",
         kind: Kind::List(ItemKind::Path),
-        doc: "extra writable paths",
+        doc: "extra writable paths (not system locations, package or service state, root's home, or directories root owns)",
+    },
+    Spec {
+        name: "allowWriteRootOwned",
+        env: "AGENT_SANDBOX_ALLOW_WRITE_ROOT_OWNED",
+        alias: "CLAUDE_SANDBOX_ALLOW_WRITE_ROOT_OWNED",
+        kind: Kind::List(ItemKind::RootOwnedPath),
+        doc: "extra writable paths that root owns, accepting that what a session leaves there may run as root",
     },
     Spec {
         name: "allowDevice",
@@ -187,7 +197,7 @@ const SPECS: [Spec; 15] = [
 
 impl Key {
     /// Every key, in the order documentation and `config show` list them.
-    pub const ALL: [Key; 15] = [
+    pub const ALL: [Key; 16] = [
         Key::EgressJail,
         Key::AllowIp,
         Key::LocalPorts,
@@ -195,6 +205,7 @@ impl Key {
         Key::NoForge,
         Key::Peers,
         Key::AllowWrite,
+        Key::AllowWriteRootOwned,
         Key::AllowDevice,
         Key::Gpu,
         Key::PassEnv,

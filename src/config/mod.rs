@@ -56,6 +56,8 @@ pub struct Config {
     pub no_forge: bool,
     pub peers: bool,
     pub allow_write: Vec<PathBuf>,
+    /// Writable too, though root owns them (the user accepted that).
+    pub allow_write_root_owned: Vec<PathBuf>,
     pub allow_device: Vec<PathBuf>,
     pub gpu: bool,
     pub pass_env: Vec<String>,
@@ -69,6 +71,16 @@ pub struct Config {
     pub share_tool_dirs: bool,
 }
 
+impl Config {
+    /// Every path sessions may write besides the workspace: `allowWrite`
+    /// and `allowWriteRootOwned`, in that order, each once.
+    pub fn writable(&self) -> Vec<PathBuf> {
+        let mut v = self.allow_write.clone();
+        v.extend(self.allow_write_root_owned.iter().filter(|p| !self.allow_write.contains(p)).cloned());
+        v
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -79,6 +91,7 @@ impl Default for Config {
             no_forge: false,
             peers: false,
             allow_write: Vec::new(),
+            allow_write_root_owned: Vec::new(),
             allow_device: Vec::new(),
             gpu: false,
             pass_env: Vec::new(),

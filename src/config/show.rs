@@ -91,6 +91,7 @@ fn value_json(c: &Config, key: Key) -> Value {
         Key::NoForge => json!(c.no_forge),
         Key::Peers => json!(c.peers),
         Key::AllowWrite => paths(&c.allow_write),
+        Key::AllowWriteRootOwned => paths(&c.allow_write_root_owned),
         Key::AllowDevice => paths(&c.allow_device),
         Key::Gpu => json!(c.gpu),
         Key::PassEnv => json!(c.pass_env),

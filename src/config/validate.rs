@@ -108,15 +108,59 @@ pub fn system_location(path: &Path) -> Option<&'static str> {
     })
 }
 
-/// An absolute path for `allowWrite` / `workspaceRoot`, not a system
-/// location (`system_location`).
+/// Trees where what a session writes becomes code that root or the system
+/// runs later: package and service state (dpkg's maintainer scripts,
+/// systemd's units, every service's plugins), root's home (its shell
+/// start-up files and tools), the spools cron and at run.
+pub const CODE_TREES: &[&str] = &["/var/lib", "/root", "/var/spool"];
+
+/// Why a session may not write `path` because root or the system runs
+/// what it finds there later, if so.
+pub fn code_place(path: &Path) -> Option<&'static str> {
+    if path.components().any(|c| c.as_os_str() == "lost+found") {
+        return Some("it is a file system's lost+found, which root's fsck fills and root reads");
+    }
+    CODE_TREES.iter().find(|t| path.starts_with(t)).map(|t| match *t {
+        "/var/lib" => "it holds package and service state (dpkg's maintainer scripts, systemd's units, services' plugins), which root runs",
+        "/root" => "it is root's home, whose start-up files, tools and credentials root uses",
+        _ => "it holds the spools cron and at run programs from",
+    })
+}
+
+const OWN_DIRECTORY: &str = "name a directory of your own, e.g. /srv/data or /home/USER/shared";
+
+/// An absolute path for `workspaceRoot` (and the start of `allowWrite`'s
+/// checks): not a system location (`system_location`), not a place whose
+/// contents root runs later (`code_place`), also where a link leads.
 pub(crate) fn abs_path(s: &str) -> Result<PathBuf, Invalid> {
     let path = checked_abs(s)?;
     let path = normalized(&path);
-    if let Some(reason) = system_location(&path) {
-        return Err(Invalid::Path(s.to_string(), reason, Hint::new("name a directory of your own, e.g. /srv/data or /home/USER/shared")));
+    if let Some(reason) = system_location(&path).or_else(|| code_place(&path)) {
+        return Err(Invalid::Path(s.to_string(), reason, Hint::new(OWN_DIRECTORY)));
+    }
+    // bwrap binds what a link leads to: judge that too.
+    if let Ok(real) = std::fs::canonicalize(&path) {
+        if real != path && (system_location(&real).is_some() || code_place(&real).is_some()) {
+            return Err(Invalid::Path(s.to_string(), "it is a symbolic link (or lies under one) into a system location", Hint::new(OWN_DIRECTORY)));
+        }
     }
     Ok(path)
+}
+
+/// An `allowWrite` path: `abs_path`'s rules, and not a directory root owns
+/// (what a session leaves in a place of root's may run as root later);
+/// `allowWriteRootOwned` names those deliberately.
+pub(crate) fn write_path(s: &str) -> Result<PathBuf, Invalid> {
+    use std::os::unix::fs::MetadataExt;
+    let path = abs_path(s)?;
+    match std::fs::metadata(&path) {
+        Ok(m) if m.uid() == 0 => Err(Invalid::Path(
+            s.to_string(),
+            "root owns it, so what a session leaves there may run as root later",
+            Hint::new("list it under allowWriteRootOwned instead to accept that, or allow a directory another user owns"),
+        )),
+        _ => Ok(path),
+    }
 }
 
 /// `/a//b/./c/` as `/a/b/c` (no `..`: `checked_abs` refused those).

@@ -28,7 +28,8 @@ pub(crate) fn text_list(kind: ItemKind, items: Vec<(&str, At)>) -> Result<Typed,
     Ok(match kind {
         ItemKind::Ip => Typed::Ips(each(items, validate::ipv4)?),
         ItemKind::Port => Typed::Ports(each(items, validate::port_text)?),
-        ItemKind::Path => Typed::Paths(each(items, validate::abs_path)?),
+        ItemKind::Path => Typed::Paths(each(items, validate::write_path)?),
+        ItemKind::RootOwnedPath => Typed::Paths(each(items, validate::abs_path)?),
         ItemKind::Device => Typed::Paths(each(items, validate::device_path)?),
         ItemKind::Name => Typed::Names(each(items, validate::env_name)?),
     })
@@ -55,6 +56,7 @@ pub(crate) fn assign(config: &mut Config, key: Key, value: Typed, extend: bool) 
         (Key::LocalPorts, Typed::Ports(v)) => merge(&mut config.local_ports, v, extend),
         (Key::CallbackPorts, Typed::Ports(v)) => merge(&mut config.callback_ports, v, extend),
         (Key::AllowWrite, Typed::Paths(v)) => merge(&mut config.allow_write, v, extend),
+        (Key::AllowWriteRootOwned, Typed::Paths(v)) => merge(&mut config.allow_write_root_owned, v, extend),
         (Key::AllowDevice, Typed::Paths(v)) => merge(&mut config.allow_device, v, extend),
         (Key::PassEnv, Typed::Names(v)) => merge(&mut config.pass_env, v, extend),
         // Callers build the variant from `key.kind()`, so this cannot happen.

@@ -602,7 +602,8 @@ impl MountBuilder<'_> {
         let under_home = parent.starts_with(&ctx.home);
         let mut needed: Vec<&Path> = path_dirs.iter().map(PathBuf::as_path).collect();
         needed.extend(ctx.shim_dir.as_deref());
-        needed.extend(config.allow_write.iter().map(PathBuf::as_path));
+        let writable = config.writable();
+        needed.extend(writable.iter().map(PathBuf::as_path));
         needed.push(&ctx.home);
         let cmd = Path::new(&ctx.command[0]);
         if cmd.is_absolute() {
@@ -670,7 +671,7 @@ impl MountBuilder<'_> {
 
     /// Step 8.
     fn allow_write(&mut self, config: &Config, home: &Path) -> Result<(), PlanError> {
-        for p in &config.allow_write {
+        for p in &config.writable() {
             if home.starts_with(p) {
                 return Err(PlanError::HomeAllowWrite(p.clone()));
             }

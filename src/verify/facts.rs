@@ -50,7 +50,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
     let home = &l.home;
     let mut home_extra: Vec<String> = Vec::new();
     home_extra.extend(rel_under(&plan.workspace, home));
-    home_extra.extend(l.config.allow_write.iter().filter_map(|p| rel_under(p, home)));
+    home_extra.extend(l.config.writable().iter().filter_map(|p| rel_under(p, home)));
     if l.config.peers {
         home_extra.extend(plan.workspace.parent().and_then(|p| rel_under(p, home)));
     }
@@ -78,7 +78,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         pass_env: l.config.pass_env.clone(),
         planted_env: PLANTED.iter().map(|s| s.to_string()).collect(),
         no_forge: l.config.no_forge,
-        allow_write: l.config.allow_write.clone(),
+        allow_write: l.config.writable(),
         protect_devcontainer: l.config.protect_devcontainer,
         protect_git_hooks: l.config.protect_git_hooks,
         protect_git_config: l.config.protect_git_config,

@@ -16,18 +16,6 @@ fn setup(tag: &str) -> TestDir {
     TestDir::new(tag)
 }
 
-/// A root-owned place outside every home and workspace, removed on drop.
-struct Planted(Vec<std::path::PathBuf>);
-
-impl Drop for Planted {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = std::fs::remove_dir_all(p);
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
 /// `script`'s `key=value` lines, from a session of `account` in `ws`,
 /// with the egress jail on (`"1"`) or off (`"0"`).
 fn session(ws: &Path, account: Account, bin: &Path, script: &str, jail: &str) -> Out {

@@ -613,11 +613,19 @@ fn only_the_workspace_and_allowed_paths_are_writable() {
     let td = setup("fs");
     let ws = td.ws();
     let u = unique("agent-sandbox-test");
-    let allowed = td.aux().join("allowed");
+    // allowWrite refuses /var/lib (where the test directories are) and
+    // directories root owns: one owned by the test user, and one of root's
+    // named under allowWriteRootOwned.
+    let places = Planted(vec![Path::new("/srv").join(unique("agent-sandbox-allowed"))]);
+    let allowed = places.0[0].join("allowed");
+    let allowed_root = places.0[0].join("allowed-root");
     let not_allowed = td.aux().join("not-allowed");
-    mkdir(&allowed);
-    mkdir(&not_allowed);
-    let cfg = td.config(&format!("{{\n  allowWrite: [\"{}\"],\n}}\n", allowed.display()));
+    for d in [&allowed, &allowed_root, &not_allowed] {
+        mkdir(d);
+    }
+    let user = test_user();
+    chown(&allowed, user.uid, user.gid);
+    let cfg = td.config(&format!("{{\n  allowWrite: [\"{}\"],\n  allowWriteRootOwned: [\"{}\"],\n}}\n", allowed.display(), allowed_root.display()));
     let parent = td.peers_dir();
     let script = format!(
         "t() {{ if echo x 2>/dev/null > \"$2\"; then echo $1=written; else echo $1=refused; fi; }}
@@ -629,11 +637,13 @@ fn only_the_workspace_and_allowed_paths_are_writable() {
          t ws {ws}/{u}
          t wssub {ws}/sub-{u}
          t allowed {allowed}/{u}
+         t allowed_root {allowed_root}/{u}
          t tmp /tmp/{u}",
         parent = parent.display(),
         not_allowed = not_allowed.display(),
         ws = ws.display(),
         allowed = allowed.display(),
+        allowed_root = allowed_root.display(),
     );
     let out = Launcher::new(&ws).config(&cfg).sh(&script);
     out.assert_ok();
@@ -646,12 +656,19 @@ fn only_the_workspace_and_allowed_paths_are_writable() {
         ("ws", "written"),
         ("wssub", "written"),
         ("allowed", "written"),
+        ("allowed_root", "written"),
         ("tmp", "written"),
     ] {
         assert_eq!(out.get(k), want, "{k}\n{out}");
     }
     assert!(ws.join(&u).is_file(), "a file written in the workspace is missing outside");
     assert!(allowed.join(&u).is_file(), "a file written in an allowWrite path is missing outside");
+    assert!(allowed_root.join(&u).is_file(), "a file written in an allowWriteRootOwned path is missing outside");
+    // Without the explicit key, root's directory is refused, naming why.
+    let cfg = td.config(&format!("{{\n  allowWrite: [\"{}\"],\n}}\n", allowed_root.display()));
+    let out = Launcher::new(&ws).config(&cfg).sh("echo RAN");
+    assert_eq!(out.status.code(), Some(1), "{out}");
+    assert!(out.stderr.contains(":2: key \"allowWrite\"") && out.stderr.contains("root owns it") && out.stderr.contains("allowWriteRootOwned"), "{out}");
     for p in [PathBuf::from("/etc").join(&u), PathBuf::from("/usr").join(&u), parent.join(&u), not_allowed.join(&u)] {
         assert!(!p.exists(), "{} was written from inside", p.display());
     }

@@ -220,6 +220,18 @@ impl TestDir {
     }
 }
 
+/// Places outside every home and workspace (files or trees), removed on drop.
+pub struct Planted(pub Vec<PathBuf>);
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_dir_all(p);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
 impl Drop for TestDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);

@@ -35,6 +35,7 @@ fn full_valid_file_with_comments_and_trailing_commas() {
         no_forge: true,
         peers: false,
         allow_write: vec![PathBuf::from("/opt/cache"), PathBuf::from("/srv/data")],
+        allow_write_root_owned: vec![],
         allow_device: vec![PathBuf::from("/dev/ttyUSB0")],
         gpu: true,
         pass_env: vec!["AWS_REGION".into(), "CI".into()],

@@ -45,6 +45,7 @@ callbackPorts        (none)                          default
 noForge              false                           default
 peers                true                            env CLAUDE_SANDBOX_PEERS
 allowWrite           (none)                          default
+allowWriteRootOwned  (none)                          default
 allowDevice          (none)                          default
 gpu                  true                            /etc/agent-sandbox/config.json5:2
 passEnv              (none)                          default

@@ -198,6 +198,7 @@ fn system_locations_are_refused_for_writing_and_as_the_workspace() {
         ("allowWrite", "/sys/fs/cgroup"),
         ("allowWrite", "/tmp"),
         ("allowWrite", "/var/lib"),
+        ("allowWrite", "/var/lib/dpkg/info"),
         ("allowWrite", "/run/"),
         ("allowWrite", "/etc/./cron.d"),
     ] {
@@ -209,7 +210,63 @@ fn system_locations_are_refused_for_writing_and_as_the_workspace() {
     assert!(bad_path("{ allowWrite: ['/run'] }").2.contains("allow a single socket below it"));
     assert!(bad_path("{ allowWrite: ['/proc/sys'] }").2.contains("kernel interface"));
     // Below the refused directories (not the trees) is allowed.
-    for ok in ["/run/app/agent.sock", "/srv/data", "/home/dev/shared", "/var/lib/myapp", "/opt/models", "/root/work"] {
+    for ok in ["/run/app/agent.sock", "/srv/data", "/home/dev/shared", "/opt/models"] {
         assert_eq!(parse_ok(&format!("{{ allowWrite: ['{ok}'] }}")).config.allow_write, [PathBuf::from(ok)], "{ok}");
+    }
+}
+
+/// Places whose contents root or the system runs later are refused for
+/// writing and as the workspace, whole trees, whoever owns them, also when
+/// allowWriteRootOwned names them.
+#[test]
+fn places_that_root_runs_code_from_are_refused() {
+    for path in [
+        "/var/lib/dpkg/info",
+        "/var/lib/systemd/system",
+        "/var/lib/myapp",
+        "/root/work",
+        "/root/.bashrc",
+        "/var/spool/cron/crontabs",
+        "/srv/x/lost+found",
+        "/lost+found",
+    ] {
+        for key in ["allowWrite", "allowWriteRootOwned", "workspaceRoot"] {
+            let src = if key == "workspaceRoot" { format!("{{\n {key}: '{path}' }}") } else { format!("{{\n {key}: ['{path}'] }}") };
+            let (at, value, reason, hint) = bad_path(&src);
+            assert_eq!((at, value.as_str()), (at_file(2, key), path), "{src}");
+            assert!(!reason.is_empty() && !hint.to_string().is_empty(), "{src}: {reason}");
+        }
+    }
+    assert!(bad_path("{ allowWrite: ['/var/lib/dpkg/info'] }").2.contains("maintainer scripts"));
+    assert!(bad_path("{ allowWrite: ['/root/work'] }").2.contains("root's home"));
+    assert!(bad_path("{ allowWrite: ['/srv/lost+found'] }").2.contains("lost+found"));
+}
+
+/// A directory root owns needs the explicit key; a link is judged by
+/// where it leads.
+#[test]
+fn root_owned_directories_need_the_explicit_key_and_links_are_followed() {
+    let dir = tempfile::Builder::new().prefix("cfg-root-owned").tempdir_in("/var/tmp").unwrap();
+    let owned = dir.path().join("cache");
+    std::fs::create_dir(&owned).unwrap();
+    let owned_s = owned.display().to_string();
+    let root = nix::unistd::geteuid().is_root();
+    if root {
+        let (_, value, reason, hint) = bad_path(&format!("{{ allowWrite: ['{owned_s}'] }}"));
+        assert_eq!(value, owned_s);
+        assert!(reason.contains("root owns it") && hint.to_string().contains("allowWriteRootOwned"), "{reason} {hint}");
+    }
+    let c = parse_ok(&format!("{{ allowWriteRootOwned: ['{owned_s}'] }}")).config;
+    assert_eq!((c.allow_write.clone(), c.allow_write_root_owned.clone()), (vec![], vec![owned.clone()]));
+    assert_eq!(c.writable(), vec![owned.clone()]);
+    // Owned by another user: allowWrite takes it.
+    nix::unistd::chown(&owned, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap_or_else(|e| assert!(!root, "{e}"));
+    assert_eq!(parse_ok(&format!("{{ allowWrite: ['{owned_s}'] }}")).config.allow_write, std::slice::from_ref(&owned));
+    // A link into a system tree or root's state is refused as what it is.
+    for target in ["/etc", "/var/lib/dpkg"] {
+        let link = dir.path().join(format!("link{}", target.replace('/', "-")));
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let (_, _, reason, _) = bad_path(&format!("{{ allowWriteRootOwned: ['{}'] }}", link.display()));
+        assert!(reason.contains("symbolic link"), "{target}: {reason}");
     }
 }
