@@ -45,4 +45,4 @@ pub use run::gate::{GATE_FD, GATE_PATH};
 pub use run::lockdown::probe_filter;
 pub use run::nft::{try_create_probe_table, PROBE_TABLE};
 pub use run::session::run_jailed;
-pub(crate) use run::sys::{close_fds_except, fork_child};
+pub(crate) use run::sys::{close_fds_except, fork_child, ignored as signal_ignored};

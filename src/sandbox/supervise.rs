@@ -1,7 +1,8 @@
 //! Running the session as a child and waiting for it, so the launcher can
 //! look at the workspace afterwards. The launcher stays single-threaded:
 //! fork, the child execs bwrap (`exec::exec`), the parent forwards SIGTERM,
-//! SIGHUP, SIGINT and SIGQUIT to it and maps its status to an exit code.
+//! SIGHUP, SIGINT and SIGQUIT to it (those it was not started ignoring)
+//! and maps its status to an exit code.
 //! (A terminal's Ctrl-C reaches bwrap twice that way; it ends on the first.)
 //! If the launcher itself is killed, bwrap's --die-with-parent ends the
 //! session.
@@ -50,11 +51,11 @@ pub fn run(exec_inner: &mut dyn FnMut() -> std::io::Error) -> std::io::Result<i3
 fn wait_forwarding(child: Pid) -> std::io::Result<i32> {
     CHILD.store(child.as_raw(), Ordering::SeqCst);
     crate::resident::shed_text();
-    // SAFETY: the handler only reads an atomic and calls kill.
-    unsafe {
-        for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT] {
-            let _ = signal::signal(sig, SigHandler::Handler(forward));
-        }
+    // A signal the launcher was started ignoring (nohup, a background job)
+    // stays ignored: the session inherited that disposition too.
+    for sig in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT].into_iter().filter(|s| !crate::jail::signal_ignored(*s)) {
+        // SAFETY: the handler only reads an atomic and calls kill.
+        let _ = unsafe { signal::signal(sig, SigHandler::Handler(forward)) };
     }
     loop {
         match waitpid(child, None) {

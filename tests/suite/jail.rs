@@ -735,6 +735,26 @@ fn signal_test(sig: Signal) {
     assert_nothing_left(&r, true);
 }
 
+/// A sandbox that fails in its own setup (bwrap cannot enter the working
+/// directory) ends the launch with bwrap's status and bwrap's words, never
+/// re-diagnosed as pasta's, however its end and pasta's interleave.
+#[test]
+fn a_sandbox_failing_in_setup_is_reported_as_itself() {
+    let _s = serial();
+    let lab = Lab::up();
+    for i in 0..25 {
+        let mut opts = lab_opts(&lab, "echo SESSION ran");
+        opts.bwrap_args = vec!["--chdir".into(), format!("/nonexistent-{}", crate::support::unique("chdir"))];
+        let mut launched = launch(opts);
+        let code = launched.code(SESSION);
+        let out = launched.output();
+        assert_eq!(code, 1, "run {i}: bwrap's status expected: {out:?}");
+        assert!(out.iter().any(|l| l.contains("bwrap: Can't chdir")), "run {i}: bwrap's own message: {out:?}");
+        assert!(!out.iter().any(|l| l.contains("REFUSED") || l.contains("pasta")), "run {i}: re-diagnosed: {out:?}");
+        assert!(!out.iter().any(|l| l == "SESSION ran"), "run {i}: {out:?}");
+    }
+}
+
 #[test]
 fn sigint_is_forwarded_and_nothing_is_left() {
     signal_test(Signal::SIGINT);
@@ -748,6 +768,120 @@ fn sigterm_is_forwarded_and_nothing_is_left() {
 #[test]
 fn sighup_is_forwarded_and_nothing_is_left() {
     signal_test(Signal::SIGHUP);
+}
+
+/// A signal the launcher was started ignoring (`nohup`: SIGHUP) is
+/// ignored by the launch too: sent while the sandbox waits at the gate it
+/// neither stops the launch nor is forwarded; SIGTERM then ends it. (A
+/// blocked signal is queued even when ignored: the launcher must not
+/// block the ignored ones.)
+#[test]
+fn a_signal_the_launcher_ignores_stays_ignored() {
+    let _s = serial();
+    let lab = Lab::up();
+    let dir = TrustedDir::new();
+    dir.script("pasta", "#!/bin/sh\nexec sleep 60\n", 0o755);
+    let mut opts = lab_opts(&lab, "echo SESSION ran");
+    opts.probe = HostProbe { pasta_dirs: vec![dir.0.clone()], ..HostProbe::default() };
+    opts.before = || {
+        // SAFETY: installs SIG_IGN; no handler code runs.
+        unsafe { nix::sys::signal::signal(Signal::SIGHUP, nix::sys::signal::SigHandler::SigIgn) }.map(|_| ()).map_err(|e| e.to_string())
+    };
+    let mut launched = launch(opts);
+    let at_gate = |p: &procs::Proc| p.comm.starts_with(".agent-sandbox");
+    let deadline = std::time::Instant::now() + SESSION;
+    while !procs::descendants(launched.pid.as_raw()).iter().any(at_gate) {
+        assert!(std::time::Instant::now() < deadline, "the sandbox never reached the gate: {:?}", launched.output());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", launched.pid)).unwrap();
+    let blocked = launcher::status_field(&status, "SigBlk").map(|m| u64::from_str_radix(&m, 16).unwrap()).unwrap();
+    assert_eq!(blocked & (1 << (Signal::SIGHUP as u64 - 1)), 0, "the ignored SIGHUP is blocked (so queued): {status}");
+    nix::sys::signal::kill(launched.pid, Signal::SIGHUP).unwrap();
+    nix::sys::signal::kill(launched.pid, Signal::SIGTERM).unwrap();
+    let st = launched.wait(Duration::from_secs(10));
+    assert_eq!(st, WaitStatus::Exited(launched.pid, 128 + Signal::SIGTERM as i32), "SIGHUP acted: {:?}", launched.output());
+}
+
+/// Each forwarded signal at a random moment of the launch — before the
+/// launcher blocks signals, while it sets the jail up, at the gate, while
+/// the session runs — a few hundred times, beside two busy loops: the
+/// launcher always ends for that signal (128+N, or killed by it before it
+/// took signals over), the command never outlives it, and nothing is left
+/// (no process of the launch, no pasta in the lab's namespace, no temp
+/// file).
+#[test]
+fn signals_at_random_moments_of_the_launch_leave_nothing() {
+    let _s = serial();
+    let lab = Lab::up();
+    let busy: Vec<std::process::Child> = (0..2).map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect();
+    let _busy = KillOnDrop(busy);
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let rounds = std::env::var("JAIL_SIGNAL_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let (mut early, mut during, mut late) = (0, 0, 0);
+    for i in 0..rounds {
+        let sig = launch::FORWARDED[i % launch::FORWARDED.len()];
+        let marker = crate::support::unique("sigrand");
+        let tmp = tempfile::tempdir().unwrap();
+        let mut opts = lab_opts(&lab, &format!("echo SESSION READY; exec sh -c 'sleep 60; :' {marker}"));
+        opts.tmpdir = Some(tmp.path().to_path_buf());
+        let mut launched = launch(opts);
+        std::thread::sleep(Duration::from_micros(next() % 400_000));
+        let ran = launched.output().iter().any(|l| l.contains("SESSION READY"));
+        nix::sys::signal::kill(launched.pid, sig).unwrap();
+        let st = launched.wait(Duration::from_secs(15));
+        let ok = st == WaitStatus::Exited(launched.pid, 128 + sig as i32) || matches!(st, WaitStatus::Signaled(_, s, _) if s == sig);
+        assert!(ok, "round {i}: {sig} ended the launcher with {st:?}: {:?}", launched.output());
+        match (ran, st) {
+            (true, _) => late += 1,
+            (false, WaitStatus::Signaled(..)) => early += 1,
+            _ => during += 1,
+        }
+        let left = wait_until(Duration::from_secs(5), || {
+            let mut l: Vec<String> = procs::descendants(1).into_iter().filter(|p| cmdline_has(p.pid, &marker)).map(|p| format!("{p:?}")).collect();
+            l.extend(all_pasta_for(&lab));
+            l
+        });
+        assert!(left.is_empty(), "round {i} ({sig}): left {left:?}");
+        let files: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        assert!(files.is_empty(), "round {i} ({sig}): temp files left: {files:?}");
+    }
+    println!("MEASURE signals at random moments: {early} before the launcher took signals, {during} during setup, {late} in the session");
+    assert!(early + during > 0 && late > 0, "the moments did not cover setup and session: {early}/{during}/{late}");
+}
+
+struct KillOnDrop(Vec<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn cmdline_has(pid: i32, needle: &str) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&cmdline).contains(needle)
+}
+
+/// `probe()` until it returns nothing or `timeout` passes; what it last returned.
+fn wait_until(timeout: Duration, mut probe: impl FnMut() -> Vec<String>) -> Vec<String> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = probe();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

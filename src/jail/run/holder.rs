@@ -156,6 +156,12 @@ pub(crate) enum Heard {
 }
 
 impl Helper {
+    /// The launcher's end of the channel (for a last look after the
+    /// helper died).
+    pub(crate) fn chan_fd(&self) -> std::os::fd::RawFd {
+        self.chan.as_raw_fd()
+    }
+
     pub(crate) fn send(&self, step: Step) -> Result<(), JailError> {
         nix::sys::socket::send(self.chan.as_raw_fd(), &[step as u8], MsgFlags::empty()).map(|_| ()).map_err(|e| JailError::sys("talking to a helper", errno(e)))
     }

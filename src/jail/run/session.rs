@@ -69,6 +69,7 @@ pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Erro
         Ok(code) => Ok(code),
         Err(Stop::Signal(n)) => Ok(signal_status(n)),
         Err(Stop::Exited(code)) => Ok(code),
+        Err(Stop::Failed(f)) => Err(failure(f, plan)),
         Err(Stop::Error(e)) => Err(e),
     }
 }
@@ -78,6 +79,8 @@ enum Stop {
     Signal(i32),
     /// The sandbox exited before the gate opened (bwrap said why).
     Exited(i32),
+    /// The holder ended before its exec, saying why.
+    Failed(Failure),
     Error(JailError),
 }
 
@@ -92,6 +95,9 @@ impl From<JailError> for Stop {
 #[derive(Default)]
 struct Kids {
     holder: Option<Pid>,
+    /// The holder's report channel (owned by `run`'s `Helper`): why it
+    /// ended, when it ends before the launcher heard of its exec.
+    holder_chan: Option<std::os::fd::RawFd>,
     pasta: Option<Pid>,
     pasta_stderr: Option<OwnedFd>,
     relay: Option<Pid>,
@@ -128,6 +134,15 @@ impl Kids {
 
     fn status_of(&self, pid: Pid) -> Option<WaitStatus> {
         self.exited.iter().copied().find(|st| st.pid() == Some(pid))
+    }
+
+    /// The report a dead holder left on its channel, if any (none: it
+    /// exec'd the sandbox, whose end closed the channel).
+    fn holder_report(&self) -> Option<Report> {
+        let fd = self.holder_chan?;
+        let mut buf = vec![0u8; 64 * 1024];
+        let n = nix::sys::socket::recv(fd, &mut buf, nix::sys::socket::MsgFlags::MSG_DONTWAIT).ok()?;
+        serde_json::from_slice(buf.get(..n)?).ok()
     }
 
     fn stop_all(&mut self) {
@@ -169,6 +184,7 @@ fn run(
     let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
     let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, exec_inner)?;
     kids.holder = Some(holder.pid);
+    kids.holder_chan = Some(holder.chan_fd());
     drop(gate_read);
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
     let ns = Namespaces::of(holder.pid)?;
@@ -269,9 +285,16 @@ fn on_setup_signal(info: &siginfo, kids: &mut Kids) -> Result<(), Stop> {
     let (holder, pasta) = (kids.holder, kids.pasta);
     let relay = [kids.relay, kids.factory];
     kids.reap();
-    // The sandbox failed in its own setup (bwrap printed why). Before
-    // the exec, the holder's report says more than its exit.
-    if let Some(st) = holder.filter(|_| kids.sandbox_started).and_then(|p| kids.status_of(p)) {
+    // The holder's end comes first: pasta and the relay fail because its
+    // namespaces went with it. Before its exec it says why on its
+    // channel; after, the sandbox failed in its own setup (bwrap printed
+    // why), also when the launcher had not yet heard of the exec.
+    if let Some(st) = holder.and_then(|p| kids.status_of(p)) {
+        if !kids.sandbox_started {
+            if let Some(Report::Failed(f)) = kids.holder_report() {
+                return Err(Stop::Failed(f));
+            }
+        }
         return Err(Stop::Exited(exit_code(st)));
     }
     if let Some(st) = pasta.and_then(|p| kids.status_of(p)) {

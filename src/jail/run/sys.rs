@@ -65,10 +65,27 @@ pub(crate) struct Signals {
     old_chld: SigAction,
 }
 
+/// Whether `sig` is ignored in this process (inherited from `nohup`, or a
+/// shell that starts background jobs with SIGINT and SIGQUIT ignored).
+pub(crate) fn ignored(sig: Signal) -> bool {
+    // SAFETY: with a null new action, sigaction only reads the current one
+    // into `old`, which it fully initialises.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig as libc::c_int, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 impl Signals {
+    /// Blocks the forwarded signals and SIGCHLD and opens their signalfd.
+    /// A forwarded signal the launcher was started ignoring stays ignored,
+    /// unblocked: a blocked signal is queued even when ignored, so the
+    /// launcher would react to what its caller told it to ignore, stop a
+    /// launch or forward it to a session that (inheriting the same
+    /// disposition) ignores it.
     pub(crate) fn block() -> Result<Signals, JailError> {
         let mut set = SigSet::empty();
-        FORWARDED.iter().for_each(|s| set.add(*s));
+        FORWARDED.iter().filter(|s| !ignored(**s)).for_each(|s| set.add(*s));
         set.add(Signal::SIGCHLD);
         let mut old = SigSet::empty();
         nix::sys::signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old)).map_err(|e| JailError::sys("blocking signals", errno(e)))?;

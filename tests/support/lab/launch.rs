@@ -45,6 +45,8 @@ pub struct Opts {
     /// The product's executable where every user can run it (copied, if
     /// need be, here in the test: the child may have become another user).
     pub product_exe: String,
+    /// More bwrap options for the library's session (e.g. one it fails on).
+    pub bwrap_args: Vec<String>,
 }
 
 impl Default for Opts {
@@ -62,6 +64,7 @@ impl Default for Opts {
             product_in: None,
             product_args: None,
             product_exe: gate_exe(),
+            bwrap_args: vec![],
         }
     }
 }
@@ -84,11 +87,27 @@ pub fn launch(opts: Opts) -> Launched {
         std::fs::write(&resolv, text).expect("writing the lab resolv.conf");
     }
     let (r, w) = nix::unistd::pipe().expect("pipe");
+    // The forwarded signals stay blocked across the fork until the child
+    // has set their defaults: one sent at once is then neither lost to a
+    // disposition this process inherited nor delivered to the wrong one.
+    let mut forwarded = nix::sys::signal::SigSet::empty();
+    FORWARDED.iter().for_each(|s| forwarded.add(*s));
+    let mut old = nix::sys::signal::SigSet::empty();
+    nix::sys::signal::pthread_sigmask(nix::sys::signal::SigmaskHow::SIG_BLOCK, Some(&forwarded), Some(&mut old)).expect("blocking signals");
     // SAFETY: the child only runs `child_main` and leaves with _exit; the
     // test threads that could hold locks are parked on the test mutex.
-    match unsafe { nix::unistd::fork() }.expect("fork") {
+    let forked = unsafe { nix::unistd::fork() }.expect("fork");
+    if let ForkResult::Parent { .. } = forked {
+        nix::sys::signal::pthread_sigmask(nix::sys::signal::SigmaskHow::SIG_SETMASK, Some(&old), None).expect("restoring the signal mask");
+    }
+    match forked {
         ForkResult::Child => {
             drop(r);
+            for sig in FORWARDED {
+                // SAFETY: installs the default action; no handler code runs.
+                let _ = unsafe { nix::sys::signal::signal(*sig, nix::sys::signal::SigHandler::SigDfl) };
+            }
+            let _ = nix::sys::signal::pthread_sigmask(nix::sys::signal::SigmaskHow::SIG_SETMASK, Some(&old), None);
             let code = child_main(&opts, &resolv, w);
             // SAFETY: end the forked child without running the test
             // harness's destructors.
@@ -114,6 +133,16 @@ pub fn launch(opts: Opts) -> Launched {
 fn say(msg: &str) {
     let _ = std::io::stderr().write_all(format!("{msg}\n").as_bytes());
 }
+
+/// The signals a launcher forwards (`jail::run::sys::FORWARDED`). The
+/// launched child starts with each at its default, as a terminal starts a
+/// launcher, whatever this test process inherited (a suite run in the
+/// background ignores SIGINT and SIGQUIT, one under nohup SIGHUP);
+/// `Opts::before` may set another.
+pub const FORWARDED: &[nix::sys::signal::Signal] = {
+    use nix::sys::signal::Signal::*;
+    &[SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
+};
 
 fn child_main(opts: &Opts, resolv: &Path, out: OwnedFd) -> i32 {
     for fd in [1, 2] {
@@ -167,7 +196,7 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     let mut plan = jail::plan(&opts.config, &facts)?;
     (opts.edit)(&mut plan);
     let resolv = plan.resolv_conf.clone();
-    let mut inner = || exec_bwrap(&resolv, &opts.product_exe, &opts.script, &opts.env);
+    let mut inner = || exec_bwrap(&resolv, &opts.product_exe, &opts.script, &opts.env, &opts.bwrap_args);
     jail::run_jailed(&plan, &mut inner, None)
 }
 
@@ -195,7 +224,7 @@ pub fn gate_exe() -> String {
 /// held at the jail's gate until the routes are locked, the jail's network, the session resolv.conf bound over /etc/resolv.conf, and
 /// /proc/sys read-only (the kernel lets real-root-owned processes write
 /// sysctls without capabilities, the jail's IPv6 switch included).
-fn exec_bwrap(resolv: &str, gate: &str, script: &str, env: &[(String, String)]) -> std::io::Error {
+fn exec_bwrap(resolv: &str, gate: &str, script: &str, env: &[(String, String)], extra: &[String]) -> std::io::Error {
     let (r, w) = match nix::unistd::pipe() {
         Ok(p) => p,
         Err(e) => return e.into(),
@@ -212,6 +241,7 @@ fn exec_bwrap(resolv: &str, gate: &str, script: &str, env: &[(String, String)]) 
     cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--tmpfs", "/tmp"]);
     cmd.args(["--ro-bind-data", &r.as_raw_fd().to_string(), "/etc/resolv.conf"]);
     cmd.args(["--ro-bind", gate, GATE_PATH]);
+    cmd.args(extra);
     cmd.args(["--", GATE_PATH, "/bin/bash", "-c", &full]);
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.exec()
