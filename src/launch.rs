@@ -8,8 +8,8 @@ use crate::jail;
 use crate::review;
 use crate::sandbox::context::{self, Context, ContextError, Network};
 use crate::sandbox::fsview::RealFs;
-use crate::sandbox::hostmask::Later;
-use crate::sandbox::plan::{Plan, PlanError};
+use crate::sandbox::hostview::{self, Later, Prepared, Scanned, Stage};
+use crate::sandbox::plan::{HostView, Plan, PlanError};
 use crate::sandbox::{exec, gitconfig, supervise};
 use crate::sysbin::{self, SysbinError};
 use std::ffi::{OsStr, OsString};
@@ -54,10 +54,13 @@ pub struct Session {
     pub review_shared: Vec<std::path::PathBuf>,
     /// The session's id (also `AGENT_SANDBOX_SESSION` inside).
     pub session_id: String,
-    /// For a root launcher: what its scan must keep (`rootscan`). The scan
-    /// runs in the process that starts bwrap, right before it does (in the
-    /// jail, while pasta starts), and masks what it finds.
+    /// For a root launcher without idmapped mounts (`HostView::Scan`):
+    /// what its scan must keep (`rootscan`). The scan runs beside the
+    /// launch; the process that starts bwrap masks what it finds (in the
+    /// jail, while bwrap sets up).
     pub root_scan: Option<RootScan>,
+    /// For a root launcher's unprivileged session: the idmapped trees.
+    pub prepared: Prepared,
 }
 
 /// The inputs of a root launcher's scan for root-only entries.
@@ -70,25 +73,10 @@ pub struct RootScan {
 }
 
 impl Session {
-    /// The final plan: the decided one plus, for a root launcher, masks
-    /// over what only root may use (scanned now; `--print-plan`).
-    pub fn final_plan(&self) -> Plan {
-        let mut p = self.plan.clone();
-        if let Some(scan) = &self.root_scan {
-            p.host_masks = crate::sandbox::rootscan::scan(&scan.keep, &scan.home, &scan.extra);
-        }
-        p
+    /// What a root launcher's scan would hide now (`--print-plan`).
+    pub fn scan_now(&self) -> Vec<std::path::PathBuf> {
+        self.root_scan.as_ref().map(|s| crate::sandbox::rootscan::scan(&s.keep, &s.home, &s.extra).into_iter().map(|(p, _)| p).collect()).unwrap_or_default()
     }
-}
-
-/// `plan` with the findings of a running scan masked (none to wait for
-/// when there is no scan).
-fn with_scan(plan: &Plan, pending: Option<&crate::sandbox::rootscan::Pending>) -> std::io::Result<Plan> {
-    let mut p = plan.clone();
-    if let Some(scan) = pending {
-        p.host_masks = scan.findings()?;
-    }
-    Ok(p)
 }
 
 fn own_exe_id() -> Option<(u64, u64)> {
@@ -116,9 +104,22 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let cwd = context::cwd()?;
     let bwrap = sysbin::find("bwrap", crate::fixes::BWRAP)?;
     let command = session_command(req, env, &account.home)?;
+    // A root launcher's session: unprivileged on host files where idmapped
+    // mounts can keep the owners of what it writes, else scanned.
+    let (host_view, prepared) = if account.uid == 0 {
+        let workspace = config.workspace_root.clone().unwrap_or_else(|| cwd.clone());
+        let places: Vec<std::path::PathBuf> = [account.home.clone(), workspace].into_iter().chain(config.writable()).collect();
+        hostview::decide_root(&places, &allowed_devices(config))
+    } else {
+        (HostView::Launcher, Prepared::default())
+    };
+    let outer = match &host_view {
+        HostView::Unprivileged { uid, gid, .. } => (*uid, *gid),
+        _ => (account.uid, account.gid),
+    };
     let (network, jail_plan) = if config.egress_jail {
         let facts = jail::host_facts()?;
-        let plan = jail::plan(config, &facts)?;
+        let plan = jail::plan_for(config, &facts, outer)?;
         let gate_exe = crate::jail::run::gate::executable()?;
         (Network::Jail { resolv_conf: plan.resolv_conf.clone(), gate_exe }, Some(plan))
     } else {
@@ -145,9 +146,12 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         fresh_proc: context::fresh_proc_possible(),
         apparmor: crate::confinement::read().apparmor,
         shell_path,
+        host_view,
+        mount_api: crate::sandbox::mountfd::has_mount_api(),
     };
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
-    let root_scan = (ctx.uid == 0).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone(), extra: Vec::new() });
+    let root_scan =
+        matches!(ctx.host_view, HostView::Scan { .. }).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone(), extra: Vec::new() });
     let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
     // A baseline the session could rewrite would prove nothing. The tool
     // dirs count whether shared or not, as `review` (which has no plan) sees it.
@@ -155,7 +159,24 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).chain(tool_dirs).collect();
     let state_dir = review::store::state_dir(&ctx.home, xdg_state, &writable);
     let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
-    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, session_id: ctx.session_id, root_scan })
+    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, session_id: ctx.session_id, root_scan, prepared })
+}
+
+/// The device nodes a session is given: `allowDevice`, and with `gpu` the
+/// GPU nodes (their groups are kept by an unprivileged root session).
+fn allowed_devices(config: &Config) -> Vec<std::path::PathBuf> {
+    let mut v = config.allow_device.clone();
+    if config.gpu {
+        let gpu = |p: &std::path::Path| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            crate::sandbox::plan::GPU_DEVICE_PREFIXES.iter().any(|pre| name.starts_with(pre))
+        };
+        v.extend(std::fs::read_dir("/dev").into_iter().flatten().flatten().map(|e| e.path()).filter(|p| gpu(p)));
+        for d in crate::sandbox::plan::GPU_DEVICE_DIRS {
+            v.extend(std::fs::read_dir(d).into_iter().flatten().flatten().map(|e| e.path()));
+        }
+    }
+    v
 }
 
 fn writable_dest(m: &crate::sandbox::mounts::Mount) -> Option<std::path::PathBuf> {
@@ -198,7 +219,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     lines.iter().for_each(|l| eprintln!("{l}"));
     // In the jail the gate holds the command back, so bwrap need not wait
     // for the scan: its findings are masked while bwrap sets up, and the
-    // gate opens once they are (`hostmask::apply`). Without the jail,
+    // gate opens once they are (`hostview::apply`). Without the jail,
     // bwrap starts after the scan.
     let (ready, done) = match (&session.jail, &scan) {
         (Some(_), Some(_)) => {
@@ -208,16 +229,40 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         _ => (None, None),
     };
     let done = done.as_ref();
-    let mut exec_final = || match (done, &scan) {
-        (Some(done), Some(scan)) => exec::exec(&session.plan, Some(Later { scan, done })),
-        _ => match with_scan(&session.plan, scan.as_ref()) {
-            Ok(plan) => exec::exec(&plan, None),
-            Err(e) => e,
-        },
+    let root = !matches!(session.plan.host_view, HostView::Launcher);
+    let scanned = || match (done, &scan) {
+        (Some(done), Some(scan)) => Ok(Scanned::Later(Later { scan, done })),
+        (None, Some(scan)) => scan.findings().map(|f| Scanned::Now(f.into_iter().map(|(p, _)| p).collect())),
+        _ => Ok(Scanned::None),
     };
     let code = match &session.jail {
-        None => supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e }),
-        Some(jail_plan) => jail::run_jailed(jail_plan, &mut exec_final, ready).map_err(LaunchError::from),
+        None => {
+            let stage = if root { Stage::Root { jail: false } } else { Stage::User { in_userns: false } };
+            let mut exec_final = || match scanned() {
+                Ok(s) => exec::exec(&session.plan, &session.prepared, stage, s),
+                Err(e) => e,
+            };
+            supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })
+        }
+        Some(jail_plan) => {
+            // A root launcher's part (its own user namespace's rights) comes
+            // before the holder makes the jail's; a user's after.
+            let mut before_ns = || -> std::io::Result<()> {
+                if root {
+                    hostview::apply(&session.plan, &session.prepared, Stage::Root { jail: true }, scanned()?)
+                } else {
+                    Ok(())
+                }
+            };
+            let mut exec_final = || {
+                if root {
+                    exec::exec_prepared(&session.plan)
+                } else {
+                    exec::exec(&session.plan, &session.prepared, Stage::User { in_userns: true }, Scanned::None)
+                }
+            };
+            jail::run_jailed(jail_plan, &mut before_ns, &mut exec_final, ready).map_err(LaunchError::from)
+        }
     };
     if let Some(s) = &scan {
         s.reap();

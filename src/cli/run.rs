@@ -3,7 +3,7 @@
 use super::args::RunArgs;
 use agent_sandbox::agents::Agent;
 use agent_sandbox::launch::{self, Request};
-use agent_sandbox::sandbox::{self, context::env_snapshot, plan::Plan};
+use agent_sandbox::sandbox::{self, context::env_snapshot, plan::HostView, plan::Plan};
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -28,7 +28,7 @@ fn launch_or_print(config_path: Option<&Path>, req: Request, print: Option<bool>
     let eff = super::load_config(config_path, &env)?;
     let session = launch::decide(&req, &eff.config, &env)?;
     if let Some(json) = print {
-        print_plan(&session.final_plan(), req.agent, session.jail.is_some(), json)?;
+        print_plan(&session, req.agent, json)?;
         return Ok(0);
     }
     let code = launch::start(&session)?;
@@ -48,7 +48,23 @@ fn shown_value(plan_agent: Agent, name: &str, value: &std::ffi::OsStr) -> String
     }
 }
 
-fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Result<()> {
+/// The host view in words (`--print-plan`).
+fn host_view_text(v: &HostView) -> String {
+    match v {
+        HostView::Launcher => "the launcher's own uid on host files".into(),
+        HostView::Unprivileged { uid, idmapped, .. } => {
+            let places: Vec<String> = idmapped.iter().map(|p| p.display().to_string()).collect();
+            format!("root's session is uid {uid} on host files (kernel-enforced); bound idmapped (owner <-> {uid}): {}", places.join(", "))
+        }
+        HostView::Scan { why } => format!("root's uid, with what only root may use hidden by the root-only scan ({why})"),
+    }
+}
+
+fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Result<()> {
+    let plan: &Plan = &session.plan;
+    let jail = session.jail.is_some();
+    let scanned = session.scan_now();
+    let premounted: Vec<&std::path::Path> = plan.premounts.iter().filter_map(|p| plan.mounts.get(p.mount)).map(|m| m.dest().as_path()).collect();
     let env: serde_json::Map<String, serde_json::Value> = plan
         .env
         .iter()
@@ -75,6 +91,9 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
             "data": data,
             "mounts": plan.mounts,
             "hiddenBeforeBwrap": plan.early_masks(),
+            "hostView": plan.host_view,
+            "madeBeforeBwrap": premounted,
+            "hiddenByRootScan": scanned,
             "workspace": plan.workspace,
             "chdir": plan.chdir,
             "egressJail": jail,
@@ -84,6 +103,7 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
     }
     outln!("egress jail: {}", if jail { "on" } else { "off" });
     outln!("workspace:   {}", plan.workspace.display());
+    outln!("host view:   {}", host_view_text(&plan.host_view));
     outln!("command line:");
     out!("  {}", shell_quote(&plan.bwrap.to_string_lossy()));
     for a in &plan.args() {
@@ -95,10 +115,22 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
         }
     }
     outln!();
+    if !premounted.is_empty() {
+        outln!("made before bwrap starts, by descriptor (they lie in places sessions write):");
+        for p in &premounted {
+            outln!("  {}", p.display());
+        }
+    }
     let early = plan.early_masks();
     if !early.is_empty() {
         outln!("hidden before bwrap starts (an empty read-only view over each):");
         for p in early {
+            outln!("  {}", p.display());
+        }
+    }
+    if !scanned.is_empty() {
+        outln!("hidden by the root-only scan (now):");
+        for p in &scanned {
             outln!("  {}", p.display());
         }
     }

@@ -38,11 +38,11 @@ pub use host::{
 };
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
 pub use plan::compare::{compare, Difference};
-pub use plan::launch::{inner_id, pasta_args, pasta_argv, plan, JailPlan, PastaPlan, JAIL_IFNAME};
+pub use plan::launch::{inner_id, pasta_args, pasta_argv, plan, plan_for, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use plan::resolv::session_resolv_conf;
 pub use plan::routes::{net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope, Snapshot};
 pub use run::gate::{GATE_FD, GATE_PATH};
 pub use run::lockdown::probe_filter;
 pub use run::nft::{try_create_probe_table, PROBE_TABLE};
 pub use run::session::run_jailed;
-pub(crate) use run::sys::{close_fds_except, fork_child, ignored as signal_ignored};
+pub(crate) use run::sys::{close_fds_except, die_with_parent, fork_child, ignored as signal_ignored};

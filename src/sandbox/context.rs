@@ -20,6 +20,24 @@ pub enum Network {
     Jail { resolv_conf: String, gate_exe: PathBuf },
 }
 
+/// How a session's processes stand toward the host's files (the root
+/// launcher row of docs/defences.md).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "mechanism", rename_all = "kebab-case")]
+pub enum HostView {
+    /// The launcher's own uid (a non-root launcher): a user's permissions.
+    Launcher,
+    /// A root launcher's session as the unprivileged `uid`/`gid` on host
+    /// files (kernel-enforced: every root-only file, directory, socket and
+    /// kernel interface is refused by the kernel's own checks), with the
+    /// places it writes bound through idmapped mounts that exchange their
+    /// owner and `uid`; `groups`: the allowed devices' groups it keeps.
+    Unprivileged { uid: u32, gid: u32, groups: Vec<u32>, idmapped: Vec<PathBuf> },
+    /// A root launcher where idmapped mounts cannot be made (`why`): root's
+    /// uid, and the root-only scan hides what only root may use.
+    Scan { why: String },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
     pub uid: u32,
@@ -54,6 +72,10 @@ pub struct Context {
     /// entry points to (`shellrc`, read without running them): the entry
     /// guard covers those too.
     pub shell_path: crate::sandbox::shellrc::ShellPath,
+    pub host_view: HostView,
+    /// Whether the kernel has the mount API (Linux 5.2+): mounts inside
+    /// the places sessions write are then made by descriptor (`premount`).
+    pub mount_api: bool,
 }
 
 /// Reads the process environment once, so everything after works on a value.

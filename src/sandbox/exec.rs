@@ -4,9 +4,10 @@
 //! environment. Nothing else in `sandbox` touches the system.
 //!
 //! Order (numbered because it matters):
-//!  0. for a root launcher, what only root may use hidden in a mount
-//!     namespace of this process's own (`hostmask`), carried into the
-//!     session by bwrap's bind of `/`;
+//!  0. the host view (`hostview`): a mount namespace of this process's own
+//!     with the premounts, the early masks, a root launcher's idmapped
+//!     places and the drop to its unprivileged uid (or the scan's masks),
+//!     carried into the session by bwrap's binds;
 //!  1. data files into sealed-size memfds, rewound; paths the plan binds
 //!     by descriptor opened without following anything, and checked to
 //!     still be what the plan saw (a directory or a regular file);
@@ -25,6 +26,7 @@
 //!  6. execve bwrap with the plan's environment (not in argv: other users
 //!     can read argv from /proc, not the environment).
 
+use crate::sandbox::hostview::{self, Prepared, Scanned, Stage};
 use crate::sandbox::landlock::Scoping;
 use crate::sandbox::plan::{Plan, FIRST_DATA_FD};
 use nix::fcntl::{fcntl, FcntlArg};
@@ -56,10 +58,19 @@ pub fn prepare(plan: &Plan) -> Result<(), Error> {
 }
 
 /// Replaces this process with the session. Returns only on failure.
-/// `later`: masks that come while bwrap sets up (`hostmask::apply`).
-pub fn exec(plan: &Plan, later: Option<crate::sandbox::hostmask::Later<'_>>) -> Error {
-    match crate::sandbox::hostmask::apply(&plan.early_masks(), plan.gate_fd.is_some(), plan.uid, plan.gid, later)
-        .and_then(|()| place_data(plan))
+/// `stage`: whose rights this process has (`hostview::Stage`); `scanned`:
+/// the root-only scan's findings, now or later.
+pub fn exec(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Error {
+    match hostview::apply(plan, prepared, stage, scanned) {
+        Ok(()) => exec_prepared(plan),
+        Err(e) => e,
+    }
+}
+
+/// Steps 1-6, the host view already made (a root launcher's jailed
+/// session: the holder made it before its namespaces).
+pub fn exec_prepared(plan: &Plan) -> Error {
+    match place_data(plan)
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())
         .and_then(|()| scope_abstract_sockets(plan))
@@ -94,17 +105,23 @@ fn open_beneath(o: &crate::sandbox::plan::OpenBeneath) -> Result<OwnedFd, Error>
     }
 }
 
-/// Steps 1-2.
+/// Steps 1-2. The data of a mount the executor made itself is bwrap's
+/// no more: its descriptor number stays closed.
 fn place_data(plan: &Plan) -> Result<(), Error> {
+    let used = plan.data_for_bwrap();
     let mut staged = Vec::with_capacity(plan.data.len());
-    for d in &plan.data {
+    for (d, used) in plan.data.iter().zip(&used) {
+        if !used {
+            staged.push(None);
+            continue;
+        }
         let fd = match &d.open {
             Some(o) => open_beneath(o)?,
             None => memfd_with(&d.bytes, d.purpose)?,
         };
         let high = fcntl(fd.as_raw_fd(), FcntlArg::F_DUPFD_CLOEXEC(STAGING_FD_MIN)).map_err(Error::from)?;
         // SAFETY: `high` was just returned by F_DUPFD_CLOEXEC and is owned here only.
-        staged.push(unsafe { OwnedFd::from_raw_fd(high) });
+        staged.push(Some(unsafe { OwnedFd::from_raw_fd(high) }));
         drop(fd);
     }
     for (i, fd) in staged.into_iter().enumerate() {
@@ -112,9 +129,17 @@ fn place_data(plan: &Plan) -> Result<(), Error> {
         if Some(target) == plan.gate_fd {
             return Err(Error::other("too many data files: they would reach the jail's gate descriptor"));
         }
-        // dup2 clears close-on-exec on the target, which bwrap must inherit.
-        nix::unistd::dup2(fd.as_raw_fd(), target).map_err(Error::from)?;
-        let _ = fd.into_raw_fd();
+        match fd {
+            // dup2 clears close-on-exec on the target, which bwrap must inherit.
+            Some(fd) => {
+                nix::unistd::dup2(fd.as_raw_fd(), target).map_err(Error::from)?;
+                let _ = fd.into_raw_fd();
+            }
+            // Nothing inherited may sit at an unused number either.
+            None => {
+                let _ = nix::unistd::close(target);
+            }
+        }
     }
     Ok(())
 }

@@ -25,6 +25,7 @@
 
 use crate::config::Config;
 use crate::jail::{GATE_FD, GATE_PATH};
+pub use crate::sandbox::context::HostView;
 use crate::sandbox::context::{Context, Network};
 use crate::sandbox::env::{path_dirs, session_env};
 use crate::sandbox::fsview::{FsView, Kind};
@@ -191,11 +192,13 @@ pub struct Plan {
     pub chdir: PathBuf,
     /// The command run inside, argv[0] first.
     pub command: Vec<OsString>,
-    /// For a root launcher: entries only root may use (`rootscan`), hidden
-    /// by the executor in a mount namespace of its own before bwrap starts
-    /// (`hostmask`). Empty in the decided plan; the scan's findings are
-    /// added where bwrap is started.
-    pub host_masks: Vec<(PathBuf, Kind)>,
+    /// How the session stands toward the host's files, and what the
+    /// executor does for it before bwrap starts (`hostview`).
+    pub host_view: HostView,
+    /// The mounts the executor makes itself, by descriptor, before bwrap
+    /// starts (their destinations lie in places sessions write;
+    /// `premount`); bwrap's arguments leave them out.
+    pub premounts: Vec<crate::sandbox::premount::Premount>,
     /// Directories the executor creates before launch (without following
     /// anything under the home) so agent state and the private tool dirs
     /// persist.
@@ -277,11 +280,10 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     }
 
     let protected = protect::plan(fs, &workspace, config)?;
-    // The executor mounts the root-only masks in a namespace of its own
-    // (a root launcher) or inside the jail's holder: masks that need no
-    // later bwrap mount can go there too.
-    let early = ctx.uid == 0 || matches!(ctx.network, Network::Jail { .. });
-    let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed, early };
+    // The executor makes a mount namespace of its own for every session
+    // (`hostview`): masks that need no later bwrap mount go there, one
+    // mount each.
+    let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed, early: true };
     m.base(config)?;
     m.home(ctx, config);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
@@ -302,6 +304,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     if !config.share_tool_dirs {
         ensure_dirs.extend(PRIVATE_TOOL_DIRS.iter().map(|d| ensure(Path::new(d), true)));
     }
+    let premounts = if ctx.mount_api { crate::sandbox::premount::plan(&m.mounts, &m.data) } else { Vec::new() };
     Ok(Plan {
         bwrap: ctx.bwrap.clone(),
         flags: NAMESPACE_FLAGS.to_vec(),
@@ -314,7 +317,8 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         workspace,
         chdir,
         command: ctx.command.clone(),
-        host_masks: Vec::new(),
+        host_view: ctx.host_view.clone(),
+        premounts,
         ensure_dirs,
         scope_abstract_sockets: true,
     })
@@ -345,23 +349,48 @@ pub const NAMESPACE_FLAGS: &[&str] =
     &["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--cap-drop", "ALL"];
 
 impl Plan {
-    /// What the executor hides before bwrap starts (`sandbox::hostmask`):
-    /// the root-only entries and the plan's early masks.
+    /// What the executor hides before bwrap starts (`sandbox::hostview`):
+    /// the plan's early masks.
     pub fn early_masks(&self) -> Vec<&Path> {
-        let early = self.mounts.iter().filter_map(|m| match m {
-            Mount::EarlyMask { dest } => Some(dest.as_path()),
-            _ => None,
-        });
-        self.host_masks.iter().map(|(p, _)| p.as_path()).chain(early).collect()
+        self.mounts
+            .iter()
+            .filter_map(|m| match m {
+                Mount::EarlyMask { dest } => Some(dest.as_path()),
+                _ => None,
+            })
+            .collect()
     }
 
-    /// bwrap's arguments (argv[1..]): the flags, the mounts in order, the
-    /// seccomp filter, the working directory, then `--` and the command.
+    /// The data files bwrap is given (those of mounts the executor makes
+    /// itself are not: `premounts`); their descriptors stay closed.
+    pub fn data_for_bwrap(&self) -> Vec<bool> {
+        let mut used = vec![false; self.data.len()];
+        if let Some(u) = used.get_mut(0).filter(|_| self.data.first().is_some_and(|d| d.purpose.starts_with("seccomp"))) {
+            *u = true;
+        }
+        for (i, m) in self.mounts.iter().enumerate() {
+            if crate::sandbox::premount::is_premounted(&self.premounts, i) {
+                continue;
+            }
+            if let Mount::Mask { data, .. } | Mount::Data { data, .. } | Mount::BindFd { data, .. } = m {
+                if let Some(u) = used.get_mut(*data) {
+                    *u = true;
+                }
+            }
+        }
+        used
+    }
+
+    /// bwrap's arguments (argv[1..]): the flags, the mounts in order (but
+    /// those the executor makes itself), the seccomp filter, the working
+    /// directory, then `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
         a.extend(["--uid".into(), self.uid.to_string().into(), "--gid".into(), self.gid.to_string().into()]);
-        for mount in &self.mounts {
-            a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
+        for (i, mount) in self.mounts.iter().enumerate() {
+            if !crate::sandbox::premount::is_premounted(&self.premounts, i) {
+                a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
+            }
         }
         if self.data.first().is_some_and(|d| d.purpose == "seccomp") {
             a.extend(["--seccomp".into(), FIRST_DATA_FD.to_string().into()]);

@@ -262,7 +262,8 @@ mod tests {
             workspace: p("/w"),
             chdir: p("/w"),
             command: vec!["/x".into()],
-            host_masks: vec![],
+            host_view: crate::sandbox::plan::HostView::Launcher,
+            premounts: vec![],
             ensure_dirs: vec![],
             scope_abstract_sockets: true,
         }

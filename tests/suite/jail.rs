@@ -28,7 +28,7 @@ const SESSION: Duration = Duration::from_secs(60);
 /// Namespace tests fork; they run one at a time, and with no test of
 /// another area running, so no other test thread is busy (holding a lock)
 /// when the test process forks (see `support::own_machine`).
-fn serial() -> RwLockWriteGuard<'static, ()> {
+fn serial() -> crate::support::Held<RwLockWriteGuard<'static, ()>> {
     let guard = crate::support::own_machine();
     prerequisites();
     guard
@@ -1326,7 +1326,7 @@ fn bench_child() -> i32 {
                 args.push(a.into());
             }
         }
-        jail::run_jailed(&plan, &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec(), None)
+        jail::run_jailed(&plan, &mut || Ok(()), &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec(), None)
     };
     match run() {
         Ok(code) => code,

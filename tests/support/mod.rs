@@ -55,15 +55,72 @@ pub fn unique(tag: &str) -> String {
 /// no other test thread is then running to release them.
 static MACHINE: RwLock<()> = RwLock::new(());
 
+/// A lock on the machine held for a test's run, which also times the run
+/// (from the moment the lock is held) for the report by area.
+pub struct Held<G> {
+    _guard: G,
+    started: std::time::Instant,
+}
+
+impl<G> Drop for Held<G> {
+    fn drop(&mut self) {
+        timing::record(self.started.elapsed());
+    }
+}
+
 /// Held for a test's whole run by every test that does not own the machine.
-pub fn share_machine() -> RwLockReadGuard<'static, ()> {
-    MACHINE.read().unwrap_or_else(|e| e.into_inner())
+pub fn share_machine() -> Held<RwLockReadGuard<'static, ()>> {
+    let guard = MACHINE.read().unwrap_or_else(|e| e.into_inner());
+    Held { _guard: guard, started: std::time::Instant::now() }
 }
 
 /// Held for a test's whole run by a test that forks the test process or
 /// changes the machine for everyone (the jail's tests).
-pub fn own_machine() -> RwLockWriteGuard<'static, ()> {
-    MACHINE.write().unwrap_or_else(|e| e.into_inner())
+pub fn own_machine() -> Held<RwLockWriteGuard<'static, ()>> {
+    let guard = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+    Held { _guard: guard, started: std::time::Instant::now() }
+}
+
+/// How long each area's tests ran, printed when the test process ends
+/// (the longest areas first): where a run's time goes.
+mod timing {
+    use std::collections::BTreeMap;
+    use std::sync::{Mutex, Once};
+    use std::time::Duration;
+
+    /// Per area: tests, their summed time, the longest one (and its name).
+    type Areas = BTreeMap<String, (u32, Duration, Duration, String)>;
+    static AREAS: Mutex<Areas> = Mutex::new(BTreeMap::new());
+
+    /// Records the test this thread runs (libtest names the thread after it).
+    pub fn record(took: Duration) {
+        static REPORT: Once = Once::new();
+        // SAFETY: registers a plain extern "C" function to run at exit.
+        REPORT.call_once(|| unsafe {
+            libc::atexit(report);
+        });
+        let name = std::thread::current().name().unwrap_or("?").to_string();
+        let area = name.split("::").nth(1).unwrap_or("?").to_string();
+        let mut areas = AREAS.lock().unwrap_or_else(|e| e.into_inner());
+        let e = areas.entry(area).or_insert((0, Duration::ZERO, Duration::ZERO, String::new()));
+        e.0 += 1;
+        e.1 += took;
+        if took > e.2 {
+            e.2 = took;
+            e.3 = name;
+        }
+    }
+
+    extern "C" fn report() {
+        let areas = AREAS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rows: Vec<_> = areas.iter().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1 .1));
+        let mut out = String::from("\ntest time by area (summed over its tests; they run side by side), longest first:\n");
+        for (area, (n, total, max, longest)) in rows {
+            out += &format!("  {area:<12} {:>6.0} s in {n:>3} tests; longest {:>5.0} s ({longest})\n", total.as_secs_f64(), max.as_secs_f64());
+        }
+        eprint!("{out}");
+    }
 }
 
 /// One set-up script at a time: podman-env.sh, registry-env.sh and

@@ -38,7 +38,7 @@ pub struct JailPlan {
     /// The session's /etc/resolv.conf.
     pub resolv_conf: String,
     pub pasta: PastaPlan,
-    /// The launcher's ids.
+    /// The launcher's ids (the jail's maps may name others: `plan_for`).
     pub uid: u32,
     pub gid: u32,
     /// The jail's user-namespace maps, as written to uid_map / gid_map:
@@ -66,6 +66,13 @@ impl JailPlan {
 
 /// The plan for `config` on `host`. Pure.
 pub fn plan(config: &Config, host: &HostFacts) -> Result<JailPlan, JailError> {
+    plan_for(config, host, (host.uid, host.gid))
+}
+
+/// The plan for a session whose processes are `outer` (uid, gid) on the
+/// host, which may differ from the launcher's (a root launcher's
+/// unprivileged session): the jail's namespace maps those. Pure.
+pub fn plan_for(config: &Config, host: &HostFacts, outer: (u32, u32)) -> Result<JailPlan, JailError> {
     let allow_ip = sorted(&config.allow_ip);
     allow_ip.iter().try_for_each(|ip| check_allow_ip(*ip))?;
     let local_ports = sorted(&config.local_ports);
@@ -87,8 +94,8 @@ pub fn plan(config: &Config, host: &HostFacts) -> Result<JailPlan, JailError> {
         pasta: PastaPlan { path: host.pasta.clone(), args: pasta_args(host.uid, forwarder) },
         uid: host.uid,
         gid: host.gid,
-        uid_map: id_map(host.uid),
-        gid_map: id_map(host.gid),
+        uid_map: id_map(outer.0),
+        gid_map: id_map(outer.1),
         setup_timeout: Duration::from_secs(15),
         packet_filter: true,
     })
@@ -192,12 +199,23 @@ pub fn pasta_args(uid: u32, forwarder: Ipv4Addr) -> Vec<String> {
     args
 }
 
-/// The complete pasta argv for a namespace held by `holder`, reporting
-/// readiness through the pid file `pid_file`.
-pub fn pasta_argv(p: &PastaPlan, pid_file: &str, holder: i32) -> Vec<String> {
+/// Where pasta finds the jail's user and network namespaces: descriptors
+/// the launcher opened and pasta inherits at these numbers. Not the
+/// holder's pid: pasta would open its /proc files itself, which a root
+/// pasta may not once the holder is a root launcher's unprivileged uid.
+pub const PASTA_USERNS_FD: i32 = 3;
+pub const PASTA_NETNS_FD: i32 = 4;
+/// pasta's pid file: the write end of the launcher's readiness pipe.
+pub const PASTA_PID_FD: i32 = 5;
+
+/// The complete pasta argv for the jail's namespaces (on
+/// `PASTA_USERNS_FD` and `PASTA_NETNS_FD`), reporting readiness through
+/// the pid file `pid_file`.
+pub fn pasta_argv(p: &PastaPlan, pid_file: &str) -> Vec<String> {
     let mut argv = vec!["pasta".to_string()];
     argv.extend(p.args.iter().cloned());
-    argv.extend(["--pid".into(), pid_file.into(), holder.to_string()]);
+    argv.extend(["--pid".into(), pid_file.into()]);
+    argv.extend(["--userns".into(), format!("/proc/self/fd/{PASTA_USERNS_FD}"), "--netns".into(), format!("/proc/self/fd/{PASTA_NETNS_FD}")]);
     argv
 }
 

@@ -3,7 +3,10 @@
 //! namespaces descend from the holder's and cannot change its routes.
 //!
 //! Order in the holder (security-relevant):
-//! 1. die with the launcher (PDEATHSIG), then unshare user + net;
+//! 0. die with the launcher (PDEATHSIG); what the launcher's rights are
+//!    needed for (`before_ns`: a root launcher's host view and the drop to
+//!    the session's uid);
+//! 1. unshare user + net;
 //! 2. write its own id maps (`plan::id_map`: no uid 0 inside); switch
 //!    IPv6 off, then make the interface pasta attaches to (`tap.rs`);
 //! 3. report Ready, put the gate on its descriptor, restore the signal
@@ -64,9 +67,15 @@ pub(crate) struct GateEnd<'a> {
 /// Forks the holder. It inherits the launcher's descriptors as they are
 /// (close-on-exec ones, like the gate's write end, last until the exec;
 /// the others are for the sandbox, e.g. its `--ro-bind-data` sources).
-pub(crate) fn spawn(maps: (&str, &str), gate: GateEnd<'_>, signals: &Signals, exec_inner: &mut dyn FnMut() -> std::io::Error) -> Result<Helper, JailError> {
+pub(crate) fn spawn(
+    maps: (&str, &str),
+    gate: GateEnd<'_>,
+    signals: &Signals,
+    before_ns: &mut dyn FnMut() -> std::io::Result<()>,
+    exec_inner: &mut dyn FnMut() -> std::io::Error,
+) -> Result<Helper, JailError> {
     let parent = nix::unistd::getpid();
-    spawn_reporting("forking the holder", |chan| holder_main(chan, parent, maps, &gate, signals, exec_inner))
+    spawn_reporting("forking the holder", |chan| holder_main(chan, parent, maps, &gate, signals, before_ns, exec_inner))
 }
 
 /// Forks `main` with the child's end of a new channel; the launcher keeps
@@ -91,10 +100,16 @@ fn holder_main(
     (uid_map, gid_map): (&str, &str),
     gate: &GateEnd<'_>,
     signals: &Signals,
+    before_ns: &mut dyn FnMut() -> std::io::Result<()>,
     exec_inner: &mut dyn FnMut() -> std::io::Error,
 ) -> i32 {
     if die_with_parent(parent).is_err() {
         return 1;
+    }
+    // 0. What needs the launcher's own rights (a root launcher's host
+    // view, which ends in the session's unprivileged uid).
+    if let Err(e) = before_ns() {
+        return fail(chan, Failure::Exec { message: e.to_string() });
     }
     // 1. New user + network namespaces (the holder is single-threaded).
     if let Err(e) = nix::sched::unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET) {

@@ -3,11 +3,14 @@
 //! killed at the end: Debian 12's pasta outlives its namespace otherwise),
 //! in its own process group (a Ctrl-C at the terminal is the session's,
 //! not pasta's). Readiness: pasta writes its pid file once the namespace
-//! is configured; the pid file is a pipe the locker keeps open, opened
-//! through /proc/LOCKER/fd/N, so no file is ever created.
+//! is configured; the pid file is a pipe pasta inherits (the only write
+//! end), opened through /proc/self/fd/N, so no file is ever created; so
+//! are the jail's namespaces (pasta opens no other process's /proc files,
+//! which a root pasta may not once the holder is unprivileged).
 
 use crate::jail::error::{errno, JailError};
-use crate::jail::plan::launch::{pasta_argv, PastaPlan};
+use crate::jail::plan::launch::{pasta_argv, PastaPlan, PASTA_NETNS_FD, PASTA_PID_FD, PASTA_USERNS_FD};
+use crate::jail::run::join::Namespaces;
 use nix::unistd::Pid;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -20,8 +23,8 @@ pub(crate) struct Pasta {
     pub stderr: Option<OwnedFd>,
 }
 
-/// The readiness pipe: the locker inherits `write` and pasta opens it
-/// through /proc; the launcher reads `read`.
+/// The readiness pipe: pasta inherits `write` (at `PASTA_PID_FD`) and
+/// opens it as its pid file; the launcher reads `read`.
 pub(crate) struct ReadyPipe {
     pub read: OwnedFd,
     pub write: OwnedFd,
@@ -34,25 +37,33 @@ impl ReadyPipe {
     }
 }
 
-/// The pid-file path through which pasta reaches `keeper`'s copy of the
-/// readiness pipe.
-pub(crate) fn pid_file_path(keeper: Pid, fd: i32) -> String {
-    format!("/proc/{keeper}/fd/{fd}")
-}
-
-/// Starts pasta for the namespaces of `holder`; it reports through the
-/// pid file `pid_file`.
-pub(crate) fn spawn(plan: &PastaPlan, holder: Pid, pid_file: String) -> Result<Pasta, JailError> {
+/// Starts pasta for the jail's namespaces `ns`; it reports through the
+/// readiness pipe's write end `ready`.
+pub(crate) fn spawn(plan: &PastaPlan, ns: &Namespaces, ready: &OwnedFd) -> Result<Pasta, JailError> {
     let parent = nix::unistd::getpid();
-    let argv = pasta_argv(plan, &pid_file, holder.as_raw());
+    let argv = pasta_argv(plan, &format!("/proc/self/fd/{PASTA_PID_FD}"));
     let mut cmd = Command::new(&plan.path);
     cmd.arg0(&argv[0]).args(&argv[1..]);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     cmd.process_group(0).env_clear();
+    let sources = [ns.user.as_raw_fd(), ns.net.as_raw_fd(), ready.as_raw_fd()];
     // SAFETY: the closure runs in the forked child before exec and only
-    // makes async-signal-safe calls (prctl, getppid).
+    // makes async-signal-safe calls (prctl, getppid, fcntl, dup2); dup2
+    // leaves the targets without close-on-exec, so pasta inherits them.
     unsafe {
-        cmd.pre_exec(move || super::sys::die_with_parent(parent).map_err(std::io::Error::from));
+        cmd.pre_exec(move || {
+            super::sys::die_with_parent(parent).map_err(std::io::Error::from)?;
+            // Each moved above the targets first, so none overwrites a
+            // source not yet placed.
+            let mut high = [0; 3];
+            for (h, fd) in high.iter_mut().zip(sources) {
+                *h = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(64))?;
+            }
+            for (h, target) in high.into_iter().zip([PASTA_USERNS_FD, PASTA_NETNS_FD, PASTA_PID_FD]) {
+                nix::unistd::dup2(h, target)?;
+            }
+            Ok(())
+        });
     }
     let mut child = cmd.spawn().map_err(|e| attach_error(format!("starting {}: {e}", plan.path.display())))?;
     let stderr = child.stderr.take().map(OwnedFd::from);

@@ -45,7 +45,10 @@ use std::time::Instant;
 /// Ctrl-C to the whole foreground process group, the session included).
 const SI_KERNEL: i32 = 0x80;
 
-/// Runs the session inside the jail. `exec_inner` is called in the holder,
+/// Runs the session inside the jail. `before_ns` is called in the holder
+/// before it makes the jail's namespaces (with the launcher's rights: a
+/// root launcher's host view, which ends in the session's own uid).
+/// `exec_inner` is called in the holder,
 /// inside the jail's namespaces before the routes are locked, with the
 /// gate's read end on descriptor `GATE_FD`; it must exec bwrap with the
 /// gate (`GATE_PATH`) as the command's first word, so the command runs
@@ -56,11 +59,16 @@ const SI_KERNEL: i32 = 0x80;
 /// `before_gate`: a descriptor on which the sandbox's side reports, once,
 /// that what must be in place before the command starts is (`1`), or why
 /// it is not (`0` and a message): the gate opens only after a `1`.
-pub fn run_jailed(plan: &JailPlan, exec_inner: &mut dyn FnMut() -> std::io::Error, before_gate: Option<OwnedFd>) -> Result<i32, JailError> {
+pub fn run_jailed(
+    plan: &JailPlan,
+    before_ns: &mut dyn FnMut() -> std::io::Result<()>,
+    exec_inner: &mut dyn FnMut() -> std::io::Error,
+    before_gate: Option<OwnedFd>,
+) -> Result<i32, JailError> {
     let signals = Signals::block()?;
     let orphans = Subreaper::adopt_orphans();
     let mut kids = Kids::default();
-    let result = run(plan, exec_inner, before_gate.as_ref(), &signals, &mut kids);
+    let result = run(plan, before_ns, exec_inner, before_gate.as_ref(), &signals, &mut kids);
     let t = Instant::now();
     kids.stop_all();
     orphans.reap_dying(&signals);
@@ -169,6 +177,7 @@ impl Drop for Kids {
 
 fn run(
     plan: &JailPlan,
+    before_ns: &mut dyn FnMut() -> std::io::Result<()>,
     exec_inner: &mut dyn FnMut() -> std::io::Error,
     before_gate: Option<&OwnedFd>,
     signals: &Signals,
@@ -182,23 +191,21 @@ fn run(
     let (gate_read, gate_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", crate::jail::error::errno(e)))?;
     kids.gate = Some(gate_write);
     let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
-    let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, exec_inner)?;
+    let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, before_ns, exec_inner)?;
     kids.holder = Some(holder.pid);
     kids.holder_chan = Some(holder.chan_fd());
     drop(gate_read);
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
     let ns = Namespaces::of(holder.pid)?;
     step("namespaces ready");
-    // 3. The locker joins them, keeping pasta's readiness pipe; then
-    // pasta, while the sandbox sets itself up.
-    let ready = ReadyPipe::new()?;
+    // 3. The locker joins them; then pasta, while the sandbox sets itself
+    // up, with the only write end of its readiness pipe.
     let locker = join::spawn(&ns, &plan.route_inputs(), plan.packet_filter)?;
     kids.locker = Some(locker.pid);
-    // The locker's copy of the write end, at the same number.
-    let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
-    drop(ready.write);
     expect("the route locker", &locker, signals, kids, deadline, Want::Ready, plan)?;
-    let p = pasta::spawn(&plan.pasta, holder.pid, pid_file)?;
+    let ready = ReadyPipe::new()?;
+    let p = pasta::spawn(&plan.pasta, &ns, &ready.write)?;
+    drop(ready.write);
     kids.pasta = Some(p.pid);
     kids.pasta_stderr = p.stderr;
     expect("the holder", &holder, signals, kids, deadline, Want::Closed, plan)?;

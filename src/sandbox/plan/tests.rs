@@ -45,6 +45,12 @@ fn ctx(uid: u32, user: &str, home: &str, cwd: &str, agent: Agent) -> Context {
         fresh_proc: true,
         apparmor: None,
         shell_path: Default::default(),
+        host_view: if uid == 0 {
+            HostView::Unprivileged { uid: 65533, gid: 65533, groups: vec![], idmapped: vec![home.into(), cwd.into()] }
+        } else {
+            HostView::Launcher
+        },
+        mount_api: true,
     }
 }
 
@@ -74,7 +80,16 @@ fn fs() -> TableFs {
 }
 
 /// The argv, one bwrap option per line.
+/// Every mount of the plan in order, as bwrap arguments (also those the
+/// executor makes itself before bwrap: `bwrap_lines` leaves them out).
 fn lines(plan: &Plan) -> String {
+    let mut all = plan.clone();
+    all.premounts.clear();
+    bwrap_lines(&all)
+}
+
+/// bwrap's own arguments, one option a line.
+fn bwrap_lines(plan: &Plan) -> String {
     let mut out = String::new();
     let mut in_command = false;
     for a in &plan.args() {
@@ -156,6 +171,21 @@ fn root_claude_whole_argv() {
     let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
     let plan = build(&c, &Config::default(), &fs()).unwrap();
     assert_eq!(lines(&plan), expected(ROOT_CLAUDE));
+    // What lies in the workspace is mounted by the executor, by
+    // descriptor, before bwrap starts: not bwrap's.
+    let premounted: Vec<(usize, &str, &str)> = plan.premounts.iter().map(|p| (p.mount, p.root.to_str().unwrap(), p.rel.to_str().unwrap())).collect();
+    let at = |dest: &str| plan.mounts.iter().position(|m| m.dest() == Path::new(dest)).unwrap();
+    assert_eq!(
+        premounted,
+        [
+            (at("/workspaces/app/.git"), "/workspaces/app", ".git"),
+            (at("/workspaces/app/.devcontainer"), "/workspaces/app", ".devcontainer"),
+            (at("/workspaces/app/.git/hooks"), "/workspaces/app", ".git/hooks"),
+        ]
+    );
+    let want: String = expected(ROOT_CLAUDE).lines().filter(|l| !l.contains("/workspaces/app/.")).collect::<Vec<_>>().join("\n");
+    assert_eq!(bwrap_lines(&plan), want);
+    assert_eq!(plan.data_for_bwrap().iter().filter(|u| !**u).count(), 3, "the three premounts' descriptors stay closed");
     // The sibling is hidden before bwrap starts (a root launcher's
     // executor has a mount namespace of its own).
     assert_eq!(plan.early_masks(), [Path::new("/workspaces/other")]);
@@ -615,24 +645,24 @@ fn symlinked_siblings_are_left_to_their_targets() {
     let got = lines(&build(&c, &Config::default(), &table).unwrap());
     assert!(!got.contains("/workspaces/alias"), "{got}");
     let mut c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
-    let got = lines(&build(&c, &Config::default(), &table).unwrap());
-    assert!(!got.contains("/workspaces/alias"), "{got}");
-    assert!(got.contains("--tmpfs /workspaces/other\n--remount-ro /workspaces/other\n"), "{got}");
+    let plan = build(&c, &Config::default(), &table).unwrap();
+    assert!(!lines(&plan).contains("/workspaces/alias"), "{}", lines(&plan));
+    assert_eq!(plan.early_masks(), [Path::new("/workspaces/other")]);
     c.network = Network::Jail { resolv_conf: String::new(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
     assert_eq!(build(&c, &Config::default(), &table).unwrap().early_masks(), [Path::new("/workspaces/other")]);
 }
 
-/// Siblings are hidden by bwrap only where the executor has no namespace
-/// of its own (a user's launch without the jail); otherwise before bwrap
-/// starts, and the plan's view of them is the same either way.
+/// Siblings are hidden before bwrap starts (every launch's executor has a
+/// mount namespace of its own), and the plan's view of them is the same
+/// with the jail or without.
 #[test]
 fn siblings_are_hidden_early_where_the_executor_has_a_namespace() {
     let table = fs();
     let other = Path::new("/workspaces/other");
     let mut c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
     let plain = build(&c, &Config::default(), &table).unwrap();
-    assert!(plain.early_masks().is_empty());
-    assert!(plain.mounts.contains(&Mount::TmpfsRo { dest: other.into() }));
+    assert_eq!(plain.early_masks(), [other]);
+    assert!(!plain.args().iter().any(|a| a == other.as_os_str()), "not in bwrap's argv");
     c.network = Network::Jail { resolv_conf: String::new(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
     let jailed = build(&c, &Config::default(), &table).unwrap();
     assert_eq!(jailed.early_masks(), [other]);
@@ -671,4 +701,45 @@ fn a_command_installed_in_a_tool_dir_is_bound_back_read_only() {
             "{cmd}: {opened:?}"
         );
     }
+}
+
+/// What lies in a place sessions write is mounted before bwrap, by
+/// descriptor, at the place on disk where it really is: in the workspace
+/// (its protections; the entry points of a PATH directory in it, pinned),
+/// in a private tool dir (a command installed there), in a shared tool
+/// dir (direnv's trust store), in an allowWrite path inside the workspace.
+/// What lies under a fresh tmpfs or the read-only root is bwrap's.
+#[test]
+fn mounts_inside_written_places_are_made_before_bwrap_where_they_are() {
+    let mut c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
+    c.env.insert("PATH".into(), "/workspaces/app/.venv/bin:/usr/local/bin".into());
+    c.command = vec!["/home/dev/.local/share/claude/versions/9/claude".into()];
+    let table = fs().with("/workspaces/app/.venv/bin", Kind::Dir).with("/workspaces/app/data", Kind::Dir);
+    let config = Config { allow_write: vec!["/workspaces/app/data".into()], ..Config::default() };
+    let plan = build(&c, &config, &table).unwrap();
+    let got: Vec<(String, String, String)> =
+        plan.premounts.iter().map(|p| (plan.mounts[p.mount].dest().display().to_string(), p.root.display().to_string(), p.rel.display().to_string())).collect();
+    let has = |dest: &str, root: &str, rel: &str| got.contains(&(dest.into(), root.into(), rel.into()));
+    assert!(has("/workspaces/app/.git/hooks", "/workspaces/app", ".git/hooks"), "{got:#?}");
+    assert!(has("/workspaces/app/.devcontainer", "/workspaces/app", ".devcontainer"), "{got:#?}");
+    assert!(has("/workspaces/app/data", "/workspaces/app", "data"), "{got:#?}");
+    for name in ENTRY_POINTS {
+        let dest = format!("/workspaces/app/.venv/bin/{name}");
+        assert!(has(&dest, "/workspaces/app", &format!(".venv/bin/{name}")), "{name}: {got:#?}");
+    }
+    // The installed command, bound into the private copy of ~/.local/share:
+    // it lands in the copy's directory on disk, not in the user's own.
+    assert!(has("/home/dev/.local/share/claude", "/home/dev", ".local/share/agent-sandbox/session-share/claude"), "{got:#?}");
+    // Under the home's tmpfs, /tmp or the read-only root: bwrap's.
+    for dest in ["/home/dev/.netrc", "/etc/shadow", "/home/dev/.cache", "/workspaces/other"] {
+        assert!(!got.iter().any(|(d, ..)| d == dest), "{dest}: {got:#?}");
+    }
+    // Shared tool dirs: direnv's trust store is in the user's own dir.
+    let shared = Config { share_tool_dirs: true, ..Config::default() };
+    let plan = build(&c, &shared, &table.clone().with("/home/dev/.local/share/direnv", Kind::Dir).with("/home/dev/.local/share", Kind::Dir)).unwrap();
+    let direnv = plan.premounts.iter().find(|p| plan.mounts[p.mount].dest() == Path::new("/home/dev/.local/share/direnv")).unwrap();
+    assert_eq!((direnv.root.as_path(), direnv.rel.as_path()), (Path::new("/home/dev/.local/share"), Path::new("direnv")));
+    // Without the mount API nothing is premounted (bwrap mounts by path).
+    c.mount_api = false;
+    assert!(build(&c, &config, &table).unwrap().premounts.is_empty());
 }

@@ -197,7 +197,7 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     (opts.edit)(&mut plan);
     let resolv = plan.resolv_conf.clone();
     let mut inner = || exec_bwrap(&resolv, &opts.product_exe, &opts.script, &opts.env, &opts.bwrap_args);
-    jail::run_jailed(&plan, &mut inner, None)
+    jail::run_jailed(&plan, &mut || Ok(()), &mut inner, None)
 }
 
 /// `agent-sandbox run -- bash -c SCRIPT` (or `args`) as root, in `ws`,

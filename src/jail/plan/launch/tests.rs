@@ -86,10 +86,10 @@ fn a_user_keeps_its_id_and_pasta_does_not_get_runas() {
 #[test]
 fn pasta_argv_is_the_template_plus_pid_file_and_target() {
     let p = plan(&Config::default(), &facts(0, &[])).unwrap();
-    let argv = pasta_argv(&p.pasta, "/proc/42/fd/7", 42);
+    let argv = pasta_argv(&p.pasta, "/proc/42/fd/7");
     assert_eq!(argv.first().map(String::as_str), Some("pasta"), "argv[0] selects pasta mode of the passt binary");
-    assert_eq!(argv[argv.len() - 3..], ["--pid", "/proc/42/fd/7", "42"]);
-    assert_eq!(argv[1..argv.len() - 3], p.pasta.args[..]);
+    assert_eq!(argv[argv.len() - 6..], ["--pid", "/proc/42/fd/7", "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"]);
+    assert_eq!(argv[1..argv.len() - 6], p.pasta.args[..]);
 }
 
 #[test]

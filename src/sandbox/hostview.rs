@@ -1,0 +1,457 @@
+//! The host as a session sees it, made by the process that becomes bwrap,
+//! in a mount namespace of its own, just before it does; bwrap's recursive
+//! binds then carry what is made here into the session, locked there like
+//! every mount from a more privileged namespace.
+//!
+//! What is made here (the plan decides, `plan.host_view`, `premount`):
+//! - for a root launcher whose session is unprivileged on host files
+//!   (`HostView::Unprivileged`, docs/defences.md "root launcher"): the
+//!   places the session writes (the home it binds state from, the
+//!   workspace, `allowWrite` paths) as idmapped trees that exchange their
+//!   owner and the session's outer uid, so what the session creates or
+//!   changes there keeps the owner it would have had; then the drop to that
+//!   uid, so the kernel's own permission checks hide everything only root
+//!   may use, wherever it lies;
+//! - the premounts: every mount whose destination lies in a place sessions
+//!   write, made on the very object a walk without following anything
+//!   opened (`mountfd`), from a source opened the same way;
+//! - the early masks (the workspace's hidden siblings), by descriptor too;
+//! - for a root launcher without idmapped mounts (`HostView::Scan`), the
+//!   root-only scan's masks (`rootscan`): at once, or in the jail while
+//!   bwrap sets up (`Later`).
+//!
+//! Order (the process is single-threaded; it execs bwrap next, or, in the
+//! jail, becomes the holder first):
+//! 1. a mount namespace of its own, private: a root launcher's in its own
+//!    (the initial) user namespace, a user's in the jail holder's user
+//!    namespace or in one made here (the launcher's id as itself);
+//! 2. an empty file on a private tmpfs (bind sources must be mounts of
+//!    this namespace), its superblock read-only;
+//! 3. mount points the premounts need and that do not exist, created as
+//!    the launcher in the places as they are (before any idmapped tree
+//!    covers them, so they get the launcher's owner);
+//! 4. the idmapped trees attached onto their places;
+//! 5. the premounts, in plan order;
+//! 6. the early masks; the scan's masks (or the process that mounts them
+//!    later);
+//! 7. for an unprivileged session in the jail: a tun device node of this
+//!    namespace that the outer uid may open (the holder makes the jail's
+//!    interface through it), over /dev/net/tun;
+//! 8. for an unprivileged session: the outer uid and gid, the allowed
+//!    devices' groups, still dying with the launcher.
+
+use crate::sandbox::mountfd;
+use crate::sandbox::mounts::Mount;
+use crate::sandbox::plan::{HostView, Plan};
+use crate::sandbox::premount::Premount;
+use nix::mount::{mount, MsFlags};
+use nix::sched::{unshare, CloneFlags};
+use std::io::Error;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+/// Where the empty file is staged (a private tmpfs over it, covered by the
+/// session's own /tmp).
+const STAGING: &str = "/tmp";
+
+/// Masks that come later: the findings of a scan still running while
+/// bwrap already sets up; `done` is where the outcome is reported (`1`,
+/// or `0` and why), which the gate waits for.
+pub struct Later<'a> {
+    pub scan: &'a crate::sandbox::rootscan::Pending,
+    pub done: &'a OwnedFd,
+}
+
+/// What the launcher prepared when it decided an unprivileged session:
+/// each place to bind through an idmapped tree, with that tree (detached,
+/// not visible anywhere until step 4 attaches it).
+#[derive(Default)]
+pub struct Prepared {
+    pub idmapped: Vec<(PathBuf, OwnedFd)>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.idmapped.iter().map(|(p, _)| p)).finish()
+    }
+}
+
+/// Whether the user namespace that owns this mount namespace is the one
+/// the launcher started in (a root launch) or one of the session's.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Stage {
+    /// A root launcher, in its own user namespace: steps 1-8.
+    Root { jail: bool },
+    /// A user's launch: steps 1-3, 5, 6; `in_userns` when the jail's holder
+    /// already owns a user namespace.
+    User { in_userns: bool },
+}
+
+/// The root-only scan's findings, for `apply`: masked at once, or later
+/// (in the jail, while bwrap sets up).
+pub enum Scanned<'a> {
+    None,
+    Now(Vec<PathBuf>),
+    Later(Later<'a>),
+}
+
+/// Steps 1-8 for `stage`.
+pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Result<(), Error> {
+    let premounts = &plan.premounts;
+    let early = plan.early_masks();
+    let nothing = premounts.is_empty() && early.is_empty() && prepared.idmapped.is_empty() && matches!(scanned, Scanned::None);
+    if nothing && plan.host_view == HostView::Launcher {
+        return Ok(());
+    }
+    enter_namespace(stage, plan)?;
+    let empty = stage_empty_file()?;
+    create_mount_points(plan)?;
+    for (path, tree) in &prepared.idmapped {
+        let target = crate::nofollow::open_root(path).map_err(|e| Error::other(format!("cannot open {}: {e}", path.display())))?;
+        mountfd::attach(tree.as_raw_fd(), target.as_raw_fd())
+            .map_err(|e| Error::other(format!("cannot bind {} for the session's uid: {e}", path.display())))?;
+    }
+    for p in premounts {
+        premount(plan, p, &empty)?;
+    }
+    for p in &early {
+        mask_entry(p, &empty)?;
+    }
+    match scanned {
+        Scanned::None => {}
+        Scanned::Now(found) => found.iter().try_for_each(|p| mask_entry(p, &empty))?,
+        Scanned::Later(later) => {
+            // The namespace a shared peer group, so what the forked
+            // process mounts reaches bwrap's (slave) copy.
+            let none: Option<&str> = None;
+            mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_SHARED, none)?;
+            follow_up(&later, &empty)?;
+        }
+    }
+    match (stage, &plan.host_view) {
+        (Stage::Root { jail }, HostView::Unprivileged { uid, gid, groups, .. }) => {
+            if jail {
+                tun_node_for(*uid, *gid)?;
+            }
+            become_unprivileged(*uid, *gid, groups)
+        }
+        // Step 9, a root launcher's scanned session without the jail: bwrap
+        // runs in a user namespace of its own (root as `nobody` there, as
+        // the jail's holder has it), not with root's rights.
+        (Stage::Root { jail: false }, HostView::Scan { .. }) => {
+            unshare(CloneFlags::CLONE_NEWUSER)?;
+            let inner = crate::jail::inner_id(0);
+            std::fs::write("/proc/self/uid_map", format!("{inner} 0 1\n"))?;
+            std::fs::write("/proc/self/setgroups", "deny\n")?;
+            std::fs::write("/proc/self/gid_map", format!("{inner} 0 1\n"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Step 1.
+fn enter_namespace(stage: Stage, plan: &Plan) -> Result<(), Error> {
+    match stage {
+        Stage::Root { .. } | Stage::User { in_userns: true } => unshare(CloneFlags::CLONE_NEWNS)?,
+        Stage::User { in_userns: false } => {
+            // Read before the unshare: unmapped ids then read as the overflow id.
+            let (uid, gid) = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
+            unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(|e| no_userns(plan.uid, e))?;
+            std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+            std::fs::write("/proc/self/setgroups", "deny\n")?;
+            std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+        }
+    }
+    let none: Option<&str> = None;
+    mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
+    Ok(())
+}
+
+/// Step 2: the empty file, on a tmpfs whose superblock is read-only (so
+/// every bind of it is, also where a mount's own flag does not travel).
+fn stage_empty_file() -> Result<OwnedFd, Error> {
+    let none: Option<&str> = None;
+    mount(Some("tmpfs"), STAGING, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=0700,size=64k"))?;
+    let empty = Path::new(STAGING).join("empty");
+    std::fs::write(&empty, b"")?;
+    mount(none, STAGING, none, MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV, none)?;
+    let fd = nix::fcntl::open(&empty, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
+    // SAFETY: a new descriptor owned only here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// What a premount's destination must be: a directory or a file, and
+/// whether it is made when missing.
+fn wanted(m: &Mount, plan: &Plan) -> (bool, bool) {
+    match m {
+        Mount::TmpfsRo { .. } => (true, true),
+        Mount::Mask { .. } => (false, true),
+        Mount::BindFd { data, .. } => (plan.data.get(*data).and_then(|d| d.open.as_ref()).is_some_and(|o| o.dir), false),
+        _ => (true, false),
+    }
+}
+
+/// Step 3: a missing premount destination made (a directory for an empty
+/// directory, a file for a mask), in its parent as it is now, without
+/// following anything; something else appearing there meanwhile is found
+/// by step 5's walk.
+fn create_mount_points(plan: &Plan) -> Result<(), Error> {
+    for p in &plan.premounts {
+        let Some(m) = plan.mounts.get(p.mount) else { continue };
+        let (dir, create) = wanted(m, plan);
+        let (Some(parent), Some(name)) = (p.rel.parent(), p.rel.file_name()) else { continue };
+        if !create {
+            continue;
+        }
+        let root = crate::nofollow::open_root(&p.root)?;
+        let Ok((parent_fd, crate::nofollow::Entry::Dir)) = crate::nofollow::walk(&root, parent) else { continue };
+        let parent_fd = reopen(&parent_fd)?;
+        let made = if dir {
+            nix::sys::stat::mkdirat(Some(parent_fd.as_raw_fd()), name, nix::sys::stat::Mode::from_bits_truncate(0o755)).map(|()| None)
+        } else {
+            let flags = nix::fcntl::OFlag::O_CREAT
+                | nix::fcntl::OFlag::O_EXCL
+                | nix::fcntl::OFlag::O_NOFOLLOW
+                | nix::fcntl::OFlag::O_WRONLY
+                | nix::fcntl::OFlag::O_CLOEXEC;
+            nix::fcntl::openat(Some(parent_fd.as_raw_fd()), name, flags, nix::sys::stat::Mode::from_bits_truncate(0o644)).map(Some)
+        };
+        match made {
+            Ok(Some(fd)) => drop(unsafe_own(fd)),
+            Ok(None) | Err(nix::errno::Errno::EEXIST) => {}
+            Err(e) => return Err(Error::other(format!("cannot make the mount point {}: {e}", p.root.join(&p.rel).display()))),
+        }
+    }
+    Ok(())
+}
+
+fn unsafe_own(fd: RawFd) -> OwnedFd {
+    // SAFETY: `fd` was just returned by openat and is owned only here.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// An `O_PATH` directory descriptor reopened so it can be created in.
+fn reopen(fd: &OwnedFd) -> Result<OwnedFd, Error> {
+    let flags = nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC;
+    Ok(unsafe_own(nix::fcntl::openat(Some(fd.as_raw_fd()), ".", flags, nix::sys::stat::Mode::empty())?))
+}
+
+/// The object at `rel` under `root`, walked without following anything;
+/// it must be a directory (`dir`) or not one.
+fn open_target(root: &Path, rel: &Path, dir: bool) -> Result<OwnedFd, Error> {
+    use crate::nofollow::Entry;
+    let r = crate::nofollow::open_root(root)?;
+    let changed = |kind: Entry| {
+        Error::other(format!(
+            "{} changed while the session was starting (it is now {}); look at it with `agent-sandbox review`, then start again",
+            root.join(rel).display(),
+            kind.describe()
+        ))
+    };
+    match crate::nofollow::walk(&r, rel) {
+        Ok((fd, Entry::Dir)) if dir => Ok(fd),
+        Ok((fd, Entry::File)) if !dir => Ok(fd),
+        Ok((_, kind)) | Err(kind) => Err(changed(kind)),
+    }
+}
+
+/// Step 5 for one premount.
+fn premount(plan: &Plan, p: &Premount, empty: &OwnedFd) -> Result<(), Error> {
+    let Some(m) = plan.mounts.get(p.mount) else { return Ok(()) };
+    let (dir, _) = wanted(m, plan);
+    let target = open_target(&p.root, &p.rel, dir)?;
+    let t = target.as_raw_fd();
+    let what = || plan.mounts.get(p.mount).map(|m| m.dest().display().to_string()).unwrap_or_default();
+    let r = match m {
+        Mount::TmpfsRo { .. } => mountfd::empty_dir_onto(t),
+        Mount::Mask { .. } => mountfd::bind(empty.as_raw_fd(), t),
+        // Bound onto itself: the object walked to is the source.
+        Mount::Bind { .. } => mountfd::bind(t, t),
+        Mount::RoBind { .. } => read_only_bind(t, t),
+        Mount::BindFd { data, writable, .. } => {
+            let source = match plan.data.get(*data).and_then(|d| d.open.as_ref()) {
+                Some(o) if o.root == p.root && o.rel == p.rel => None,
+                Some(o) => Some(open_target(&o.root, &o.rel, o.dir)?),
+                None => return Err(Error::other(format!("{}: a bind without a source", what()))),
+            };
+            let s = source.as_ref().map_or(t, |s| s.as_raw_fd());
+            if *writable {
+                mountfd::bind(s, t)
+            } else {
+                read_only_bind(s, t)
+            }
+        }
+        _ => Ok(()),
+    };
+    r.map_err(|e| Error::other(format!("cannot mount {} for the session: {e}", what())))
+}
+
+/// A read-only copy of the tree at `src` (submounts too) on `target`.
+fn read_only_bind(src: RawFd, target: RawFd) -> Result<(), Error> {
+    let tree = mountfd::clone_tree(src, true)?;
+    mountfd::attach(tree.as_raw_fd(), target)?;
+    mountfd::read_only(tree.as_raw_fd())
+}
+
+/// An empty read-only view over what is at `p` now (a directory gets an
+/// empty tmpfs, anything else the empty file; a link or nothing is left
+/// alone: nothing to hide). Reached by descriptor: the parent by its path
+/// (outside every place sessions write), the entry itself not followed.
+fn mask_entry(p: &Path, empty: &OwnedFd) -> Result<(), Error> {
+    let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else { return Ok(()) };
+    let Ok(dir) = crate::nofollow::open_root(parent) else { return Ok(()) };
+    let flags = nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC;
+    let Ok(fd) = nix::fcntl::openat(Some(dir.as_raw_fd()), name, flags, nix::sys::stat::Mode::empty()) else { return Ok(()) };
+    let fd = unsafe_own(fd);
+    let Ok(st) = nix::sys::stat::fstat(fd.as_raw_fd()) else { return Ok(()) };
+    let r = match nix::sys::stat::SFlag::from_bits_truncate(st.st_mode & nix::sys::stat::SFlag::S_IFMT.bits()) {
+        nix::sys::stat::SFlag::S_IFLNK => return Ok(()),
+        nix::sys::stat::SFlag::S_IFDIR => mountfd::empty_dir_onto(fd.as_raw_fd()),
+        _ => mountfd::bind(empty.as_raw_fd(), fd.as_raw_fd()),
+    };
+    match r {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => Ok(()),
+        Err(e) => Err(Error::other(format!("cannot hide {} from the session: {e}", p.display()))),
+    }
+}
+
+/// Forks the process that mounts the later masks (twice, so the launcher,
+/// a subreaper, adopts and reaps it; the process that becomes bwrap waits
+/// only for the first fork). It keeps no descriptor but the three it
+/// needs: a copy of the holder's channel would hide the exec of bwrap from
+/// the launcher until it ends.
+fn follow_up(later: &Later<'_>, empty: &OwnedFd) -> Result<(), Error> {
+    let step = "forking the process that hides what only root may read";
+    let grandchild = || crate::jail::fork_child(step, || mask_later(later, empty)).map_or(1, |_| 0);
+    let child = crate::jail::fork_child(step, grandchild).map_err(Error::other)?;
+    nix::sys::wait::waitpid(child, None)?;
+    Ok(())
+}
+
+/// The forked process's work: the scan's findings masked, the outcome
+/// reported. The staging tmpfs stays (read-only, empty but for the empty
+/// file; under the session's own /tmp): detaching it would propagate an
+/// unmount into bwrap's copy while bwrap may be remounting that copy
+/// read-only, which bwrap takes as fatal.
+fn mask_later(later: &Later<'_>, empty: &OwnedFd) -> i32 {
+    crate::jail::close_fds_except(&[later.scan.fd(), later.done.as_raw_fd(), empty.as_raw_fd()]);
+    let outcome = later.scan.findings().and_then(|found| found.iter().try_for_each(|(p, _)| mask_entry(p, empty)));
+    let word = match outcome {
+        Ok(()) => b"1".to_vec(),
+        Err(e) => format!("0cannot hide what only root may read: {e}").into_bytes(),
+    };
+    i32::from(nix::unistd::write(later.done, &word).is_err())
+}
+
+/// Step 7: the holder, no longer root, makes the jail's interface through
+/// /dev/net/tun, whose node may be root's alone (0600 on a host without
+/// udev): a node of the same device, on a private tmpfs (stacked over the
+/// staging one, whose empty file stays open; the session's own /tmp covers
+/// both), owned by the outer uid, bound over it in this namespace only.
+fn tun_node_for(uid: u32, gid: u32) -> Result<(), Error> {
+    use std::os::unix::fs::FileTypeExt;
+    let tun = Path::new(crate::jail::TUN_PATH);
+    let meta = std::fs::metadata(tun)?;
+    if !meta.file_type().is_char_device() {
+        return Err(Error::other(format!("{} is not a character device", tun.display())));
+    }
+    let dir = Path::new(STAGING).join("tun");
+    let none: Option<&str> = None;
+    mount(Some("tmpfs"), STAGING, Some("tmpfs"), MsFlags::MS_NOSUID, Some("mode=0711,size=16k"))?;
+    std::fs::create_dir(&dir)?;
+    let node = dir.join("tun");
+    nix::sys::stat::mknod(&node, nix::sys::stat::SFlag::S_IFCHR, nix::sys::stat::Mode::from_bits_truncate(0o600), std::os::unix::fs::MetadataExt::rdev(&meta))?;
+    nix::unistd::chown(&node, Some(uid.into()), Some(gid.into()))?;
+    mount(Some(&node), tun, none, MsFlags::MS_BIND, none)?;
+    Ok(())
+}
+
+/// Step 8: the outer uid and gid (no supplementary group but the allowed
+/// devices'), dumpable again (so the process may write its own id maps
+/// and its namespaces can be joined), dying with the launcher still (a
+/// change of credentials clears that).
+fn become_unprivileged(uid: u32, gid: u32, groups: &[u32]) -> Result<(), Error> {
+    let parent = nix::unistd::getppid();
+    let gids: Vec<nix::unistd::Gid> = groups.iter().map(|g| nix::unistd::Gid::from_raw(*g)).collect();
+    nix::unistd::setgroups(&gids)?;
+    nix::unistd::setresgid(gid.into(), gid.into(), gid.into())?;
+    nix::unistd::setresuid(uid.into(), uid.into(), uid.into())?;
+    nix::sys::prctl::set_dumpable(true)?;
+    crate::jail::die_with_parent(parent).map_err(|e| Error::other(format!("the launcher went away while the session started ({e})")))
+}
+
+/// The refusal when no user namespace can be made: its cause and fix as
+/// the jail names them (a seccomp profile, a sysctl, an emulator).
+fn no_userns(uid: u32, e: nix::errno::Errno) -> Error {
+    let (cause, fix) = crate::jail::userns_diagnosis(&crate::jail::current_userns_facts(), uid, e as i32);
+    Error::other(format!("the session's mounts need a user namespace, and user namespaces are not available: {cause}. Fix: {fix}"))
+}
+
+/// The outer uid and gid of a root launcher's unprivileged sessions: ids
+/// no account of the system has (Debian reserves 65000-65533), below the
+/// 65536 ids every container runtime maps, so they exist in user-namespaced
+/// containers too. Every root launcher's sessions share them (each in its
+/// own namespaces, as one user's sessions share that user's uid).
+pub const OUTER_ID: u32 = 65533;
+
+/// For a root launcher: whether its session can be unprivileged on host
+/// files, and the idmapped trees that makes it so, ready to attach: one
+/// per place the session writes (`places`: the home it binds state from,
+/// the workspace, `allowWrite` paths), each exchanging its owner and
+/// `OUTER_ID`. Anything missing (an account holding that id, a kernel or
+/// file system without idmapped mounts, no right to make them: a container
+/// without CAP_SYS_ADMIN) decides the scan instead, saying why.
+/// `devices`: the allowed device nodes, whose groups the session keeps.
+/// Single-threaded (it forks).
+pub fn decide_root(places: &[PathBuf], devices: &[PathBuf]) -> (HostView, Prepared) {
+    match unprivileged(places, devices) {
+        Ok(r) => r,
+        Err(why) => (HostView::Scan { why }, Prepared::default()),
+    }
+}
+
+fn unprivileged(places: &[PathBuf], devices: &[PathBuf]) -> Result<(HostView, Prepared), String> {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(Some(u)) = nix::unistd::User::from_uid(OUTER_ID.into()) {
+        return Err(format!("uid {OUTER_ID}, which root launchers' sessions run as, belongs to the account {}", u.name));
+    }
+    if let Ok(Some(g)) = nix::unistd::Group::from_gid(OUTER_ID.into()) {
+        return Err(format!("gid {OUTER_ID}, which root launchers' sessions run as, belongs to the group {}", g.name));
+    }
+    // Outer places first: a place inside another is attached on top of it.
+    let mut places: Vec<&PathBuf> = places.iter().collect();
+    places.sort_by_key(|p| p.components().count());
+    places.dedup();
+    let mut userns: Vec<((u32, u32), OwnedFd)> = Vec::new();
+    let mut prepared = Prepared::default();
+    for place in places {
+        let meta = std::fs::metadata(place).map_err(|e| format!("{}: {e}", place.display()))?;
+        let owner = (meta.uid(), meta.gid());
+        if !userns.iter().any(|(o, _)| *o == owner) {
+            let ns = mountfd::userns_with_maps(&mountfd::swap_map(owner.0, OUTER_ID), &mountfd::swap_map(owner.1, OUTER_ID))
+                .map_err(|e| format!("an id mapping for idmapped mounts cannot be made ({e})"))?;
+            userns.push((owner, ns));
+        }
+        let ns = userns.iter().find(|(o, _)| *o == owner).map(|(_, ns)| ns.as_raw_fd()).unwrap_or(-1);
+        let fd = crate::nofollow::open_root(place).map_err(|e| format!("{}: {e}", place.display()))?;
+        let tree = mountfd::clone_tree(fd.as_raw_fd(), true).map_err(|e| format!("the mount API is not available for {} ({e})", place.display()))?;
+        mountfd::idmap(tree.as_raw_fd(), ns).map_err(|e| format!("{} cannot be mounted idmapped ({e}{})", place.display(), idmap_hint(&e)))?;
+        prepared.idmapped.push((place.clone(), tree));
+    }
+    let mut groups: Vec<u32> = devices.iter().filter_map(|d| std::fs::metadata(d).ok()).map(|m| m.gid()).filter(|g| *g != 0).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let idmapped = prepared.idmapped.iter().map(|(p, _)| p.clone()).collect();
+    Ok((HostView::Unprivileged { uid: OUTER_ID, gid: OUTER_ID, groups, idmapped }, prepared))
+}
+
+/// What an idmapping failure most likely means.
+fn idmap_hint(e: &Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::EPERM) => ": making them needs CAP_SYS_ADMIN over the file system, which a container without it lacks",
+        Some(libc::EINVAL) => ": its file system (or one mounted inside it) does not support idmapped mounts",
+        Some(libc::ENOSYS) => ": this kernel is older than Linux 5.12",
+        _ => "",
+    }
+}

@@ -1,0 +1,250 @@
+//! Mounting by descriptor: every mount the launcher makes lands on the very
+//! object it opened (walked without following anything, `nofollow`), and
+//! takes its source from a descriptor too, so no name a running session
+//! controls is resolved between the check and the mount. Also the user
+//! namespaces that idmapped mounts take their mapping from.
+//!
+//! Two generations of the kernel's interface: `mount(2)` on `/proc/self/fd`
+//! links (every kernel: new tmpfs mounts and binds whose read-only-ness
+//! comes from their source's superblock), and the mount API (`open_tree`,
+//! `move_mount`: Linux 5.2; `mount_setattr`, idmapped mounts: 5.12) for
+//! read-only binds of writable sources and idmapped ones.
+//!
+//! Only the syscalls here; what to mount where is `hostview`'s.
+
+use nix::mount::{mount, MsFlags};
+use std::io::Error;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
+
+/// `struct mount_attr` (linux/mount.h), the first version (32 bytes).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `/proc/self/fd/N`: the object behind a descriptor, reached without a
+/// path walk (a "magic link").
+fn fd_path(fd: RawFd) -> String {
+    format!("/proc/self/fd/{fd}")
+}
+
+fn check(rc: libc::c_long) -> Result<libc::c_long, Error> {
+    if rc < 0 {
+        Err(Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// A detached copy of the mount tree at `fd` (with its submounts when
+/// `recursive`), not yet visible anywhere.
+pub fn clone_tree(fd: RawFd, recursive: bool) -> Result<OwnedFd, Error> {
+    let flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as libc::c_uint | if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: open_tree reads the empty path string and returns a new
+    // descriptor (checked), which is owned here only.
+    let rc = check(unsafe { libc::syscall(libc::SYS_open_tree, fd, c"".as_ptr(), flags) })?;
+    // SAFETY: a new descriptor owned only here.
+    Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
+}
+
+fn set_attr(mnt: RawFd, attr: &MountAttr, recursive: bool) -> Result<(), Error> {
+    let flags = libc::AT_EMPTY_PATH as libc::c_uint | if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: mount_setattr reads `attr` (a live, correctly sized value)
+    // and the empty path; it changes only the detached mount `mnt`.
+    check(unsafe { libc::syscall(libc::SYS_mount_setattr, mnt, c"".as_ptr(), flags, attr as *const MountAttr, std::mem::size_of::<MountAttr>()) }).map(|_| ())
+}
+
+/// Makes the detached tree `mnt` show file owners through the id mapping
+/// of the user namespace `userns` (Linux 5.12+, where the file system
+/// supports it), nosuid and nodev, its submounts too.
+pub fn idmap(mnt: RawFd, userns: RawFd) -> Result<(), Error> {
+    set_attr(mnt, &MountAttr { attr_set: MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, attr_clr: 0, propagation: 0, userns_fd: userns as u64 }, true)
+}
+
+/// Makes the (detached or attached) mount `mnt` read-only, nosuid, nodev,
+/// its submounts too: `mount_setattr` (5.12), else a remount through the
+/// descriptor (which names the mount itself once it is attached).
+pub fn read_only(mnt: RawFd) -> Result<(), Error> {
+    match set_attr(mnt, &MountAttr { attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, attr_clr: 0, propagation: 0, userns_fd: 0 }, true) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            let flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+            mount(None::<&str>, fd_path(mnt).as_str(), None::<&str>, flags, None::<&str>).map_err(Error::from)
+        }
+        other => other,
+    }
+}
+
+/// Attaches the detached tree `mnt` on the object `target` is open on.
+pub fn attach(mnt: RawFd, target: RawFd) -> Result<(), Error> {
+    let flags = MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH;
+    // SAFETY: move_mount reads two empty path strings; both descriptors are
+    // the caller's, borrowed for the call.
+    check(unsafe { libc::syscall(libc::SYS_move_mount, mnt, c"".as_ptr(), target, c"".as_ptr(), flags) }).map(|_| ())
+}
+
+/// Binds the object `src` is open on (with its submounts) onto the one
+/// `target` is open on, both reached through their descriptors.
+pub fn bind(src: RawFd, target: RawFd) -> Result<(), Error> {
+    let flags = MsFlags::MS_BIND | MsFlags::MS_REC;
+    mount(Some(fd_path(src).as_str()), fd_path(target).as_str(), None::<&str>, flags, None::<&str>).map_err(Error::from)
+}
+
+/// A new, empty, read-only tmpfs on the directory `target` is open on.
+pub fn empty_dir_onto(target: RawFd) -> Result<(), Error> {
+    let flags = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount(Some("tmpfs"), fd_path(target).as_str(), Some("tmpfs"), flags, Some("mode=0555,size=4k")).map_err(Error::from)
+}
+
+/// Whether this kernel has the mount API (open_tree and move_mount).
+pub fn has_mount_api() -> bool {
+    // SAFETY: open_tree on an invalid descriptor only returns an error.
+    let rc = unsafe { libc::syscall(libc::SYS_open_tree, -1, c"".as_ptr(), libc::AT_EMPTY_PATH as libc::c_uint) };
+    !(rc < 0 && Error::last_os_error().raw_os_error() == Some(libc::ENOSYS))
+}
+
+/// A user namespace whose id maps are `uid_map` and `gid_map` (lines as
+/// written to `/proc/PID/uid_map`), as a descriptor: the mapping of
+/// idmapped mounts. Needs the right to write such maps (root). A forked
+/// child makes the namespace and waits; it is killed once the namespace
+/// is open. The caller must be single-threaded.
+pub fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let child = crate::jail::fork_child("forking the holder of an id mapping", || {
+        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() {
+            return 1;
+        }
+        // Wait for the parent (end of file: it is done or gone).
+        let mut b = [0u8; 1];
+        let _ = nix::unistd::read(r.as_raw_fd(), &mut b);
+        0
+    })
+    .map_err(Error::other)?;
+    drop(w);
+    let result = write_maps(child.as_raw(), uid_map, gid_map);
+    let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+    let _ = nix::sys::wait::waitpid(child, None);
+    result
+}
+
+fn write_maps(pid: i32, uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
+    // The child unshares right after the fork: wait until its namespace is
+    // not ours any more.
+    let ours = std::fs::read_link("/proc/self/ns/user")?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::fs::read_link(format!("/proc/{pid}/ns/user"))? == ours {
+        if std::time::Instant::now() > deadline {
+            return Err(Error::other("the id-mapping child made no user namespace"));
+        }
+        std::thread::yield_now();
+    }
+    std::fs::write(format!("/proc/{pid}/uid_map"), uid_map)?;
+    std::fs::write(format!("/proc/{pid}/gid_map"), gid_map)?;
+    let f = std::fs::File::open(format!("/proc/{pid}/ns/user"))?;
+    Ok(OwnedFd::from(f))
+}
+
+/// The id map lines that exchange `owner` and `outer` and keep every other
+/// id as it is (inside = outside): a file `owner` owns shows as `outer`'s
+/// through the mount, and what `outer` creates there is `owner`'s on disk.
+pub fn swap_map(owner: u32, outer: u32) -> String {
+    // The last id (u32::MAX) is "no id" and cannot be mapped.
+    const END: u64 = u32::MAX as u64;
+    if owner == outer {
+        return format!("0 0 {END}\n");
+    }
+    let (lo, hi) = (u64::from(owner.min(outer)), u64::from(owner.max(outer)));
+    // Inside ids in order: [0, lo) as themselves, lo as hi, (lo, hi) as
+    // themselves, hi as lo, (hi, END) as themselves.
+    let segments = [(0, 0, lo), (lo, hi, 1), (lo + 1, lo + 1, hi - lo - 1), (hi, lo, 1), (hi + 1, hi + 1, END - hi - 1)];
+    segments.iter().filter(|(_, _, n)| *n > 0).map(|(i, o, n)| format!("{i} {o} {n}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each line "inside outside count"; the whole map as pairs to check.
+    fn lookup(map: &str, inside: u32) -> Option<u32> {
+        map.lines().find_map(|l| {
+            let f: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            (f[0]..f[0] + f[2]).contains(&u64::from(inside)).then(|| (f[1] + u64::from(inside) - f[0]) as u32)
+        })
+    }
+
+    #[test]
+    fn the_swap_map_exchanges_two_ids_and_keeps_the_rest() {
+        for (owner, outer) in [(0, 65533), (1000, 65533), (65533, 0), (70000, 65533), (5, 5)] {
+            let m = swap_map(owner, outer);
+            assert!(m.lines().count() <= 5, "{m}");
+            assert_eq!(lookup(&m, owner), Some(outer), "{owner}->{outer}\n{m}");
+            assert_eq!(lookup(&m, outer), Some(owner), "{m}");
+            for other in [1, 2, 999, 1001, 65532, 65534, 100_000, u32::MAX - 1] {
+                if other != owner && other != outer {
+                    assert_eq!(lookup(&m, other), Some(other), "{other}\n{m}");
+                }
+            }
+            assert_eq!(lookup(&m, u32::MAX), None, "{m}");
+            // Ranges do not overlap, inside or outside.
+            let mut inside: Vec<(u64, u64)> = Vec::new();
+            for l in m.lines() {
+                let f: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+                assert!(inside.iter().all(|(a, n)| f[0] + f[2] <= *a || a + n <= f[0]), "{m}");
+                inside.push((f[0], f[2]));
+            }
+        }
+    }
+
+    /// The real thing, as root: a file root owns reads as `outer`'s through
+    /// an idmapped clone, and what `outer` creates lands as root's.
+    #[test]
+    fn an_idmapped_clone_shows_and_writes_the_swapped_owner() {
+        use std::os::unix::fs::MetadataExt;
+        if !nix::unistd::geteuid().is_root() {
+            panic!("this test makes idmapped mounts: run it as root");
+        }
+        let dir = tempfile::Builder::new().prefix("idmap").tempdir_in("/var/tmp").unwrap();
+        std::fs::write(dir.path().join("f"), b"x").unwrap();
+        let outer = 65533;
+        // In a child with a mount namespace of its own.
+        let child = crate::jail::fork_child("test", || {
+            let run = || -> Result<(u32, u32), Error> {
+                nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)?;
+                mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)?;
+                let userns = userns_with_maps(&swap_map(0, outer), &swap_map(0, outer))?;
+                let src = crate::nofollow::open_root(dir.path())?;
+                let mnt = clone_tree(src.as_raw_fd(), true)?;
+                idmap(mnt.as_raw_fd(), userns.as_raw_fd())?;
+                attach(mnt.as_raw_fd(), src.as_raw_fd())?;
+                let shown = std::fs::metadata(dir.path().join("f"))?.uid();
+                nix::unistd::setresgid(outer.into(), outer.into(), outer.into())?;
+                nix::unistd::setresuid(outer.into(), outer.into(), outer.into())?;
+                std::fs::write(dir.path().join("new"), b"y")?;
+                Ok((shown, std::fs::metadata(dir.path().join("new"))?.uid()))
+            };
+            match run() {
+                Ok((65533, 65533)) => 0,
+                Ok(_) => 2,
+                Err(_) => 3,
+            }
+        })
+        .unwrap();
+        let st = nix::sys::wait::waitpid(child, None).unwrap();
+        assert_eq!(st, nix::sys::wait::WaitStatus::Exited(child, 0));
+        // Outside the mapping: root's file stays root's, the new one is root's.
+        assert_eq!(std::fs::metadata(dir.path().join("f")).unwrap().uid(), 0);
+        assert_eq!(std::fs::metadata(dir.path().join("new")).unwrap().uid(), 0);
+    }
+}
