@@ -64,7 +64,7 @@ fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Re
     let plan: &Plan = &session.plan;
     let jail = session.jail.is_some();
     let scanned = session.scan_now();
-    let premounted: Vec<&std::path::Path> = plan.premounts.iter().filter_map(|p| plan.mounts.get(p.mount)).map(|m| m.dest().as_path()).collect();
+    let premounted: Vec<&std::path::Path> = plan.premounts().iter().filter_map(|p| plan.mounts.get(p.mount)).map(|m| m.dest().as_path()).collect();
     let env: serde_json::Map<String, serde_json::Value> = plan
         .env
         .iter()

@@ -38,7 +38,7 @@ pub use host::{
 };
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
 pub use plan::compare::{compare, Difference};
-pub use plan::launch::{inner_id, pasta_args, pasta_argv, plan, plan_for, JailPlan, PastaPlan, JAIL_IFNAME};
+pub use plan::launch::{id_map, inner_id, pasta_args, pasta_argv, plan, plan_for, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use plan::resolv::session_resolv_conf;
 pub use plan::routes::{net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope, Snapshot};
 pub use run::gate::{GATE_FD, GATE_PATH};

@@ -73,6 +73,10 @@ pub struct Context {
     /// guard covers those too.
     pub shell_path: crate::sandbox::shellrc::ShellPath,
     pub host_view: HostView,
+    /// For a scanned root session (`HostView::Scan`): the kernel's
+    /// interfaces only root may read in /proc and in the parts of /sys the
+    /// session keeps (`rootscan::kernel_root_only`), masked by the plan.
+    pub kernel_root_only: Vec<(PathBuf, crate::sandbox::fsview::Kind)>,
     /// Whether the kernel has the mount API (Linux 5.2+): mounts inside
     /// the places sessions write are then made by descriptor (`premount`).
     pub mount_api: bool,

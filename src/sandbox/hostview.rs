@@ -97,7 +97,7 @@ pub enum Scanned<'a> {
 
 /// Steps 1-8 for `stage`.
 pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Result<(), Error> {
-    let premounts = &plan.premounts;
+    let premounts = &plan.premounts();
     let early = plan.early_masks();
     let nothing = premounts.is_empty() && early.is_empty() && prepared.idmapped.is_empty() && matches!(scanned, Scanned::None);
     if nothing && plan.host_view == HostView::Launcher {
@@ -105,7 +105,7 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
     }
     enter_namespace(stage, plan)?;
     let empty = stage_empty_file()?;
-    create_mount_points(plan)?;
+    create_mount_points(plan, premounts)?;
     for (path, tree) in &prepared.idmapped {
         let target = crate::nofollow::open_root(path).map_err(|e| Error::other(format!("cannot open {}: {e}", path.display())))?;
         mountfd::attach(tree.as_raw_fd(), target.as_raw_fd())
@@ -195,14 +195,16 @@ fn wanted(m: &Mount, plan: &Plan) -> (bool, bool) {
 /// directory, a file for a mask), in its parent as it is now, without
 /// following anything; something else appearing there meanwhile is found
 /// by step 5's walk.
-fn create_mount_points(plan: &Plan) -> Result<(), Error> {
-    for p in &plan.premounts {
+fn create_mount_points(plan: &Plan, premounts: &[Premount]) -> Result<(), Error> {
+    for p in premounts {
         let Some(m) = plan.mounts.get(p.mount) else { continue };
         let (dir, create) = wanted(m, plan);
         let (Some(parent), Some(name)) = (p.rel.parent(), p.rel.file_name()) else { continue };
         if !create {
             continue;
         }
+        // Missing parents too (a hooks path's directories), as bwrap did.
+        crate::nofollow::ensure_dir(&p.root, parent, 0o755)?;
         let root = crate::nofollow::open_root(&p.root)?;
         let Ok((parent_fd, crate::nofollow::Entry::Dir)) = crate::nofollow::walk(&root, parent) else { continue };
         let parent_fd = reopen(&parent_fd)?;

@@ -75,6 +75,14 @@ pub const MASKED_DIRS: &[&str] =
 /// own cover list skips them when run by root).
 pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/acpi", "/proc/scsi"];
 
+/// For a scanned root session (`HostView::Scan`): what of /sys stays
+/// visible (control groups, for runtimes that size themselves from their
+/// limits; the CPUs), its root-only entries masked; the rest of /sys is an
+/// empty read-only directory. With `gpu`, also the device tree the
+/// drivers' libraries read (`SCAN_SYS_GPU`).
+pub const SCAN_SYS_KEPT: &[&str] = &["/sys/fs/cgroup", "/sys/devices/system/cpu"];
+pub const SCAN_SYS_GPU: &[&str] = &["/sys/devices", "/sys/bus", "/sys/class", "/sys/module"];
+
 /// System files that read as empty inside.
 pub const MASKED_ETC: &[&str] = &["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"];
 pub const MASKED_ETC_DIRS: &[&str] = &["/etc/sudoers.d"];
@@ -195,10 +203,10 @@ pub struct Plan {
     /// How the session stands toward the host's files, and what the
     /// executor does for it before bwrap starts (`hostview`).
     pub host_view: HostView,
-    /// The mounts the executor makes itself, by descriptor, before bwrap
-    /// starts (their destinations lie in places sessions write;
-    /// `premount`); bwrap's arguments leave them out.
-    pub premounts: Vec<crate::sandbox::premount::Premount>,
+    /// Whether the executor makes the mounts whose destinations lie in
+    /// places sessions write itself, by descriptor, before bwrap starts
+    /// (`premounts`): where the kernel has the mount API.
+    pub premount: bool,
     /// Directories the executor creates before launch (without following
     /// anything under the home) so agent state and the private tool dirs
     /// persist.
@@ -284,7 +292,8 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     // (`hostview`): masks that need no later bwrap mount go there, one
     // mount each.
     let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed, early: true };
-    m.base(config)?;
+    let scanned = matches!(ctx.host_view, HostView::Scan { .. }).then_some((ctx.kernel_root_only.as_slice(), config.gpu));
+    m.base(config, scanned)?;
     m.home(ctx, config);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
     m.workspace(&workspace, &protected);
@@ -304,7 +313,6 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     if !config.share_tool_dirs {
         ensure_dirs.extend(PRIVATE_TOOL_DIRS.iter().map(|d| ensure(Path::new(d), true)));
     }
-    let premounts = if ctx.mount_api { crate::sandbox::premount::plan(&m.mounts, &m.data) } else { Vec::new() };
     Ok(Plan {
         bwrap: ctx.bwrap.clone(),
         flags: NAMESPACE_FLAGS.to_vec(),
@@ -318,7 +326,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         chdir,
         command: ctx.command.clone(),
         host_view: ctx.host_view.clone(),
-        premounts,
+        premount: ctx.mount_api,
         ensure_dirs,
         scope_abstract_sockets: true,
     })
@@ -361,15 +369,28 @@ impl Plan {
             .collect()
     }
 
+    /// The mounts the executor makes itself, by descriptor, before bwrap
+    /// starts (their destinations lie in places sessions write;
+    /// `premount`); bwrap's arguments leave them out. Derived from the
+    /// mount list, so an edited plan (a weakening) stays consistent.
+    pub fn premounts(&self) -> Vec<crate::sandbox::premount::Premount> {
+        if self.premount {
+            crate::sandbox::premount::plan(&self.mounts, &self.data)
+        } else {
+            Vec::new()
+        }
+    }
+
     /// The data files bwrap is given (those of mounts the executor makes
     /// itself are not: `premounts`); their descriptors stay closed.
     pub fn data_for_bwrap(&self) -> Vec<bool> {
+        let premounts = self.premounts();
         let mut used = vec![false; self.data.len()];
         if let Some(u) = used.get_mut(0).filter(|_| self.data.first().is_some_and(|d| d.purpose.starts_with("seccomp"))) {
             *u = true;
         }
         for (i, m) in self.mounts.iter().enumerate() {
-            if crate::sandbox::premount::is_premounted(&self.premounts, i) {
+            if crate::sandbox::premount::is_premounted(&premounts, i) {
                 continue;
             }
             if let Mount::Mask { data, .. } | Mount::Data { data, .. } | Mount::BindFd { data, .. } = m {
@@ -385,10 +406,11 @@ impl Plan {
     /// those the executor makes itself), the seccomp filter, the working
     /// directory, then `--` and the command.
     pub fn args(&self) -> Vec<OsString> {
+        let premounts = self.premounts();
         let mut a: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
         a.extend(["--uid".into(), self.uid.to_string().into(), "--gid".into(), self.gid.to_string().into()]);
         for (i, mount) in self.mounts.iter().enumerate() {
-            if !crate::sandbox::premount::is_premounted(&self.premounts, i) {
+            if !crate::sandbox::premount::is_premounted(&premounts, i) {
                 a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
             }
         }
@@ -433,7 +455,7 @@ impl MountBuilder<'_> {
     }
 
     /// Steps 1-4.
-    fn base(&mut self, config: &Config) -> Result<(), PlanError> {
+    fn base(&mut self, config: &Config, scanned: Option<(&[(PathBuf, Kind)], bool)>) -> Result<(), PlanError> {
         self.push(Mount::RoBind { src: "/".into(), dest: "/".into(), optional: false });
         self.push(Mount::Dev { dest: "/dev".into() });
         self.devices(config)?;
@@ -444,6 +466,7 @@ impl MountBuilder<'_> {
         for p in PROC_READ_ONLY {
             self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: true });
         }
+        self.scanned_kernel(scanned);
         self.push(Mount::Tmpfs { dest: "/tmp".into() });
         if self.fs.kind(Path::new("/var/tmp")) == Some(Kind::Dir) {
             self.push(Mount::Tmpfs { dest: "/var/tmp".into() });
@@ -470,6 +493,32 @@ impl MountBuilder<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A scanned root session (root's uid on host files): the kernel's
+    /// root-only interfaces masked in its /proc, and of /sys only what
+    /// `SCAN_SYS_KEPT` (and, with a GPU, `SCAN_SYS_GPU`) names, their
+    /// root-only entries masked too.
+    fn scanned_kernel(&mut self, scanned: Option<(&[(PathBuf, Kind)], bool)>) {
+        let Some((found, gpu)) = scanned else { return };
+        let mask = |m: &mut Self, p: &Path, k: Kind| match k {
+            Kind::Dir => m.push(Mount::TmpfsRo { dest: p.into() }),
+            _ => m.mask(p.into()),
+        };
+        for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/proc")) {
+            mask(self, p, *k);
+        }
+        if self.fs.kind(Path::new("/sys")) != Some(Kind::Dir) {
+            return;
+        }
+        self.push(Mount::TmpfsRo { dest: "/sys".into() });
+        let kept: Vec<&str> = SCAN_SYS_KEPT.iter().chain(if gpu { SCAN_SYS_GPU } else { &[] }).copied().collect();
+        for d in kept {
+            self.push(Mount::RoBind { src: d.into(), dest: d.into(), optional: true });
+        }
+        for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/sys")) {
+            mask(self, p, *k);
+        }
     }
 
     /// The runtime directories as an empty private tmpfs each (a symlink,

@@ -1,18 +1,22 @@
-//! What a session started by root could reach only because it is root.
-//! A session keeps its launcher's uid, and uid 0 inside bwrap's user
-//! namespace is real root on the host's files: with every capability
-//! dropped, file modes still let the owner read root's 0600 files and
-//! connect to root's 0660 sockets. A non-root user could not. This finds
-//! those entries (the plan masks each) in the trees where system secrets
-//! live; the criterion is a pure function of mode and owner.
+//! The fallback of a root launcher's host view (`HostView::Scan`, where
+//! idmapped mounts cannot be made: a container without CAP_SYS_ADMIN, an
+//! old kernel, a file system without support). The session keeps root's
+//! uid, and uid 0 inside bwrap's user namespace is real root on the host's
+//! files: with every capability dropped, file modes and ACLs still let
+//! root read root's 0600 files and connect to root's 0660 sockets. A
+//! non-root user could not. This finds those entries (the executor masks
+//! each); the criterion is a pure function of mode, owner and access ACL.
 //!
-//! Scanned: /etc, /var (but /var/tmp and /var/run), /srv, /opt, /boot,
-//! /mnt, /media, /home, /root, /usr/local/etc and the files directly in
-//! `/`. Not scanned: the package-managed system trees (/usr, /bin, /lib,
-//! /sbin: world-readable by convention), kernel and runtime file systems
-//! (/proc, /sys, /dev, /run: replaced in sessions), private tmpfs
-//! directories, and the workspace. A directory that root alone may enter
-//! is masked whole, without looking inside.
+//! Scanned: every top-level directory of `/` and the files directly in
+//! it, but the kernel's and the runtime's file systems (/proc, /sys,
+//! /dev: handled by `kernel_root_only` and the plan; /run, /tmp: replaced
+//! in sessions) and the package-managed trees (/usr, /bin, /sbin, /lib*:
+//! world-readable by convention; /usr/local is scanned, and Nix's store),
+//! the home (an empty tmpfs in sessions) and the workspace. A directory
+//! that root alone may enter is masked whole, without looking inside.
+//! What is made after the scan (within the launch's milliseconds, or
+//! while the session runs) is not hidden: the kernel-enforced mechanism
+//! has no such window, this one does (docs/defences.md).
 
 use crate::fsread;
 use crate::sandbox::fsview::Kind;
@@ -22,38 +26,160 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Trees scanned in full.
-pub const TREES: &[&str] = &["/etc", "/var", "/srv", "/opt", "/boot", "/mnt", "/media", "/home", "/root", "/usr/local/etc"];
+/// Top-level directories never walked: kernel and runtime file systems,
+/// private temporary directories, the package-managed trees.
+pub const NOT_WALKED: &[&str] = &["proc", "sys", "dev", "run", "tmp", "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+/// Walked besides the top-level directories (inside a package tree).
+pub const ALSO_WALKED: &[&str] = &["/usr/local"];
 /// Never scanned: replaced inside sessions, or not secrets' places — the
 /// package databases' file lists, which the package managers write
-/// world-readable (dpkg's is about half of a Debian system's scan).
-const SKIPPED: &[&str] = &["/var/tmp", "/var/run", "/var/lib/dpkg/info", CANARIES];
+/// world-readable (dpkg's is about half of a Debian system's scan), and
+/// Nix's store (read-only and world-readable by design).
+const SKIPPED: &[&str] = &["/var/tmp", "/var/run", "/var/lib/dpkg/info", "/nix/store", CANARIES];
 
 /// Where `verify` plants the canaries of one run each: not walked (a
 /// parallel run's canaries would vanish under a session's masks); each run
 /// names its own (`Scan::extra`).
 pub const CANARIES: &str = "/var/lib/agent-sandbox/verify";
 
-/// Whether uid 0 / gid 0 without capabilities may use an entry that a user
-/// who is neither may not (read a file, list or enter a directory,
-/// connect to a socket).
-pub fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
-    let bits = |shift: u32| (mode >> shift) & 0o7;
-    let root = if uid == 0 {
-        bits(6)
-    } else if gid == 0 {
-        bits(3)
-    } else {
-        bits(0)
-    };
-    let other = bits(0);
-    let needs = match kind {
+/// The trees the scan walks here: every top-level directory but
+/// `NOT_WALKED` (a link at the top, such as a merged /lib, is not a tree of
+/// its own), then `ALSO_WALKED`.
+pub fn trees() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir("/")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| !NOT_WALKED.contains(&n)))
+        .collect();
+    v.sort();
+    v.extend(ALSO_WALKED.iter().map(PathBuf::from));
+    v
+}
+
+/// The right an entry of `kind` is used with: connect (write) for a
+/// socket, list and enter for a directory, read for anything else.
+fn needs(kind: Kind) -> u32 {
+    match kind {
         Kind::Socket => 0o2,
         Kind::Dir => 0o5,
         _ => 0o4,
+    }
+}
+
+/// Whether uid 0 / gid 0 without capabilities may use an entry that a user
+/// who is neither may not (read a file, list or enter a directory,
+/// connect to a socket), by its mode alone.
+pub fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
+    root_only_with(kind, mode, uid, gid, None)
+}
+
+/// The same with the entry's access ACL (`system.posix_acl_access`): a
+/// named entry for uid 0 or a group entry for gid 0 can grant root what
+/// the mode alone does not.
+pub fn root_only_with(kind: Kind, mode: u32, uid: u32, gid: u32, acl: Option<&Acl>) -> bool {
+    let bits = |shift: u32| (mode >> shift) & 0o7;
+    let root = match acl {
+        Some(a) => a.access_of_root(uid, gid).unwrap_or(0),
+        None if uid == 0 => bits(6),
+        None if gid == 0 => bits(3),
+        None => bits(0),
     };
+    let other = bits(0);
+    let n = needs(kind);
     // Any right root has here (of those that matter) that others lack.
-    (root & needs) & !(other & needs) != 0
+    (root & n) & !(other & n) != 0
+}
+
+/// A POSIX access ACL as the kernel stores it (xattr version 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acl {
+    /// (tag, permission bits, id) per entry.
+    entries: Vec<(u16, u32, u32)>,
+}
+
+const ACL_USER_OBJ: u16 = 0x01;
+const ACL_USER: u16 = 0x02;
+const ACL_GROUP_OBJ: u16 = 0x04;
+const ACL_GROUP: u16 = 0x08;
+const ACL_MASK: u16 = 0x10;
+
+impl Acl {
+    /// Parses the xattr's bytes; None for anything malformed.
+    pub fn parse(b: &[u8]) -> Option<Acl> {
+        let (head, rest) = b.split_at_checked(4)?;
+        if u32::from_le_bytes(head.try_into().ok()?) != 2 || rest.len() % 8 != 0 {
+            return None;
+        }
+        let entries = rest
+            .chunks(8)
+            .map(|c| (u16::from_le_bytes([c[0], c[1]]), u32::from(u16::from_le_bytes([c[2], c[3]])), u32::from_le_bytes([c[4], c[5], c[6], c[7]])))
+            .collect();
+        Some(Acl { entries })
+    }
+
+    /// What uid 0 in gid 0 (and no other group) may do with a file owned
+    /// by `uid`:`gid`, as the kernel's ACL check decides it; None if the
+    /// ACL lacks its required entries.
+    fn access_of_root(&self, uid: u32, gid: u32) -> Option<u32> {
+        let get = |tag: u16, id: Option<u32>| self.entries.iter().find(|(t, _, i)| *t == tag && id.is_none_or(|x| x == *i)).map(|(_, p, _)| *p);
+        if uid == 0 {
+            return get(ACL_USER_OBJ, None);
+        }
+        let mask = get(ACL_MASK, None).unwrap_or(0o7);
+        if let Some(p) = get(ACL_USER, Some(0)) {
+            return Some(p & mask);
+        }
+        // Root's groups: gid 0 only. The owning group, or a named gid-0 entry.
+        let mut groups = Vec::new();
+        if gid == 0 {
+            groups.extend(get(ACL_GROUP_OBJ, None));
+        }
+        groups.extend(get(ACL_GROUP, Some(0)));
+        if let Some(p) = groups.into_iter().reduce(|a, b| a | b) {
+            return Some(p & mask);
+        }
+        get(0x20, None)
+    }
+}
+
+/// The access ACL of `name` in `dir` (not following a link), if it has one.
+fn acl_at(dir: std::os::fd::RawFd, name: &std::ffi::OsStr) -> Option<Acl> {
+    let path = format!("/proc/self/fd/{dir}/{}", name.to_string_lossy());
+    let c = std::ffi::CString::new(path).ok()?;
+    let mut buf = [0u8; 512];
+    // SAFETY: lgetxattr writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::lgetxattr(c.as_ptr(), c"system.posix_acl_access".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    usize::try_from(n).ok().and_then(|n| Acl::parse(buf.get(..n)?))
+}
+
+/// The kernel's interfaces only root may read in a session's fresh /proc
+/// (`/proc/slabinfo`, `/proc/kpageflags`, `/proc/timer_list`... and root's
+/// sysctls under /proc/sys) and in the parts of /sys a scanned session
+/// sees (`sys_trees`): for the plan to mask. Process directories are the
+/// session's own.
+pub fn kernel_root_only(sys_trees: &[PathBuf]) -> Vec<(PathBuf, Kind)> {
+    let keep: [PathBuf; 0] = [];
+    let mut walk = Walk { keep: &keep, home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: false };
+    if let Ok(proc_) = fsread::open_root(Path::new("/proc")) {
+        let _ = walk.each(&proc_, |w, name, st, _| {
+            let n = name.to_bytes();
+            let own = n.iter().all(u8::is_ascii_digit) || n == b"self" || n == b"thread-self";
+            match st {
+                Ok(st) if !own && kind_of(st.st_mode) != Kind::Dir => w.judge_at(Path::new("/proc").join(std::ffi::OsStr::from_bytes(n)), &st, None),
+                _ => {}
+            }
+        });
+    }
+    for tree in std::iter::once(Path::new("/proc/sys")).chain(sys_trees.iter().map(PathBuf::as_path)) {
+        if let Ok(dir) = open_dir(None, tree) {
+            walk.read(dir, tree, 0);
+        }
+    }
+    walk.found.sort_by(|a, b| a.0.cmp(&b.0));
+    walk.found
 }
 
 /// Entries of the scanned trees only root may use, sorted; a root-only
@@ -70,10 +196,11 @@ pub fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
 /// runs beside it on the other CPU.
 pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, Kind)> {
     let start = std::time::Instant::now();
-    let mut walk = Walk { keep, home, found: Vec::new(), seen: 0, buf: Vec::new() };
+    let mut walk = Walk { keep, home, found: Vec::new(), seen: 0, buf: Vec::new(), acls: true };
     for p in extra {
         if let Ok(st) = fsread::stat_at(libc::AT_FDCWD, p.as_os_str()) {
-            walk.judge(p.clone(), &st);
+            let acl = p.parent().and_then(|d| fsread::open_root(d).ok()).and_then(|d| acl_at(d.as_raw_fd(), p.file_name().unwrap_or_default()));
+            walk.judge_at(p.clone(), &st, acl.as_ref());
         }
     }
     // Files directly in `/` (not its directories: those are trees above
@@ -81,11 +208,12 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
     if let Ok(root) = fsread::open_root(Path::new("/")) {
         walk.files_of_root(&root);
     }
-    for tree in TREES.iter().map(Path::new) {
+    for tree in trees() {
         let Ok(st) = fsread::stat_at(libc::AT_FDCWD, tree.as_os_str()) else { continue };
-        if kind_of(st.st_mode) == Kind::Dir && walk.enter(tree, &st) {
-            if let Ok(dir) = open_dir(None, tree) {
-                walk.read(dir, tree, 0);
+        let acl = fsread::open_root(Path::new("/")).ok().and_then(|r| acl_at(r.as_raw_fd(), tree.strip_prefix("/").unwrap_or(&tree).as_os_str()));
+        if kind_of(st.st_mode) == Kind::Dir && walk.enter(&tree, &st, acl.as_ref()) {
+            if let Ok(dir) = open_dir(None, &tree) {
+                walk.read(dir, &tree, 0);
             }
         }
     }
@@ -136,6 +264,8 @@ struct Walk<'a> {
     found: Vec<(PathBuf, Kind)>,
     seen: usize,
     buf: Vec<u8>,
+    /// Whether access ACLs are read (kernel file systems have none).
+    acls: bool,
 }
 
 impl Walk<'_> {
@@ -151,21 +281,32 @@ impl Walk<'_> {
 
     /// Records `p` when only root may use it (and it is not kept); a link
     /// never (its own mode says nothing).
-    fn judge(&mut self, p: PathBuf, st: &FileStat) {
+    fn judge_at(&mut self, p: PathBuf, st: &FileStat, acl: Option<&Acl>) {
         let k = kind_of(st.st_mode);
-        if !is_link(st) && root_only(k, st.st_mode, st.st_uid, st.st_gid) && !self.keep.contains(&p) {
+        if !is_link(st) && root_only_with(k, st.st_mode, st.st_uid, st.st_gid, acl) && !self.keep.contains(&p) {
             self.found.push((p, k));
         }
+    }
+
+    /// The ACL of `name` in `dir`, where it could decide: the mode alone
+    /// does not make the entry root's, and others lack a right it needs.
+    fn acl_if_deciding(&self, dir: std::os::fd::RawFd, name: &std::ffi::CStr, st: &FileStat) -> Option<Acl> {
+        let k = kind_of(st.st_mode);
+        let open_to_all = st.st_mode & needs(k) == needs(k);
+        if !self.acls || is_link(st) || open_to_all || root_only(k, st.st_mode, st.st_uid, st.st_gid) {
+            return None;
+        }
+        acl_at(dir, std::ffi::OsStr::from_bytes(name.to_bytes()))
     }
 
     /// Whether a directory is read: not when skipped, and not when root
     /// alone may use it (then it is masked whole, unless it holds a kept
     /// path, which must stay reachable).
-    fn enter(&mut self, dir: &Path, st: &FileStat) -> bool {
+    fn enter(&mut self, dir: &Path, st: &FileStat, acl: Option<&Acl>) -> bool {
         if self.skipped(dir) {
             return false;
         }
-        if root_only(Kind::Dir, st.st_mode, st.st_uid, st.st_gid) && !self.holds_kept(dir) {
+        if root_only_with(Kind::Dir, st.st_mode, st.st_uid, st.st_gid, acl) && !self.holds_kept(dir) {
             self.found.push((dir.to_path_buf(), Kind::Dir));
             return false;
         }
@@ -184,7 +325,7 @@ impl Walk<'_> {
     /// or why there is none; an error if `dir` could not be listed to its
     /// end. A link is known by its directory entry, without a stat: its
     /// target is scanned where it lies (or is a system tree).
-    fn each(&mut self, dir: &OwnedFd, mut f: impl FnMut(&mut Self, &std::ffi::CStr, nix::Result<FileStat>)) -> nix::Result<()> {
+    fn each(&mut self, dir: &OwnedFd, mut f: impl FnMut(&mut Self, &std::ffi::CStr, nix::Result<FileStat>, Option<Acl>)) -> nix::Result<()> {
         let raw = dir.as_raw_fd();
         let mut buf = std::mem::take(&mut self.buf);
         let mut listed = Vec::new();
@@ -196,15 +337,16 @@ impl Walk<'_> {
         });
         self.buf = buf;
         for (name, st) in listed {
-            f(self, &name, st);
+            let acl = st.as_ref().ok().and_then(|st| self.acl_if_deciding(raw, &name, st));
+            f(self, &name, st, acl);
         }
         done
     }
 
     /// The files (not directories) directly in `/`.
     fn files_of_root(&mut self, root: &OwnedFd) {
-        let _ = self.each(root, |w, name, st| match st {
-            Ok(st) if kind_of(st.st_mode) != Kind::Dir => w.judge(Path::new("/").join(std::ffi::OsStr::from_bytes(name.to_bytes())), &st),
+        let _ = self.each(root, |w, name, st, acl| match st {
+            Ok(st) if kind_of(st.st_mode) != Kind::Dir => w.judge_at(Path::new("/").join(std::ffi::OsStr::from_bytes(name.to_bytes())), &st, acl.as_ref()),
             _ => {}
         });
     }
@@ -216,15 +358,15 @@ impl Walk<'_> {
     /// that cannot be listed to its end or opened (but is gone) whole.
     fn read(&mut self, dir: OwnedFd, path: &Path, depth: usize) {
         let mut subdirs = Vec::new();
-        let listed = self.each(&dir, |w, name, st| {
+        let listed = self.each(&dir, |w, name, st, acl| {
             let p = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
             match st {
                 Ok(st) if kind_of(st.st_mode) == Kind::Dir => {
-                    if w.enter(&p, &st) {
+                    if w.enter(&p, &st, acl.as_ref()) {
                         subdirs.push(p);
                     }
                 }
-                Ok(st) => w.judge(p, &st),
+                Ok(st) => w.judge_at(p, &st, acl.as_ref()),
                 Err(nix::errno::Errno::ENOENT) => {}
                 Err(_) => w.hide_unjudged(&p),
             }
@@ -379,7 +521,7 @@ mod tests {
         std::fs::write(&secret, b"x").unwrap();
         std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
         std::os::unix::fs::symlink("/etc/shadow", deep.join("link")).unwrap();
-        let mut walk = Walk { keep: &[], home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new() };
+        let mut walk = Walk { keep: &[], home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: true };
         walk.read(open_dir(None, t.path()).unwrap(), t.path(), 0);
         assert_eq!(walk.seen, HELD_DEPTH + 12 + 2, "every level, the file and the link");
         // Only root's own files are root-only (the suite runs as root in CI).
@@ -395,13 +537,87 @@ mod tests {
         let odd = t.path().join("odd");
         std::fs::write(&odd, b"").unwrap();
         let fd = || OwnedFd::from(std::fs::File::open(&odd).unwrap());
-        let mut walk = Walk { keep: &[], home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new() };
+        let mut walk = Walk { keep: &[], home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: true };
         walk.read(fd(), &odd, 0);
         assert_eq!(walk.found, vec![(odd.clone(), Kind::Other)]);
         let keep = [odd.join("workspace")];
-        let mut walk = Walk { keep: &keep, home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new() };
+        let mut walk = Walk { keep: &keep, home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: true };
         walk.read(fd(), &odd, 0);
         assert_eq!(walk.found, vec![]);
+    }
+
+    /// An ACL that grants root alone what the mode does not: a named user
+    /// entry for uid 0 (under the mask), a named group entry for gid 0, the
+    /// owning group 0; one that grants others as much is not root's.
+    #[test]
+    fn acls_are_judged() {
+        let acl = |entries: &[(u16, u16, u32)]| {
+            let mut b = 2u32.to_le_bytes().to_vec();
+            for (tag, perm, id) in entries {
+                b.extend(tag.to_le_bytes());
+                b.extend(perm.to_le_bytes());
+                b.extend(id.to_le_bytes());
+            }
+            Acl::parse(&b).unwrap()
+        };
+        let (uo, u, go, g, m, o) = (ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, 0x20);
+        const ANY: u32 = u32::MAX;
+        // 0000 owned by 1000, `user:root:r--`: root only.
+        let named_root = acl(&[(uo, 0, ANY), (u, 4, 0), (go, 0, ANY), (m, 4, ANY), (o, 0, ANY)]);
+        assert!(root_only_with(Kind::File, 0o000, 1000, 1000, Some(&named_root)));
+        // The mask takes it away.
+        let masked = acl(&[(uo, 0, ANY), (u, 4, 0), (go, 0, ANY), (m, 0, ANY), (o, 0, ANY)]);
+        assert!(!root_only_with(Kind::File, 0o000, 1000, 1000, Some(&masked)));
+        // `group:root:r-x` on a directory of another user's.
+        let named_group = acl(&[(uo, 7, ANY), (go, 0, ANY), (g, 5, 0), (m, 5, ANY), (o, 0, ANY)]);
+        assert!(root_only_with(Kind::Dir, 0o750, 1000, 1000, Some(&named_group)));
+        // Others may read too: not root's alone.
+        let open = acl(&[(uo, 6, ANY), (u, 4, 0), (go, 4, ANY), (m, 4, ANY), (o, 4, ANY)]);
+        assert!(!root_only_with(Kind::File, 0o644, 1000, 1000, Some(&open)));
+        // Owned by root: the owner entry decides.
+        assert!(root_only_with(Kind::File, 0o600, 0, 0, Some(&acl(&[(uo, 6, ANY), (go, 0, ANY), (o, 0, ANY)]))));
+        assert_eq!(Acl::parse(&[1, 0, 0, 0]), None);
+        assert_eq!(Acl::parse(&[2, 0, 0, 0, 1]), None);
+    }
+
+    /// The real thing: a file whose only grant to root is an ACL entry,
+    /// and a root-only file in a top-level directory of its own, are found.
+    #[test]
+    fn a_file_granted_to_root_by_acl_is_found() {
+        let t = tempfile::Builder::new().prefix("acl").tempdir_in("/var/tmp").unwrap();
+        let f = t.path().join("acl-only");
+        std::fs::write(&f, b"x").unwrap();
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+        nix::unistd::chown(&f, Some(nix::unistd::Uid::from_raw(1000)), Some(nix::unistd::Gid::from_raw(1000))).unwrap();
+        let mut b = 2u32.to_le_bytes().to_vec();
+        for (tag, perm, id) in [(ACL_USER_OBJ, 0u16, u32::MAX), (ACL_USER, 4, 0), (ACL_GROUP_OBJ, 0, u32::MAX), (ACL_MASK, 4, u32::MAX), (0x20, 0, u32::MAX)] {
+            b.extend(tag.to_le_bytes());
+            b.extend(perm.to_le_bytes());
+            b.extend(id.to_le_bytes());
+        }
+        let c = std::ffi::CString::new(f.as_os_str().as_bytes()).unwrap();
+        // SAFETY: setxattr reads `b` (live for the call) and the path.
+        let rc = unsafe { libc::setxattr(c.as_ptr(), c"system.posix_acl_access".as_ptr(), b.as_ptr().cast(), b.len(), 0) };
+        assert_eq!(rc, 0, "setting the ACL: {}", std::io::Error::last_os_error());
+        let mut walk = Walk { keep: &[], home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: true };
+        walk.read(open_dir(None, t.path()).unwrap(), t.path(), 0);
+        assert_eq!(walk.found, vec![(f, Kind::File)]);
+    }
+
+    #[test]
+    fn every_top_level_tree_but_the_kernels_and_the_packages_is_walked() {
+        let t = trees();
+        for kept in ["/etc", "/var", "/root", "/usr/local"] {
+            assert!(t.contains(&PathBuf::from(kept)), "{kept}: {t:?}");
+        }
+        for not in ["/proc", "/sys", "/dev", "/usr", "/tmp", "/run"] {
+            assert!(!t.contains(&PathBuf::from(not)), "{not}: {t:?}");
+        }
+        // The kernel's root-only files in /proc are found (this kernel has
+        // /proc/slabinfo 0400, as every kernel with SLUB does).
+        let k = kernel_root_only(&[]);
+        assert!(k.contains(&(PathBuf::from("/proc/slabinfo"), Kind::File)), "{k:?}");
+        assert!(!k.iter().any(|(p, _)| p.starts_with("/proc/self") || p.starts_with("/proc/1/")), "{k:?}");
     }
 
     #[test]

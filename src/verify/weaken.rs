@@ -8,6 +8,7 @@ use crate::config::EnvMap;
 use crate::env_vars;
 use crate::launch::Session;
 use crate::sandbox::mounts::Mount;
+use crate::sandbox::plan::HostView;
 use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, RUNTIME_DIRS, TOOL_DIRS};
 use crate::sandbox::seccomp::{self, table};
 use crate::sandbox::SESSION_MARKER;
@@ -32,7 +33,8 @@ pub enum Weakening {
     Recursion,
     /// The egress jail's packet filter (its routes stay).
     JailFilter,
-    /// A root launcher's masks of what only root may use.
+    /// A root launcher's host view: its session is root on host files
+    /// (not the unprivileged uid) and nothing only root may use is hidden.
     RootOnly,
     /// The private tool dirs: the user's own ~/.cache and ~/.local/share
     /// are bound instead.
@@ -223,7 +225,19 @@ pub fn apply_session(session: &mut Session, w: Weakening) {
                 jail.packet_filter = false;
             }
         }
-        Weakening::RootOnly => session.root_scan = None,
+        // The session root on host files and nothing hidden: no scan, no
+        // unprivileged uid (nor its idmapped places; the jail maps root).
+        Weakening::RootOnly => {
+            session.root_scan = None;
+            if matches!(session.plan.host_view, HostView::Unprivileged { .. }) {
+                session.plan.host_view = HostView::Scan { why: "weakened: root-only".into() };
+                session.prepared = Default::default();
+                if let Some(jail) = session.jail.as_mut() {
+                    jail.uid_map = crate::jail::id_map(jail.uid);
+                    jail.gid_map = crate::jail::id_map(jail.gid);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -263,7 +277,7 @@ mod tests {
             chdir: p("/w"),
             command: vec!["/x".into()],
             host_view: crate::sandbox::plan::HostView::Launcher,
-            premounts: vec![],
+            premount: true,
             ensure_dirs: vec![],
             scope_abstract_sockets: true,
         }

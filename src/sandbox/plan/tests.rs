@@ -50,6 +50,7 @@ fn ctx(uid: u32, user: &str, home: &str, cwd: &str, agent: Agent) -> Context {
         } else {
             HostView::Launcher
         },
+        kernel_root_only: vec![],
         mount_api: true,
     }
 }
@@ -84,7 +85,7 @@ fn fs() -> TableFs {
 /// executor makes itself before bwrap: `bwrap_lines` leaves them out).
 fn lines(plan: &Plan) -> String {
     let mut all = plan.clone();
-    all.premounts.clear();
+    all.premount = false;
     bwrap_lines(&all)
 }
 
@@ -173,7 +174,8 @@ fn root_claude_whole_argv() {
     assert_eq!(lines(&plan), expected(ROOT_CLAUDE));
     // What lies in the workspace is mounted by the executor, by
     // descriptor, before bwrap starts: not bwrap's.
-    let premounted: Vec<(usize, &str, &str)> = plan.premounts.iter().map(|p| (p.mount, p.root.to_str().unwrap(), p.rel.to_str().unwrap())).collect();
+    let premounts = plan.premounts();
+    let premounted: Vec<(usize, &str, &str)> = premounts.iter().map(|p| (p.mount, p.root.to_str().unwrap(), p.rel.to_str().unwrap())).collect();
     let at = |dest: &str| plan.mounts.iter().position(|m| m.dest() == Path::new(dest)).unwrap();
     assert_eq!(
         premounted,
@@ -717,8 +719,11 @@ fn mounts_inside_written_places_are_made_before_bwrap_where_they_are() {
     let table = fs().with("/workspaces/app/.venv/bin", Kind::Dir).with("/workspaces/app/data", Kind::Dir);
     let config = Config { allow_write: vec!["/workspaces/app/data".into()], ..Config::default() };
     let plan = build(&c, &config, &table).unwrap();
-    let got: Vec<(String, String, String)> =
-        plan.premounts.iter().map(|p| (plan.mounts[p.mount].dest().display().to_string(), p.root.display().to_string(), p.rel.display().to_string())).collect();
+    let got: Vec<(String, String, String)> = plan
+        .premounts()
+        .iter()
+        .map(|p| (plan.mounts[p.mount].dest().display().to_string(), p.root.display().to_string(), p.rel.display().to_string()))
+        .collect();
     let has = |dest: &str, root: &str, rel: &str| got.contains(&(dest.into(), root.into(), rel.into()));
     assert!(has("/workspaces/app/.git/hooks", "/workspaces/app", ".git/hooks"), "{got:#?}");
     assert!(has("/workspaces/app/.devcontainer", "/workspaces/app", ".devcontainer"), "{got:#?}");
@@ -737,9 +742,45 @@ fn mounts_inside_written_places_are_made_before_bwrap_where_they_are() {
     // Shared tool dirs: direnv's trust store is in the user's own dir.
     let shared = Config { share_tool_dirs: true, ..Config::default() };
     let plan = build(&c, &shared, &table.clone().with("/home/dev/.local/share/direnv", Kind::Dir).with("/home/dev/.local/share", Kind::Dir)).unwrap();
-    let direnv = plan.premounts.iter().find(|p| plan.mounts[p.mount].dest() == Path::new("/home/dev/.local/share/direnv")).unwrap();
+    let premounts = plan.premounts();
+    let direnv = premounts.iter().find(|p| plan.mounts[p.mount].dest() == Path::new("/home/dev/.local/share/direnv")).unwrap();
     assert_eq!((direnv.root.as_path(), direnv.rel.as_path()), (Path::new("/home/dev/.local/share"), Path::new("direnv")));
     // Without the mount API nothing is premounted (bwrap mounts by path).
     c.mount_api = false;
-    assert!(build(&c, &config, &table).unwrap().premounts.is_empty());
+    assert!(build(&c, &config, &table).unwrap().premounts().is_empty());
+}
+
+/// A scanned root session (no idmapped mounts): the kernel's root-only
+/// interfaces are masked in its /proc, /sys is empty but for control
+/// groups and the CPUs (their root-only entries masked too).
+#[test]
+fn a_scanned_root_session_masks_the_kernels_root_only_interfaces() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.host_view = HostView::Scan { why: "test".into() };
+    c.kernel_root_only = vec![
+        ("/proc/slabinfo".into(), Kind::File),
+        ("/proc/sys/kernel/cad_pid".into(), Kind::File),
+        ("/sys/fs/cgroup/secret".into(), Kind::File),
+        ("/sys/devices/system/cpu/cpu0/cpufreq".into(), Kind::Dir),
+    ];
+    let plan = build(&c, &Config::default(), &fs().with("/sys", Kind::Dir)).unwrap();
+    let got = lines(&plan);
+    let proc_at = got.find("--proc /proc").unwrap();
+    for want in ["/proc/slabinfo", "/proc/sys/kernel/cad_pid", "/sys/fs/cgroup/secret"] {
+        let at = got.find(&format!(" {want}\n")).unwrap_or_else(|| panic!("{want}: {got}"));
+        assert!(at > proc_at, "{want} masked before the fresh /proc: {got}");
+        assert_eq!(access(&plan.mounts, Path::new(want)), crate::sandbox::scope::Access::Empty, "{want}");
+    }
+    assert!(
+        got.contains(
+            "--tmpfs /sys\n--remount-ro /sys\n--ro-bind-try /sys/fs/cgroup /sys/fs/cgroup\n--ro-bind-try /sys/devices/system/cpu /sys/devices/system/cpu\n"
+        ),
+        "{got}"
+    );
+    assert!(got.contains("--tmpfs /sys/devices/system/cpu/cpu0/cpufreq\n--remount-ro /sys/devices/system/cpu/cpu0/cpufreq"), "{got}");
+    assert_eq!(access(&plan.mounts, Path::new("/sys/kernel/slab/x")), crate::sandbox::scope::Access::Hidden);
+    // Unprivileged (kernel-enforced): none of it.
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let got = lines(&build(&c, &Config::default(), &fs().with("/sys", Kind::Dir)).unwrap());
+    assert!(!got.contains("/proc/slabinfo") && !got.contains("--tmpfs /sys\n"), "{got}");
 }
