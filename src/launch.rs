@@ -238,7 +238,11 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         _ => (None, None),
     };
     let done = done.as_ref();
-    let root = !matches!(session.plan.host_view, HostView::Launcher);
+    // A root launcher's unprivileged session needs root's own rights for
+    // its host view (idmapped mounts), before any namespace of the
+    // session; every other launch makes it inside a user namespace (the
+    // jail holder's, or one of its own).
+    let unprivileged = matches!(session.plan.host_view, HostView::Unprivileged { .. });
     let scanned = || match (done, &scan) {
         (Some(done), Some(scan)) => Ok(Scanned::Later(Later { scan, done })),
         (None, Some(scan)) => scan.findings().map(|f| Scanned::Now(f.into_iter().map(|(p, _)| p).collect())),
@@ -246,7 +250,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     };
     let code = match &session.jail {
         None => {
-            let stage = if root { Stage::Root { jail: false } } else { Stage::User { in_userns: false } };
+            let stage = if unprivileged { Stage::Root { jail: false } } else { Stage::User { in_userns: false } };
             let mut exec_final = || match scanned() {
                 Ok(s) => exec::exec(&session.plan, &session.prepared, stage, s),
                 Err(e) => e,
@@ -254,20 +258,20 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
             supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })
         }
         Some(jail_plan) => {
-            // A root launcher's part (its own user namespace's rights) comes
-            // before the holder makes the jail's; a user's after.
             let mut before_ns = || -> std::io::Result<()> {
-                if root {
-                    hostview::apply(&session.plan, &session.prepared, Stage::Root { jail: true }, scanned()?)
+                if unprivileged {
+                    hostview::apply(&session.plan, &session.prepared, Stage::Root { jail: true }, Scanned::None)
                 } else {
                     Ok(())
                 }
             };
             let mut exec_final = || {
-                if root {
-                    exec::exec_prepared(&session.plan)
-                } else {
-                    exec::exec(&session.plan, &session.prepared, Stage::User { in_userns: true }, Scanned::None)
+                if unprivileged {
+                    return exec::exec_prepared(&session.plan);
+                }
+                match scanned() {
+                    Ok(s) => exec::exec(&session.plan, &session.prepared, Stage::User { in_userns: true }, s),
+                    Err(e) => e,
                 }
             };
             jail::run_jailed(jail_plan, &mut before_ns, &mut exec_final, ready).map_err(LaunchError::from)

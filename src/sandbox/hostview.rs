@@ -77,13 +77,15 @@ impl std::fmt::Debug for Prepared {
 }
 
 /// Whether the user namespace that owns this mount namespace is the one
-/// the launcher started in (a root launch) or one of the session's.
+/// the launcher started in or one of the session's.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Stage {
-    /// A root launcher, in its own user namespace: steps 1-8.
+    /// A root launcher's unprivileged session, with root's own rights (the
+    /// idmapped mounts need them): steps 1-8.
     Root { jail: bool },
-    /// A user's launch: steps 1-3, 5, 6; `in_userns` when the jail's holder
-    /// already owns a user namespace.
+    /// Any other launch (a user's; root's scanned one, whose container may
+    /// not let root mount), in a user namespace: steps 1-3, 5, 6;
+    /// `in_userns` when the jail's holder already owns one.
     User { in_userns: bool },
 }
 
@@ -135,16 +137,6 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
             }
             become_unprivileged(*uid, *gid, groups)
         }
-        // Step 9, a root launcher's scanned session without the jail: bwrap
-        // runs in a user namespace of its own (root as `nobody` there, as
-        // the jail's holder has it), not with root's rights.
-        (Stage::Root { jail: false }, HostView::Scan { .. }) => {
-            unshare(CloneFlags::CLONE_NEWUSER)?;
-            let inner = crate::jail::inner_id(0);
-            std::fs::write("/proc/self/uid_map", format!("{inner} 0 1\n"))?;
-            std::fs::write("/proc/self/setgroups", "deny\n")?;
-            std::fs::write("/proc/self/gid_map", format!("{inner} 0 1\n"))
-        }
         _ => Ok(()),
     }
 }
@@ -157,9 +149,12 @@ fn enter_namespace(stage: Stage, plan: &Plan) -> Result<(), Error> {
             // Read before the unshare: unmapped ids then read as the overflow id.
             let (uid, gid) = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
             unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(|e| no_userns(plan.uid, e))?;
-            std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+            // The launcher's ids as themselves, root's as `nobody` (as the
+            // jail's holder maps them): bwrap gets no capability here.
+            let (inner_uid, inner_gid) = (crate::jail::inner_id(uid), crate::jail::inner_id(gid));
+            std::fs::write("/proc/self/uid_map", format!("{inner_uid} {uid} 1\n"))?;
             std::fs::write("/proc/self/setgroups", "deny\n")?;
-            std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+            std::fs::write("/proc/self/gid_map", format!("{inner_gid} {gid} 1\n"))?;
         }
     }
     let none: Option<&str> = None;

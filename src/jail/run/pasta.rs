@@ -106,7 +106,10 @@ pub(crate) fn meaningful_lines(text: &str) -> String {
 
 /// The attach failure, with the fix that matches pasta's complaint.
 pub(crate) fn attach_error(detail: String) -> JailError {
-    let fix = if detail.contains("Permission denied") && detail.contains("namespace") {
+    // Opening the namespaces (a pasta given a pid) or entering them (given
+    // descriptors) as the `nobody` a root pasta drops to without --runas.
+    let refused = detail.contains("Permission denied") || detail.contains("Operation not permitted");
+    let fix = if refused && detail.contains("namespace") {
         format!(
             "pasta could not open the namespaces: as root it needs `--runas 0` (the jail passes it), so this pasta \
              is probably too old or restricted; {}",

@@ -315,23 +315,28 @@ fn on_setup_signal(info: &siginfo, kids: &mut Kids) -> Result<(), Stop> {
     Ok(())
 }
 
-/// Waits for pasta's pid line: the namespace is configured.
+/// Waits for pasta's pid line: the namespace is configured. pasta holds
+/// the pipe's only write end: when it closes without a line, pasta is
+/// ending, and its exit (with what it said) is what is reported.
 fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Instant, plan: &JailPlan) -> Result<(), Stop> {
     let mut line = Vec::new();
+    let mut closed = false;
     loop {
-        match wait_fd(Some(read.as_fd()), signals, Some(deadline))? {
+        let watched = (!closed).then(|| read.as_fd());
+        match wait_fd(watched, signals, Some(deadline))? {
             Event::Ready => match pasta::read_ready(read, &mut line) {
                 Some(true) => return Ok(()),
-                Some(false) => {
-                    return Err(JailError::PastaAttach {
-                        detail: "the readiness pipe closed before pasta was ready".into(),
-                        fix: "retry; report it if it persists".into(),
-                    }
-                    .into())
-                }
+                Some(false) => closed = true,
                 None => {}
             },
             Event::Signal(info) => on_setup_signal(&info, kids)?,
+            Event::Timeout if closed => {
+                return Err(JailError::PastaAttach {
+                    detail: "pasta closed its readiness pipe without getting ready, and did not exit".into(),
+                    fix: "retry; report it if it persists".into(),
+                }
+                .into())
+            }
             Event::Timeout => return Err(JailError::PastaTimeout { secs: plan.setup_timeout.as_secs() }.into()),
         }
     }

@@ -191,19 +191,29 @@ impl Subreaper {
         }
     }
 
-    /// Reaps the adopted children, waiting a while for those still dying
-    /// (a sandbox stopped at the gate: killing the holder kills bwrap's
-    /// child, which is then handed to the launcher).
+    /// Ends and reaps the adopted children: every one is this launch's (a
+    /// sandbox stopped at the gate, whose bwrap child is handed to the
+    /// launcher when the holder is killed; a bwrap child orphaned before
+    /// it set its own death signal, which would otherwise outlive the
+    /// launcher; what pasta leaves). They get a moment to end on their own
+    /// (the gate closes), then SIGKILL.
     pub(crate) fn reap_dying(&self, signals: &Signals) {
-        let deadline = Instant::now() + Duration::from_secs(2);
+        let grace = Instant::now() + Duration::from_millis(200);
         loop {
             self.sweep();
-            if children().iter().all(|p| self.earlier.contains(p)) {
+            let left: Vec<i32> = children().into_iter().filter(|p| !self.earlier.contains(p)).collect();
+            if left.is_empty() {
                 return;
             }
-            if !matches!(wait_fd(None, signals, Some(deadline)), Ok(Event::Signal(_))) {
+            if Instant::now() >= grace {
+                for pid in left {
+                    let pid = Pid::from_raw(pid);
+                    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+                    let _ = nix::sys::wait::waitpid(pid, None);
+                }
                 return;
             }
+            let _ = wait_fd(None, signals, Some(grace));
         }
     }
 }
