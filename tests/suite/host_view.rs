@@ -8,6 +8,7 @@
 
 use crate::support::launcher::*;
 use std::os::unix::net::UnixListener;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 fn setup(tag: &str) -> TestDir {
@@ -19,7 +20,7 @@ fn setup(tag: &str) -> TestDir {
 /// `script`'s `key=value` lines, from a session of `account` in `ws`,
 /// with the egress jail on (`"1"`) or off (`"0"`).
 fn session(ws: &Path, account: Account, bin: &Path, script: &str, jail: &str) -> Out {
-    let out = Launcher::as_account(ws, account).bin(bin).env("AGENT_SANDBOX_EGRESS_JAIL", jail).sh(script);
+    let out = Launcher::as_account(ws, account).bin(bin).env("AGENT_SANDBOX_EGRESS_JAIL", jail).private_tun().sh(script);
     out.assert_ok();
     out
 }
@@ -35,13 +36,41 @@ name=private_dir t ls "$PRIVATE/"
 name=private_file t cat "$PRIVATE/inside"
 name=root_socket t python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(1)" "$VARLIB/svc.sock"
 name=run_socket t python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(1)" "$RUNSOCK"
+name=toplevel_file t cat "$TOP/secret"
+name=toplevel_dir t ls "$TOPDIR/"
+name=acl_file t cat "$ACL"
+name=usr_local t cat "$USRLOCAL"
+name=dpkg_info t cat "$DPKG"
+name=lost_found t ls -a /lost+found/
+name=slabinfo t cat /proc/slabinfo
+name=sys_slab t sh -c 'cat /sys/kernel/slab/*/aliases | head -c 100'
+name=kpageflags t head -c 8 /proc/kpageflags
 "#;
+
+/// Sets `path`'s access ACL: mode bits from `mode`, and `user:0:r--`
+/// (root's only grant), through python3 (no acl tools needed).
+fn grant_root_by_acl(path: &Path) {
+    let script = r#"
+import os, struct, sys
+e = lambda tag, perm, id: struct.pack('<HHI', tag, perm, id)
+acl = struct.pack('<I', 2) + e(1, 0, 0xffffffff) + e(2, 4, 0) + e(4, 0, 0xffffffff) + e(0x10, 4, 0xffffffff) + e(0x20, 0, 0xffffffff)
+os.setxattr(sys.argv[1], 'system.posix_acl_access', acl)
+"#;
+    let out = std::process::Command::new("python3").args(["-c", script]).arg(path).output().unwrap();
+    assert!(out.status.success(), "setting an ACL on {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+}
 
 /// The review found a root launcher's session reading root's 0600 files
 /// (/etc/ssl/private, /etc, /var/lib) and connecting to root-only sockets
 /// outside /tmp and /run/user (/run/dbus, k3s, Docker Desktop's
-/// /run/host-services/ssh-auth.sock). A session reaches no more than an
-/// ordinary user's would: both are checked against the same plants.
+/// /run/host-services/ssh-auth.sock); then, with the scan as the
+/// mechanism, root-only entries it did not list: a 0600 file in a fresh
+/// top-level directory, a 0700 top-level directory, /lost+found, a file
+/// whose only grant to root is an ACL, root-only files under /usr/local and
+/// /var/lib/dpkg/info, and the kernel's root-only interfaces
+/// (/proc/slabinfo, /proc/kpageflags, /sys/kernel/slab). A session reaches
+/// no more than an ordinary user's would: both are checked against the
+/// same plants, root with the jail and without.
 #[test]
 fn a_root_session_reaches_no_more_of_the_host_than_a_users() {
     let _machine = crate::support::share_machine();
@@ -52,8 +81,21 @@ fn a_root_session_reaches_no_more_of_the_host_than_a_users() {
     let varlib = Path::new("/var/lib").join(&u);
     let private = Path::new("/var/lib").join(format!("{u}-private"));
     let run = Path::new("/run").join(&u).join("host-services");
-    let _planted = Planted(vec![etc.clone(), varlib.clone(), private.clone(), run.parent().unwrap().to_path_buf()]);
-    for d in [&etc, &varlib, &run] {
+    let top = Path::new("/").join(format!("{u}-data"));
+    let topdir = Path::new("/").join(format!("{u}-private"));
+    let usr_local = Path::new("/usr/local").join(format!("{u}.secret"));
+    let dpkg = Path::new("/var/lib/dpkg/info").join(format!("{u}.secret"));
+    let _planted = Planted(vec![
+        etc.clone(),
+        varlib.clone(),
+        private.clone(),
+        run.parent().unwrap().to_path_buf(),
+        top.clone(),
+        topdir.clone(),
+        usr_local.clone(),
+        dpkg.clone(),
+    ]);
+    for d in [&etc, &varlib, &run, &top] {
         mkdir(d);
     }
     write(&etc.join("secret.key"), "-----BEGIN PRIVATE KEY-----\n");
@@ -69,21 +111,214 @@ fn a_root_session_reaches_no_more_of_the_host_than_a_users() {
     chmod(&varlib.join("svc.sock"), 0o660);
     let _ssh = UnixListener::bind(run.join("ssh-auth.sock")).unwrap();
     chmod(&run.join("ssh-auth.sock"), 0o666);
-
+    write(&top.join("secret"), "top\n");
+    chmod(&top.join("secret"), 0o600);
+    mkdir(&topdir);
+    write(&topdir.join("inside"), "x\n");
+    chmod(&topdir.join("inside"), 0o644);
+    chmod(&topdir, 0o700);
+    // Another user's file, nobody but root (by an ACL entry) may read.
+    let acl = varlib.join("acl-only");
+    write(&acl, "acl\n");
+    chown(&acl, 65534, 65534);
+    chmod(&acl, 0o000);
+    grant_root_by_acl(&acl);
+    for f in [&usr_local, &dpkg] {
+        write(f, "pkg\n");
+        chmod(f, 0o600);
+    }
     let bin = td.public_bin();
-    let script =
-        format!("ETC={} VARLIB={} PRIVATE={} RUNSOCK={}\n{PROBE}", etc.display(), varlib.display(), private.display(), run.join("ssh-auth.sock").display());
-    // Root twice: without the jail bwrap starts after the scan; in the jail
-    // it starts at once and the scan's masks follow before the gate opens.
-    for (account, jail) in [(root_account(), "0"), (root_account(), "1"), (test_user(), "0")] {
+    let script = format!(
+        "ETC={} VARLIB={} PRIVATE={} RUNSOCK={} TOP={} TOPDIR={} ACL={} USRLOCAL={} DPKG={}\n{PROBE}",
+        etc.display(),
+        varlib.display(),
+        private.display(),
+        run.join("ssh-auth.sock").display(),
+        top.display(),
+        topdir.display(),
+        acl.display(),
+        usr_local.display(),
+        dpkg.display()
+    );
+    let mut refused = vec![
+        "etc_key",
+        "varlib_secret",
+        "private_dir",
+        "private_file",
+        "root_socket",
+        "run_socket",
+        "toplevel_file",
+        "toplevel_dir",
+        "acl_file",
+        "usr_local",
+        "dpkg_info",
+        "slabinfo",
+        "kpageflags",
+    ];
+    if Path::new("/lost+found").is_dir() {
+        refused.push("lost_found");
+    }
+    if Path::new("/sys/kernel/slab").is_dir() {
+        refused.push("sys_slab");
+    }
+    for (account, jail) in [(root_account(), "0"), (root_account(), "1"), (test_user(), "0"), (test_user(), "1")] {
         let ws = td.workspace(&unique(&account.name));
         chown(&ws, account.uid, account.gid);
         let out = session(&ws, account.clone(), &bin, &script, jail);
         assert_eq!(out.get("etc_public"), "reached", "the check must be able to read (sanity)\n{out}");
-        for key in ["etc_key", "varlib_secret", "private_dir", "private_file", "root_socket", "run_socket"] {
+        for key in &refused {
             assert_eq!(out.get(key), "refused", "{} (jail {jail}) reached {key}\n{out}", account.name);
         }
     }
+}
+
+/// No session leaves a setuid or setgid file behind, root or not, jail on
+/// or off: chmod u+s/g+s, a create mode with the bits, and `install -m
+/// 4755` all fail, and the file outside carries no such bit. A file
+/// capability set from a nested user namespace is namespaced to it: it
+/// gives another account nothing outside.
+#[test]
+fn no_session_leaves_a_setuid_or_setgid_file_behind() {
+    let _machine = crate::support::share_machine();
+    let td = setup("hostview-setid");
+    python3();
+    let bin = td.public_bin();
+    let script = r#"
+cp /usr/bin/id uid-copy; chmod 4755 uid-copy; echo chmod_suid=$?
+cp /usr/bin/id gid-copy; chmod g+s gid-copy; echo chmod_sgid=$?
+install -m 4755 /usr/bin/id installed; echo install=$?
+python3 -c "import os; os.close(os.open('created', os.O_CREAT|os.O_WRONLY, 0o6755))"; echo create=$?
+mkdir -m 2775 sgid-dir; echo mkdir=$?
+cp /bin/cat capped
+unshare -r python3 -c "import os; os.setxattr('capped', 'security.capability', bytes.fromhex('0100000200200000000000000000000000000000'))"; echo filecap=$?
+"#;
+    for (account, jail) in [(root_account(), "0"), (root_account(), "1"), (test_user(), "0"), (test_user(), "1")] {
+        let ws = td.workspace(&unique(&format!("{}{jail}", account.name)));
+        chown(&ws, account.uid, account.gid);
+        let out = Launcher::as_account(&ws, account.clone()).bin(&bin).env("AGENT_SANDBOX_EGRESS_JAIL", jail).private_tun().sh(script);
+        for key in ["chmod_suid", "chmod_sgid", "install", "create", "mkdir"] {
+            assert_ne!(out.get(key), "0", "{} (jail {jail}): {key} succeeded\n{out}", account.name);
+        }
+        for f in ["uid-copy", "gid-copy", "installed", "created", "sgid-dir"] {
+            let Ok(m) = std::fs::symlink_metadata(ws.join(f)) else { continue };
+            let mode = std::os::unix::fs::PermissionsExt::mode(&m.permissions());
+            assert_eq!(mode & 0o6000, 0, "{} (jail {jail}) left {f} with mode {mode:o}", account.name);
+        }
+        // The capability, if the session could set one, is its nested
+        // namespace's: run by another account it grants nothing.
+        if ws.join("capped").exists() {
+            let other = if account.uid == 0 { test_user() } else { crate::support::launcher::rc_test_user() };
+            let status = output_of_new_program(std::process::Command::new(ws.join("capped")).arg("/proc/self/status").uid(other.uid).gid(other.gid));
+            let text = String::from_utf8_lossy(&status.stdout);
+            for cap in ["CapPrm", "CapEff"] {
+                assert_eq!(status_field(&text, cap).as_deref(), Some("0000000000000000"), "{} (jail {jail}): {cap} outside\n{text}", account.name);
+            }
+        }
+    }
+}
+
+/// A root launch works in a workspace of any owner and mode root itself
+/// could use (a 0700 directory of another user's), jail on and off; what
+/// it creates there belongs to that owner, as root's own files keep root.
+/// (A jailed launch there was refused with bwrap's `Can't chdir` and then
+/// re-diagnosed as pasta's.)
+#[test]
+fn a_root_launch_works_in_another_users_private_workspace() {
+    let _machine = crate::support::share_machine();
+    let td = setup("hostview-owner");
+    let user = test_user();
+    for jail in ["0", "1"] {
+        let ws = td.workspace(&unique(&format!("other{jail}")));
+        chown(&ws, user.uid, user.gid);
+        chmod(&ws, 0o700);
+        write(&ws.join("theirs"), "x\n");
+        chown(&ws.join("theirs"), user.uid, user.gid);
+        let out = Launcher::new(&ws).env("AGENT_SANDBOX_EGRESS_JAIL", jail).sh("echo new > made && cat theirs >/dev/null && echo more >> theirs && echo ok=1");
+        out.assert_ok();
+        assert_eq!(out.get("ok"), "1", "{out}");
+        assert_eq!(owner_mode(&ws.join("made")).0, user.uid, "(jail {jail}) the new file's owner");
+        assert_eq!(owner_mode(&ws.join("theirs")).0, user.uid, "(jail {jail}) the changed file's owner");
+    }
+}
+
+/// While a running session swaps a protected path of the workspace (a
+/// nested repository's `.git/hooks`, `.devcontainer`) with a link to
+/// root's home in a tight loop (`renameat2(RENAME_EXCHANGE)`), 1,000
+/// launches of another session there never get a writable protected path
+/// nor root's home at it: each either starts with the real directory
+/// protected or is refused because it changed. Here the swap loop is a
+/// thread of the test (a session cannot tell who swaps).
+#[test]
+fn launches_racing_a_swap_loop_never_mount_the_wrong_place() {
+    let _machine = crate::support::share_machine();
+    let td = setup("hostview-race");
+    let ws = td.ws();
+    let home = root_account().home;
+    let u = unique("race");
+    let marker = home.join(format!(".{u}-root-home"));
+    let _m = PlacedFile::new(&marker, "root's home\n");
+    mkdir(&ws.join(".git/hooks"));
+    write(&ws.join(".git/config"), "[core]\n");
+    mkdir(&ws.join("sub/.git/hooks"));
+    write(&ws.join("sub/.git/config"), "[core]\n");
+    mkdir(&ws.join(".devcontainer"));
+    // The links the loop exchanges the directories with.
+    std::os::unix::fs::symlink(&home, ws.join("sub/.git/hooks.swap")).unwrap();
+    std::os::unix::fs::symlink(&home, ws.join(".devcontainer.swap")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, ws) = (stop.clone(), ws.clone());
+        std::thread::spawn(move || {
+            let pairs = [(ws.join("sub/.git/hooks"), ws.join("sub/.git/hooks.swap")), (ws.join(".devcontainer"), ws.join(".devcontainer.swap"))];
+            let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            let pairs: Vec<_> = pairs.iter().map(|(a, b)| (c(a), c(b))).collect();
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for (a, b) in &pairs {
+                    // SAFETY: renameat2 reads two NUL-terminated paths.
+                    unsafe {
+                        libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), 2 /* RENAME_EXCHANGE */)
+                    };
+                    n += 1;
+                }
+            }
+            n
+        })
+    };
+    let launches = std::env::var("HOSTVIEW_RACE_LAUNCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    // Writes under either name: one of them is the real directory (whose
+    // protection must hold under whatever name it has by then), the other
+    // the link (which leads into the session's own home, a tmpfs). The
+    // outer root home must never show.
+    let probe = "for p in sub/.git/hooks sub/.git/hooks.swap .devcontainer .devcontainer.swap; do \
+        echo x > $p/pwned 2>/dev/null; \
+        if ls -a $p/ 2>/dev/null | grep -q root-home; then echo \"$p=HOME\"; fi; done; echo ran=1";
+    let (mut ran, mut refused) = (0, 0);
+    for i in 0..launches {
+        let out = Launcher::new(&ws).env("AGENT_SANDBOX_EGRESS_JAIL", "0").sh(probe);
+        if out.kv().get("ran").map(String::as_str) == Some("1") {
+            ran += 1;
+            assert!(!out.stdout.contains("=HOME"), "launch {i}: root's home at a protected path\n{out}");
+        } else {
+            refused += 1;
+            assert_eq!(out.status.code(), Some(1), "launch {i}: neither ran nor refused\n{out}");
+            assert!(out.stderr.contains("changed while the session was starting") || out.stderr.contains("where a directory belongs"), "launch {i}: {out}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    println!("MEASURE swap race: {launches} launches ({ran} ran, {refused} refused), {swaps} swaps");
+    // Nothing was written through a protected path, here or in root's home.
+    for p in [
+        ws.join("sub/.git/hooks/pwned"),
+        ws.join("sub/.git/hooks.swap/pwned"),
+        ws.join(".devcontainer/pwned"),
+        ws.join(".devcontainer.swap/pwned"),
+        home.join("pwned"),
+    ] {
+        assert!(!p.exists(), "{} was written", p.display());
+    }
+    assert!(ran > 0 && swaps > launches as u64, "the race did not happen: {ran} ran, {swaps} swaps");
 }
 
 /// Package-index URLs pass into sessions only without a token in them.

@@ -353,6 +353,7 @@ pub struct Launcher {
     global: Vec<OsString>,
     run_flags: Vec<OsString>,
     namespace_setup: Option<Box<dyn FnMut() -> std::io::Result<()> + Send + Sync>>,
+    private_tun: bool,
 }
 
 impl Launcher {
@@ -370,7 +371,7 @@ impl Launcher {
         env.insert("LOGNAME".into(), account.name.clone().into());
         env.insert("LANG".into(), "C.UTF-8".into());
         env.insert("AGENT_SANDBOX_EGRESS_JAIL".into(), "0".into());
-        Launcher { bin: bin(), cwd: cwd.to_path_buf(), account, env, global: Vec::new(), run_flags: Vec::new(), namespace_setup: None }
+        Launcher { bin: bin(), cwd: cwd.to_path_buf(), account, env, global: Vec::new(), run_flags: Vec::new(), namespace_setup: None, private_tun: false }
     }
 
     /// Use this copy of the binary (see [`TestDir::public_bin`]).
@@ -418,13 +419,33 @@ impl Launcher {
         self
     }
 
+    /// A non-root launcher with the jail: a /dev/net/tun that user may open
+    /// (as a devcontainer's `--device` gives it), made in a private mount
+    /// namespace of the launcher, so this machine's own (root-only on a host
+    /// without udev) is left as it is.
+    pub fn private_tun(mut self) -> Self {
+        self.private_tun = true;
+        self
+    }
+
     /// The command for `agent-sandbox [--config C] ARGS...`.
     pub fn command(&mut self, args: &[&OsStr]) -> Command {
-        let mut c = Command::new(&self.bin);
+        let mut c = if self.private_tun && self.account.uid != 0 {
+            let script = format!(
+                "mount -t tmpfs -o mode=755 tmpfs /dev/net && mknod -m 666 /dev/net/tun c 10 200 && exec setpriv --reuid={} --regid={} --clear-groups -- \"$0\" \"$@\"",
+                self.account.uid, self.account.gid
+            );
+            let mut c = Command::new("/usr/bin/unshare");
+            c.args(["--mount", "--propagation", "private", "--", "/bin/sh", "-c", &script]).arg(&self.bin);
+            c
+        } else {
+            let mut c = Command::new(&self.bin);
+            if self.account.uid != 0 {
+                c.uid(self.account.uid).gid(self.account.gid);
+            }
+            c
+        };
         c.args(&self.global).args(args).current_dir(&self.cwd).env_clear().envs(&self.env).stdin(Stdio::null());
-        if self.account.uid != 0 {
-            c.uid(self.account.uid).gid(self.account.gid);
-        }
         if let Some(f) = self.namespace_setup.take() {
             // SAFETY: the closure only makes raw system calls (see `pre_exec`).
             unsafe { c.pre_exec(f) };
