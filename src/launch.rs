@@ -146,7 +146,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         fresh_proc: context::fresh_proc_possible(),
         apparmor: crate::confinement::read().apparmor,
         shell_path,
-        kernel_root_only: if matches!(host_view, HostView::Scan { .. }) { scanned_kernel(config.gpu) } else { Vec::new() },
+        kernel_root_only: if matches!(host_view, HostView::Scan { .. }) { scanned_kernel(config.gpu, config.egress_jail) } else { Vec::new() },
         host_view,
         mount_api: crate::sandbox::mountfd::has_mount_api(),
     };
@@ -165,10 +165,10 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
 
 /// A scanned root session's kernel interfaces only root may read: in
 /// /proc and the parts of /sys it keeps.
-fn scanned_kernel(gpu: bool) -> Vec<(std::path::PathBuf, crate::sandbox::fsview::Kind)> {
+fn scanned_kernel(gpu: bool, jail: bool) -> Vec<(std::path::PathBuf, crate::sandbox::fsview::Kind)> {
     use crate::sandbox::plan::{SCAN_SYS_GPU, SCAN_SYS_KEPT};
     let sys: Vec<std::path::PathBuf> = SCAN_SYS_KEPT.iter().chain(if gpu { SCAN_SYS_GPU } else { &[] }).map(std::path::PathBuf::from).collect();
-    crate::sandbox::rootscan::kernel_root_only(&sys)
+    crate::sandbox::rootscan::kernel_root_only(&sys, jail)
 }
 
 /// The device nodes a session is given: `allowDevice`, and with `gpu` the

@@ -34,11 +34,11 @@
 //! 5. the premounts, in plan order;
 //! 6. the early masks; the scan's masks (or the process that mounts them
 //!    later);
-//! 7. for an unprivileged session in the jail: a tun device node of this
-//!    namespace that the outer uid may open (the holder makes the jail's
-//!    interface through it), over /dev/net/tun;
-//! 8. for an unprivileged session: the outer uid and gid, the allowed
-//!    devices' groups, still dying with the launcher.
+//! 7. for an unprivileged session: the allowed devices' groups as the only
+//!    supplementary ones; without the jail, the outer uid and gid, still
+//!    dying with the launcher (in the jail the holder becomes them once its
+//!    namespaces, root's so that a root pasta may join them, and the
+//!    interface are made: `jail::run::holder`).
 
 use crate::sandbox::mountfd;
 use crate::sandbox::mounts::Mount;
@@ -81,7 +81,7 @@ impl std::fmt::Debug for Prepared {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Stage {
     /// A root launcher's unprivileged session, with root's own rights (the
-    /// idmapped mounts need them): steps 1-8.
+    /// idmapped mounts need them): steps 1-7.
     Root { jail: bool },
     /// Any other launch (a user's; root's scanned one, whose container may
     /// not let root mount), in a user namespace: steps 1-3, 5, 6;
@@ -97,7 +97,7 @@ pub enum Scanned<'a> {
     Later(Later<'a>),
 }
 
-/// Steps 1-8 for `stage`.
+/// Steps 1-7 for `stage`.
 pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Result<(), Error> {
     let premounts = &plan.premounts();
     let early = plan.early_masks();
@@ -131,14 +131,19 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
         }
     }
     match (stage, &plan.host_view) {
-        (Stage::Root { jail }, HostView::Unprivileged { uid, gid, groups, .. }) => {
-            if jail {
-                tun_node_for(*uid, *gid)?;
-            }
-            become_unprivileged(*uid, *gid, groups)
-        }
+        // In the jail the holder becomes the uid itself, once its
+        // namespaces (root's, for pasta to join) and interface are made;
+        // its supplementary groups are set here, before it unshares.
+        (Stage::Root { jail: true }, HostView::Unprivileged { groups, .. }) => set_groups(groups),
+        (Stage::Root { jail: false }, HostView::Unprivileged { uid, gid, groups, .. }) => become_unprivileged(*uid, *gid, groups),
         _ => Ok(()),
     }
+}
+
+/// The allowed devices' groups as the only supplementary groups.
+fn set_groups(groups: &[u32]) -> Result<(), Error> {
+    let gids: Vec<nix::unistd::Gid> = groups.iter().map(|g| nix::unistd::Gid::from_raw(*g)).collect();
+    Ok(nix::unistd::setgroups(&gids)?)
 }
 
 /// Step 1.
@@ -341,37 +346,13 @@ fn mask_later(later: &Later<'_>, empty: &OwnedFd) -> i32 {
     i32::from(nix::unistd::write(later.done, &word).is_err())
 }
 
-/// Step 7: the holder, no longer root, makes the jail's interface through
-/// /dev/net/tun, whose node may be root's alone (0600 on a host without
-/// udev): a node of the same device, on a private tmpfs (stacked over the
-/// staging one, whose empty file stays open; the session's own /tmp covers
-/// both), owned by the outer uid, bound over it in this namespace only.
-fn tun_node_for(uid: u32, gid: u32) -> Result<(), Error> {
-    use std::os::unix::fs::FileTypeExt;
-    let tun = Path::new(crate::jail::TUN_PATH);
-    let meta = std::fs::metadata(tun)?;
-    if !meta.file_type().is_char_device() {
-        return Err(Error::other(format!("{} is not a character device", tun.display())));
-    }
-    let dir = Path::new(STAGING).join("tun");
-    let none: Option<&str> = None;
-    mount(Some("tmpfs"), STAGING, Some("tmpfs"), MsFlags::MS_NOSUID, Some("mode=0711,size=16k"))?;
-    std::fs::create_dir(&dir)?;
-    let node = dir.join("tun");
-    nix::sys::stat::mknod(&node, nix::sys::stat::SFlag::S_IFCHR, nix::sys::stat::Mode::from_bits_truncate(0o600), std::os::unix::fs::MetadataExt::rdev(&meta))?;
-    nix::unistd::chown(&node, Some(uid.into()), Some(gid.into()))?;
-    mount(Some(&node), tun, none, MsFlags::MS_BIND, none)?;
-    Ok(())
-}
-
-/// Step 8: the outer uid and gid (no supplementary group but the allowed
+/// Step 7 without the jail: the outer uid and gid (no supplementary group but the allowed
 /// devices'), dumpable again (so the process may write its own id maps
 /// and its namespaces can be joined), dying with the launcher still (a
 /// change of credentials clears that).
 fn become_unprivileged(uid: u32, gid: u32, groups: &[u32]) -> Result<(), Error> {
     let parent = nix::unistd::getppid();
-    let gids: Vec<nix::unistd::Gid> = groups.iter().map(|g| nix::unistd::Gid::from_raw(*g)).collect();
-    nix::unistd::setgroups(&gids)?;
+    set_groups(groups)?;
     nix::unistd::setresgid(gid.into(), gid.into(), gid.into())?;
     nix::unistd::setresuid(uid.into(), uid.into(), uid.into())?;
     nix::sys::prctl::set_dumpable(true)?;

@@ -78,7 +78,7 @@ pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc
 /// For a scanned root session (`HostView::Scan`): what of /sys stays
 /// visible (control groups, for runtimes that size themselves from their
 /// limits; the CPUs), its root-only entries masked; the rest of /sys is an
-/// empty read-only directory. With `gpu`, also the device tree the
+/// empty private tmpfs. With `gpu`, also the device tree the
 /// drivers' libraries read (`SCAN_SYS_GPU`).
 pub const SCAN_SYS_KEPT: &[&str] = &["/sys/fs/cgroup", "/sys/devices/system/cpu"];
 pub const SCAN_SYS_GPU: &[&str] = &["/sys/devices", "/sys/bus", "/sys/class", "/sys/module"];
@@ -511,7 +511,9 @@ impl MountBuilder<'_> {
         if self.fs.kind(Path::new("/sys")) != Some(Kind::Dir) {
             return;
         }
-        self.push(Mount::TmpfsRo { dest: "/sys".into() });
+        // Writable, so bwrap can make the kept trees' mount points in it;
+        // a session's own and in memory, as /tmp is.
+        self.push(Mount::Tmpfs { dest: "/sys".into() });
         let kept: Vec<&str> = SCAN_SYS_KEPT.iter().chain(if gpu { SCAN_SYS_GPU } else { &[] }).copied().collect();
         for d in kept {
             self.push(Mount::RoBind { src: d.into(), dest: d.into(), optional: true });

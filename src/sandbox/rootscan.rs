@@ -159,8 +159,11 @@ fn acl_at(dir: std::os::fd::RawFd, name: &std::ffi::OsStr) -> Option<Acl> {
 /// (`/proc/slabinfo`, `/proc/kpageflags`, `/proc/timer_list`... and root's
 /// sysctls under /proc/sys) and in the parts of /sys a scanned session
 /// sees (`sys_trees`): for the plan to mask. Process directories are the
-/// session's own.
-pub fn kernel_root_only(sys_trees: &[PathBuf]) -> Vec<(PathBuf, Kind)> {
+/// session's own; so are the network sysctls (/proc/sys/net) of a session
+/// in its own network namespace (`own_netns`: the jail's), which show its
+/// namespace's values, not the host's, and whose per-interface entries do
+/// not exist there.
+pub fn kernel_root_only(sys_trees: &[PathBuf], own_netns: bool) -> Vec<(PathBuf, Kind)> {
     let keep: [PathBuf; 0] = [];
     let mut walk = Walk { keep: &keep, home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: false };
     if let Ok(proc_) = fsread::open_root(Path::new("/proc")) {
@@ -178,6 +181,7 @@ pub fn kernel_root_only(sys_trees: &[PathBuf]) -> Vec<(PathBuf, Kind)> {
             walk.read(dir, tree, 0);
         }
     }
+    walk.found.retain(|(p, _)| !(own_netns && p.starts_with("/proc/sys/net")));
     walk.found.sort_by(|a, b| a.0.cmp(&b.0));
     walk.found
 }
@@ -615,7 +619,8 @@ mod tests {
         }
         // The kernel's root-only files in /proc are found (this kernel has
         // /proc/slabinfo 0400, as every kernel with SLUB does).
-        let k = kernel_root_only(&[]);
+        let k = kernel_root_only(&[], true);
+        assert!(!k.iter().any(|(p, _)| p.starts_with("/proc/sys/net")), "{k:?}");
         assert!(k.contains(&(PathBuf::from("/proc/slabinfo"), Kind::File)), "{k:?}");
         assert!(!k.iter().any(|(p, _)| p.starts_with("/proc/self") || p.starts_with("/proc/1/")), "{k:?}");
     }

@@ -277,7 +277,7 @@ mod tests {
             chdir: p("/w"),
             command: vec!["/x".into()],
             host_view: crate::sandbox::plan::HostView::Launcher,
-            premount: true,
+            premount: false,
             ensure_dirs: vec![],
             scope_abstract_sockets: true,
         }

@@ -1090,10 +1090,9 @@ fn refuses_unexpected_routes_and_rules() {
     // pasta, after someone added a policy rule and a route in another
     // table to the namespace (the flush of the main table misses both).
     let dir = TrustedDir::new();
-    // (pasta gets the jail's network namespace as descriptor 4.)
-    let body = "#!/bin/sh\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\n\
-        nsenter --net=/proc/self/fd/4 ip rule add pref 100 lookup 100 || exit 1\n\
-        nsenter --net=/proc/self/fd/4 ip route add blackhole 203.0.113.0/24 table 100 || exit 1\n\
+    let body = "#!/bin/sh\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\nfor last; do :; done\n\
+        nsenter -t \"$last\" -n ip rule add pref 100 lookup 100 || exit 1\n\
+        nsenter -t \"$last\" -n ip route add blackhole 203.0.113.0/24 table 100 || exit 1\n\
         exec /usr/bin/pasta \"$@\"\n";
     dir.script("pasta", body, 0o755);
     let mut opts = lab_opts(&lab, "echo SESSION ran");
@@ -1154,10 +1153,9 @@ fn refuses_an_unexpected_packet_filter() {
     assert!(Path::new("/usr/sbin/nft").exists(), "nft is missing: apt-get install nftables");
     let lab = Lab::up();
     let dir = TrustedDir::new();
-    // (pasta gets the jail's network namespace as descriptor 4.)
-    let body = "#!/bin/sh\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\n\
-        nsenter --net=/proc/self/fd/4 /usr/sbin/nft add table inet sneaky || exit 1\n\
-        nsenter --net=/proc/self/fd/4 /usr/sbin/nft 'add chain inet sneaky out { type filter hook output priority -10; policy accept; }' || exit 1\n\
+    let body = "#!/bin/sh\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\nfor last; do :; done\n\
+        nsenter -t \"$last\" -n /usr/sbin/nft add table inet sneaky || exit 1\n\
+        nsenter -t \"$last\" -n /usr/sbin/nft 'add chain inet sneaky out { type filter hook output priority -10; policy accept; }' || exit 1\n\
         exec /usr/bin/pasta \"$@\"\n";
     dir.script("pasta", body, 0o755);
     let mut opts = lab_opts(&lab, "echo SESSION ran");

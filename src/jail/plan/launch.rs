@@ -41,6 +41,12 @@ pub struct JailPlan {
     /// The launcher's ids (the jail's maps may name others: `plan_for`).
     pub uid: u32,
     pub gid: u32,
+    /// The outer ids the holder becomes before it execs the sandbox when
+    /// they are not the launcher's (a root launcher's unprivileged session):
+    /// the holder makes its namespaces as root, so they are root's and a
+    /// root pasta may join them, and the launcher writes the maps (the
+    /// holder may write only its own id's).
+    pub becomes: Option<(u32, u32)>,
     /// The jail's user-namespace maps, as written to uid_map / gid_map:
     /// see `id_map`.
     pub uid_map: String,
@@ -94,6 +100,7 @@ pub fn plan_for(config: &Config, host: &HostFacts, outer: (u32, u32)) -> Result<
         pasta: PastaPlan { path: host.pasta.clone(), args: pasta_args(host.uid, forwarder) },
         uid: host.uid,
         gid: host.gid,
+        becomes: (outer != (host.uid, host.gid)).then_some(outer),
         uid_map: id_map(outer.0),
         gid_map: id_map(outer.1),
         setup_timeout: Duration::from_secs(15),
@@ -199,23 +206,12 @@ pub fn pasta_args(uid: u32, forwarder: Ipv4Addr) -> Vec<String> {
     args
 }
 
-/// Where pasta finds the jail's user and network namespaces: descriptors
-/// the launcher opened and pasta inherits at these numbers. Not the
-/// holder's pid: pasta would open its /proc files itself, which a root
-/// pasta may not once the holder is a root launcher's unprivileged uid.
-pub const PASTA_USERNS_FD: i32 = 3;
-pub const PASTA_NETNS_FD: i32 = 4;
-/// pasta's pid file: the write end of the launcher's readiness pipe.
-pub const PASTA_PID_FD: i32 = 5;
-
-/// The complete pasta argv for the jail's namespaces (on
-/// `PASTA_USERNS_FD` and `PASTA_NETNS_FD`), reporting readiness through
-/// the pid file `pid_file`.
-pub fn pasta_argv(p: &PastaPlan, pid_file: &str) -> Vec<String> {
+/// The complete pasta argv for the namespaces of the process `target`,
+/// reporting readiness through the pid file `pid_file`.
+pub fn pasta_argv(p: &PastaPlan, pid_file: &str, target: i32) -> Vec<String> {
     let mut argv = vec!["pasta".to_string()];
     argv.extend(p.args.iter().cloned());
-    argv.extend(["--pid".into(), pid_file.into()]);
-    argv.extend(["--userns".into(), format!("/proc/self/fd/{PASTA_USERNS_FD}"), "--netns".into(), format!("/proc/self/fd/{PASTA_NETNS_FD}")]);
+    argv.extend(["--pid".into(), pid_file.into(), target.to_string()]);
     argv
 }
 

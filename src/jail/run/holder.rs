@@ -32,11 +32,16 @@ use std::time::Instant;
 pub(crate) enum Step {
     /// pasta is attached: lock the routes.
     Lock = b'L',
+    /// The holder's id maps are written (`JailPlan::becomes`).
+    Maps = b'M',
 }
 
 /// Helper → launcher (the holder and the locker report this way).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Report {
+    /// Holder (`JailPlan::becomes`): its namespaces made; the launcher
+    /// writes the id maps.
+    Unshared,
     /// Holder: namespaces made, id maps written, IPv6 off, the interface
     /// made. Locker: inside the namespaces. pasta may attach.
     Ready,
@@ -67,8 +72,17 @@ pub(crate) struct GateEnd<'a> {
 /// Forks the holder. It inherits the launcher's descriptors as they are
 /// (close-on-exec ones, like the gate's write end, last until the exec;
 /// the others are for the sandbox, e.g. its `--ro-bind-data` sources).
+/// How the holder gets its id maps and ids.
+pub(crate) struct Ids<'a> {
+    pub uid_map: &'a str,
+    pub gid_map: &'a str,
+    /// The launcher writes the maps, and the holder becomes these ids
+    /// once the interface is made (`JailPlan::becomes`).
+    pub becomes: Option<(u32, u32)>,
+}
+
 pub(crate) fn spawn(
-    maps: (&str, &str),
+    maps: Ids<'_>,
     gate: GateEnd<'_>,
     signals: &Signals,
     before_ns: &mut dyn FnMut() -> std::io::Result<()>,
@@ -97,7 +111,7 @@ pub(crate) fn spawn_reporting(step: &'static str, main: impl FnOnce(&OwnedFd) ->
 fn holder_main(
     chan: &OwnedFd,
     parent: Pid,
-    (uid_map, gid_map): (&str, &str),
+    ids: Ids<'_>,
     gate: &GateEnd<'_>,
     signals: &Signals,
     before_ns: &mut dyn FnMut() -> std::io::Result<()>,
@@ -115,8 +129,14 @@ fn holder_main(
     if let Err(e) = nix::sched::unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET) {
         return fail(chan, Failure::Unshare { errno: e as i32 });
     }
-    // 2. Id maps, then IPv6 off before the interface is made.
-    if let Err(e) = write_id_maps(uid_map, gid_map) {
+    // 2. Id maps (its own, or the launcher's), then IPv6 off before the
+    // interface is made.
+    let mapped = match ids.becomes {
+        None => write_id_maps(ids.uid_map, ids.gid_map),
+        Some(_) if report(chan, &Report::Unshared).is_ok() && await_step(chan, Step::Maps) => Ok(()),
+        Some(_) => return 1,
+    };
+    if let Err(e) = mapped {
         return fail(chan, Failure::IdMaps { errno: e.raw_os_error().unwrap_or(libc::EPERM), message: e.to_string() });
     }
     if let Err(f) = lockdown::disable_ipv6() {
@@ -124,6 +144,14 @@ fn holder_main(
     }
     if let Err(message) = tap::make_persistent(JAIL_IFNAME) {
         return fail(chan, Failure::Tap { message });
+    }
+    // The session's outer ids, now that what needed root's is done (its
+    // capabilities in the namespace last until the exec: the ids are not
+    // 0 inside).
+    if let Some((uid, gid)) = ids.becomes {
+        if let Err(e) = become_ids(uid, gid, parent) {
+            return fail(chan, Failure::Exec { message: format!("becoming uid {uid}: {e}") });
+        }
     }
     if report(chan, &Report::Ready).is_err() {
         return 1;
@@ -198,6 +226,24 @@ impl Helper {
             serde_json::from_slice(&buf[..n]).map_err(|e| JailError::RouteLock { step: "reading a helper's report".into(), message: e.to_string() })?;
         Ok(Heard::Report(report))
     }
+}
+
+/// The holder becomes `uid`/`gid` (mapped in its namespace; supplementary
+/// groups were set before it unshared), dumpable again and still dying
+/// with the launcher (a change of credentials clears both).
+fn become_ids(uid: u32, gid: u32, parent: Pid) -> Result<(), nix::errno::Errno> {
+    nix::unistd::setresgid(gid.into(), gid.into(), gid.into())?;
+    nix::unistd::setresuid(uid.into(), uid.into(), uid.into())?;
+    nix::sys::prctl::set_dumpable(true)?;
+    die_with_parent(parent)
+}
+
+/// The launcher writes the holder's maps (it may write any, being root
+/// outside), `setgroups` denied first as the holder's own would.
+pub(crate) fn write_maps_of(holder: Pid, uid_map: &str, gid_map: &str) -> std::io::Result<()> {
+    std::fs::write(format!("/proc/{holder}/uid_map"), uid_map)?;
+    std::fs::write(format!("/proc/{holder}/setgroups"), "deny\n")?;
+    std::fs::write(format!("/proc/{holder}/gid_map"), gid_map)
 }
 
 /// The holder writes its own id maps (one line mapping its own ids, which

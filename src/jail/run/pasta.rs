@@ -3,14 +3,11 @@
 //! killed at the end: Debian 12's pasta outlives its namespace otherwise),
 //! in its own process group (a Ctrl-C at the terminal is the session's,
 //! not pasta's). Readiness: pasta writes its pid file once the namespace
-//! is configured; the pid file is a pipe pasta inherits (the only write
-//! end), opened through /proc/self/fd/N, so no file is ever created; so
-//! are the jail's namespaces (pasta opens no other process's /proc files,
-//! which a root pasta may not once the holder is unprivileged).
+//! is configured; the pid file is a pipe the locker keeps open, opened
+//! through /proc/LOCKER/fd/N, so no file is ever created.
 
 use crate::jail::error::{errno, JailError};
-use crate::jail::plan::launch::{pasta_argv, PastaPlan, PASTA_NETNS_FD, PASTA_PID_FD, PASTA_USERNS_FD};
-use crate::jail::run::join::Namespaces;
+use crate::jail::plan::launch::{pasta_argv, PastaPlan};
 use nix::unistd::Pid;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -23,8 +20,8 @@ pub(crate) struct Pasta {
     pub stderr: Option<OwnedFd>,
 }
 
-/// The readiness pipe: pasta inherits `write` (at `PASTA_PID_FD`) and
-/// opens it as its pid file; the launcher reads `read`.
+/// The readiness pipe: the locker inherits `write` and pasta opens it
+/// through /proc; the launcher reads `read`.
 pub(crate) struct ReadyPipe {
     pub read: OwnedFd,
     pub write: OwnedFd,
@@ -37,33 +34,28 @@ impl ReadyPipe {
     }
 }
 
-/// Starts pasta for the jail's namespaces `ns`; it reports through the
-/// readiness pipe's write end `ready`.
-pub(crate) fn spawn(plan: &PastaPlan, ns: &Namespaces, ready: &OwnedFd) -> Result<Pasta, JailError> {
+/// The pid-file path through which pasta reaches `keeper`'s copy of the
+/// readiness pipe.
+pub(crate) fn pid_file_path(keeper: Pid, fd: i32) -> String {
+    format!("/proc/{keeper}/fd/{fd}")
+}
+
+/// Starts pasta for the namespaces of `target` (a process in the jail's
+/// user and network namespaces that keeps the launcher's credentials: the
+/// locker, not the holder, which may have become a root launcher's
+/// unprivileged uid, whose /proc files a root pasta may not open); it
+/// reports through the pid file `pid_file`.
+pub(crate) fn spawn(plan: &PastaPlan, target: Pid, pid_file: String) -> Result<Pasta, JailError> {
     let parent = nix::unistd::getpid();
-    let argv = pasta_argv(plan, &format!("/proc/self/fd/{PASTA_PID_FD}"));
+    let argv = pasta_argv(plan, &pid_file, target.as_raw());
     let mut cmd = Command::new(&plan.path);
     cmd.arg0(&argv[0]).args(&argv[1..]);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     cmd.process_group(0).env_clear();
-    let sources = [ns.user.as_raw_fd(), ns.net.as_raw_fd(), ready.as_raw_fd()];
     // SAFETY: the closure runs in the forked child before exec and only
-    // makes async-signal-safe calls (prctl, getppid, fcntl, dup2); dup2
-    // leaves the targets without close-on-exec, so pasta inherits them.
+    // makes async-signal-safe calls (prctl, getppid).
     unsafe {
-        cmd.pre_exec(move || {
-            super::sys::die_with_parent(parent).map_err(std::io::Error::from)?;
-            // Each moved above the targets first, so none overwrites a
-            // source not yet placed.
-            let mut high = [0; 3];
-            for (h, fd) in high.iter_mut().zip(sources) {
-                *h = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(64))?;
-            }
-            for (h, target) in high.into_iter().zip([PASTA_USERNS_FD, PASTA_NETNS_FD, PASTA_PID_FD]) {
-                nix::unistd::dup2(h, target)?;
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || super::sys::die_with_parent(parent).map_err(std::io::Error::from));
     }
     let mut child = cmd.spawn().map_err(|e| attach_error(format!("starting {}: {e}", plan.path.display())))?;
     let stderr = child.stderr.take().map(OwnedFd::from);
@@ -106,8 +98,8 @@ pub(crate) fn meaningful_lines(text: &str) -> String {
 
 /// The attach failure, with the fix that matches pasta's complaint.
 pub(crate) fn attach_error(detail: String) -> JailError {
-    // Opening the namespaces (a pasta given a pid) or entering them (given
-    // descriptors) as the `nobody` a root pasta drops to without --runas.
+    // Opening or entering the namespaces as the `nobody` a root pasta
+    // drops to without --runas.
     let refused = detail.contains("Permission denied") || detail.contains("Operation not permitted");
     let fix = if refused && detail.contains("namespace") {
         format!(

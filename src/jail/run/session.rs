@@ -24,7 +24,7 @@
 //! runs (`gate.rs`).
 
 use super::gate::GATE_FD;
-use super::holder::{self, GateEnd, Heard, Helper, Report, Step};
+use super::holder::{self, GateEnd, Heard, Helper, Ids, Report, Step};
 use super::join::{self, Namespaces};
 use super::lockdown::Failure;
 use super::pasta::{self, ReadyPipe};
@@ -190,22 +190,30 @@ fn run(
     // waits at the gate.
     let (gate_read, gate_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", crate::jail::error::errno(e)))?;
     kids.gate = Some(gate_write);
-    let maps = (plan.uid_map.as_str(), plan.gid_map.as_str());
-    let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, before_ns, exec_inner)?;
+    let ids = Ids { uid_map: &plan.uid_map, gid_map: &plan.gid_map, becomes: plan.becomes };
+    let holder = holder::spawn(ids, GateEnd { read: &gate_read, target: GATE_FD }, signals, before_ns, exec_inner)?;
     kids.holder = Some(holder.pid);
     kids.holder_chan = Some(holder.chan_fd());
     drop(gate_read);
+    if plan.becomes.is_some() {
+        expect("the holder", &holder, signals, kids, deadline, Want::Unshared, plan)?;
+        holder::write_maps_of(holder.pid, &plan.uid_map, &plan.gid_map).map_err(|e| JailError::sys("writing the jail's id maps", e))?;
+        holder.send(Step::Maps)?;
+    }
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
     let ns = Namespaces::of(holder.pid)?;
     step("namespaces ready");
-    // 3. The locker joins them; then pasta, while the sandbox sets itself
-    // up, with the only write end of its readiness pipe.
+    // 3. The locker joins them, keeping pasta's readiness pipe; then
+    // pasta, while the sandbox sets itself up, attached to the locker's
+    // namespaces (the holder may be an unprivileged uid by then).
+    let ready = ReadyPipe::new()?;
     let locker = join::spawn(&ns, &plan.route_inputs(), plan.packet_filter)?;
     kids.locker = Some(locker.pid);
-    expect("the route locker", &locker, signals, kids, deadline, Want::Ready, plan)?;
-    let ready = ReadyPipe::new()?;
-    let p = pasta::spawn(&plan.pasta, &ns, &ready.write)?;
+    // The locker's copy of the write end, at the same number.
+    let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
     drop(ready.write);
+    expect("the route locker", &locker, signals, kids, deadline, Want::Ready, plan)?;
+    let p = pasta::spawn(&plan.pasta, locker.pid, pid_file)?;
     kids.pasta = Some(p.pid);
     kids.pasta_stderr = p.stderr;
     expect("the holder", &holder, signals, kids, deadline, Want::Closed, plan)?;
@@ -246,6 +254,8 @@ fn open_gate(kids: &mut Kids) {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Want {
+    /// The holder's namespaces exist; its maps are the launcher's to write.
+    Unshared,
     Ready,
     Locked,
     /// The channel closes: the holder's exec of the sandbox succeeded.
@@ -258,6 +268,7 @@ fn expect(what: &'static str, helper: &Helper, signals: &Signals, kids: &mut Kid
         let got = match helper.hear(signals, deadline)? {
             Heard::Report(Report::Failed(f)) => return Err(failure(f, plan).into()),
             Heard::Report(Report::Ready) => Want::Ready,
+            Heard::Report(Report::Unshared) => Want::Unshared,
             Heard::Report(Report::Locked { routes, filter_rules }) => {
                 tracing::debug!("egress jail: locked ({routes} main-table routes, {filter_rules} filter rules)");
                 Want::Locked
@@ -315,9 +326,9 @@ fn on_setup_signal(info: &siginfo, kids: &mut Kids) -> Result<(), Stop> {
     Ok(())
 }
 
-/// Waits for pasta's pid line: the namespace is configured. pasta holds
-/// the pipe's only write end: when it closes without a line, pasta is
-/// ending, and its exit (with what it said) is what is reported.
+/// Waits for pasta's pid line: the namespace is configured. Should the
+/// pipe close without a line (pasta and the locker gone), their exit, with
+/// what pasta said, is what is reported.
 fn await_pasta(read: &OwnedFd, signals: &Signals, kids: &mut Kids, deadline: Instant, plan: &JailPlan) -> Result<(), Stop> {
     let mut line = Vec::new();
     let mut closed = false;

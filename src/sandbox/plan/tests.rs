@@ -772,13 +772,12 @@ fn a_scanned_root_session_masks_the_kernels_root_only_interfaces() {
         assert_eq!(access(&plan.mounts, Path::new(want)), crate::sandbox::scope::Access::Empty, "{want}");
     }
     assert!(
-        got.contains(
-            "--tmpfs /sys\n--remount-ro /sys\n--ro-bind-try /sys/fs/cgroup /sys/fs/cgroup\n--ro-bind-try /sys/devices/system/cpu /sys/devices/system/cpu\n"
-        ),
+        got.contains("--tmpfs /sys\n--ro-bind-try /sys/fs/cgroup /sys/fs/cgroup\n--ro-bind-try /sys/devices/system/cpu /sys/devices/system/cpu\n"),
         "{got}"
     );
     assert!(got.contains("--tmpfs /sys/devices/system/cpu/cpu0/cpufreq\n--remount-ro /sys/devices/system/cpu/cpu0/cpufreq"), "{got}");
     assert_eq!(access(&plan.mounts, Path::new("/sys/kernel/slab/x")), crate::sandbox::scope::Access::Hidden);
+    assert_eq!(access(&plan.mounts, Path::new("/sys/fs/cgroup/cpu.max")), crate::sandbox::scope::Access::Read);
     // Unprivileged (kernel-enforced): none of it.
     let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
     let got = lines(&build(&c, &Config::default(), &fs().with("/sys", Kind::Dir)).unwrap());

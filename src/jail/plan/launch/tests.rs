@@ -21,6 +21,16 @@ fn config() -> Config {
     }
 }
 
+/// A root launcher's unprivileged session: the holder's maps name the
+/// session's outer ids, which the holder becomes (the launcher writes them).
+#[test]
+fn a_root_launchers_unprivileged_session_maps_its_outer_ids() {
+    let p = plan_for(&config(), &facts(0, &[]), (65533, 65533)).unwrap();
+    assert_eq!((p.uid_map.as_str(), p.gid_map.as_str(), p.becomes), ("65533 65533 1\n", "65533 65533 1\n", Some((65533, 65533))));
+    assert_eq!(p.pasta.args[..2], ["--runas", "0"], "pasta is the launcher's");
+    assert_eq!(plan(&config(), &facts(0, &[])).unwrap().becomes, None);
+}
+
 #[test]
 fn the_whole_plan_as_root() {
     let p = plan(&config(), &facts(0, &["172.17.0.0/16"])).unwrap();
@@ -65,6 +75,7 @@ fn the_whole_plan_as_root() {
             },
             uid: 0,
             gid: 0,
+            becomes: None,
             uid_map: "65534 0 1\n".into(),
             gid_map: "65534 0 1\n".into(),
             setup_timeout: Duration::from_secs(15),
@@ -86,10 +97,10 @@ fn a_user_keeps_its_id_and_pasta_does_not_get_runas() {
 #[test]
 fn pasta_argv_is_the_template_plus_pid_file_and_target() {
     let p = plan(&Config::default(), &facts(0, &[])).unwrap();
-    let argv = pasta_argv(&p.pasta, "/proc/42/fd/7");
+    let argv = pasta_argv(&p.pasta, "/proc/42/fd/7", 42);
     assert_eq!(argv.first().map(String::as_str), Some("pasta"), "argv[0] selects pasta mode of the passt binary");
-    assert_eq!(argv[argv.len() - 6..], ["--pid", "/proc/42/fd/7", "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4"]);
-    assert_eq!(argv[1..argv.len() - 6], p.pasta.args[..]);
+    assert_eq!(argv[argv.len() - 3..], ["--pid", "/proc/42/fd/7", "42"]);
+    assert_eq!(argv[1..argv.len() - 3], p.pasta.args[..]);
 }
 
 #[test]
