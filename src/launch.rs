@@ -185,6 +185,10 @@ fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
 /// one-line hint when places that run code outside the sandbox changed
 /// since the last acknowledged review.
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
+    // The terminal as the session finds it, restored however this returns
+    // (`crate::terminal`): termios, modes, and no answer to the session's
+    // queries left in its input for the outer shell.
+    let mut terminal = crate::terminal::Guard::save(session.plan.env.get(OsStr::new("TERM")).map(OsString::as_os_str));
     // A root launcher's scan runs meanwhile (see `RootScan`).
     let scan = match &session.root_scan {
         Some(s) => {
@@ -223,19 +227,18 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         s.reap();
     }
     let code = code?;
-    reset_terminal();
+    if !terminal.restore().is_some_and(|r| r.reset_written()) {
+        reset_terminal();
+    }
     watch.finish().iter().for_each(|l| eprintln!("{l}"));
     Ok(code)
 }
 
-/// What a session printed last may hide what the launcher prints next: a
-/// concealed (`ESC[8m`) or same-colour attribute, a hidden cursor, an
-/// unfinished escape or string sequence that would swallow the text, the
-/// line-drawing character set. CAN ends any sequence in progress, ST any
-/// string, then attributes, cursor and character set are restored. Only on
-/// a terminal.
-pub const TERMINAL_RESET: &str = "\x18\x1b\\\x1b[0m\x1b[?25h\x0f\x1b(B";
+pub use crate::terminal::TERMINAL_RESET;
 
+/// Where the terminal guard wrote no escapes (no controlling terminal, or
+/// `TERM=dumb`) but stderr is a terminal: what the session printed last
+/// must not hide what the launcher prints next (`TERMINAL_RESET`).
 fn reset_terminal() {
     use std::io::{IsTerminal, Write};
     let mut err = std::io::stderr();

@@ -686,9 +686,6 @@ fn a_command_installed_in_a_tool_dir_is_bound_back_read_only() {
         c.command = vec![cmd.into()];
         let plan = build(&c, &config, &fs()).unwrap();
         let opened: Vec<_> = plan.data.iter().filter_map(|d| d.open.as_ref()).map(|o| o.rel.clone()).collect();
-        assert!(
-            !opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/workspaces/k")),
-            "{cmd}: {opened:?}"
-        );
+        assert!(!opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/workspaces/k")), "{cmd}: {opened:?}");
     }
 }
