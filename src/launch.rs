@@ -52,6 +52,8 @@ pub struct Session {
     pub state_dir: Result<std::path::PathBuf, review::ReviewError>,
     /// The user's tool dirs this session may write (review watches them).
     pub review_shared: Vec<std::path::PathBuf>,
+    /// The home whose agents' state review watches (`review::session::agent_roots`).
+    pub review_home: std::path::PathBuf,
     /// The session's id (also `AGENT_SANDBOX_SESSION` inside).
     pub session_id: String,
     /// For a root launcher: what its scan must keep (`rootscan`). The scan
@@ -155,7 +157,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).chain(tool_dirs).collect();
     let state_dir = review::store::state_dir(&ctx.home, xdg_state, &writable);
     let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
-    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, session_id: ctx.session_id, root_scan })
+    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, review_home: ctx.home.clone(), session_id: ctx.session_id, root_scan })
 }
 
 fn writable_dest(m: &crate::sandbox::mounts::Mount) -> Option<std::path::PathBuf> {
@@ -197,8 +199,13 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         None => None,
     };
     exec::prepare(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?;
-    let (watch, lines) =
-        review::session::Watch::start(session.state_dir.as_deref(), &session.plan.workspace, session.review_shared.clone(), &session.session_id);
+    let (watch, lines) = review::session::Watch::start(
+        session.state_dir.as_deref(),
+        &session.plan.workspace,
+        session.review_shared.clone(),
+        Some(&session.review_home),
+        &session.session_id,
+    );
     lines.iter().for_each(|l| eprintln!("{l}"));
     // In the jail the gate holds the command back, so bwrap need not wait
     // for the scan: its findings are masked while bwrap sets up, and the

@@ -483,13 +483,13 @@ fn shared_tool_dirs_report_executable_content_and_direnv_approvals() {
     let (ws, home) = (td.ws(), td.aux().join("home"));
     let shared = [home.join(".cache"), home.join(".local/share")];
     launcher::write(&home.join(".cache/pip/wheel.data"), "data");
-    let base = take(&ws, &shared).snapshot;
+    let base = take(&ws, agent_sandbox::review::Roots { shared: &shared, home: None }).snapshot;
     launcher::write(&home.join(".cache/pre-commit/repoX/hook.py"), "import os\n");
     launcher::write(&home.join(".cache/node/corepack/yarn/bin/yarn"), "#!/bin/sh\n");
     launcher::chmod(&home.join(".cache/node/corepack/yarn/bin/yarn"), 0o755);
     launcher::write(&home.join(".cache/pip/other.data"), "data");
     launcher::write(&home.join(".local/share/direnv/allow/5f3c"), format!("{}/.envrc\n", ws.display()));
-    let r = compare(Some(&base), &take(&ws, &shared));
+    let r = compare(Some(&base), &take(&ws, agent_sandbox::review::Roots { shared: &shared, home: None }));
     let got: Vec<(Kind, String)> = r.findings.iter().map(|f| (f.kind, f.path.clone())).collect();
     let at = |rel: &str| home.join(rel).display().to_string();
     assert_eq!(
