@@ -92,8 +92,55 @@ pub fn runs(key: &str, e: &Entry, kind: Kind, content: Option<&Result<std::rc::R
         Kind::Devcontainer if name.ends_with(".json") => devcontainer(&text),
         Kind::DirenvApproval => format!("approves {}", summary(text.lines().next().unwrap_or(""))),
         Kind::BuildFile if name.contains("akefile") || name.ends_with(".mk") => recipe(&text),
+        Kind::ToolConfig
+        | Kind::ShellInit
+        | Kind::DevEnvironment
+        | Kind::EnvLoader
+        | Kind::PythonProject
+        | Kind::RubyProject
+        | Kind::PhpProject
+        | Kind::GoModule
+        | Kind::DotnetProject
+        | Kind::JvmBuild => telling_line(&text),
         _ => first_line(&text),
     }
+}
+
+/// Words on a config's line that say it runs or loads something.
+const TELLING: &[&str] = &[
+    "init-hook",
+    "load-plugins",
+    "plugins",
+    "require",
+    "import",
+    "exec",
+    "system(",
+    "spawn",
+    "bootstrap",
+    "setupfiles",
+    "toolchain",
+    "replace ",
+    "--index-url",
+    "--extra-index-url",
+    "--trusted-host",
+    "-e ",
+    "url",
+    "source",
+    "command",
+    "script",
+    "local(",
+    "shell",
+    "hook",
+];
+
+/// A config's first line that names what it runs or loads, else its first
+/// meaningful line.
+fn telling_line(text: &str) -> String {
+    let hit = text.lines().map(str::trim).find(|l| {
+        let lower = l.to_ascii_lowercase();
+        !l.is_empty() && !l.starts_with('#') && !l.starts_with("//") && TELLING.iter().any(|w| lower.contains(w))
+    });
+    hit.map_or_else(|| first_line(text), summary)
 }
 
 fn first_line(text: &str) -> String {
