@@ -17,9 +17,10 @@
 //!    background) is left alone, and so is everything below;
 //! 3. output resumed (a session's `tcflow(TCOOFF)`);
 //! 4. the modes a session can switch on reset (`MODE_RESET`: mouse, focus,
-//!    bracketed paste, keypad and cursor keys, modifyOtherKeys, wrap,
-//!    insert, synchronized output, scroll region, plus `TERMINAL_RESET`'s
-//!    attributes, cursor and character set);
+//!    bracketed paste, keypad and cursor keys, modifyOtherKeys and the
+//!    kitty keyboard protocol, 8-bit controls, keyboard lock, wrap, insert,
+//!    reverse video, synchronized output, scroll region, plus
+//!    `TERMINAL_RESET`'s attributes, cursor and character set);
 //! 5. one query of the launcher's own, whose answer the session cannot
 //!    predict (the position of the cursor moved to a random cell), and the
 //!    input read and discarded up to and including that answer: terminals
@@ -51,12 +52,19 @@ pub const TERMINAL_RESET: &str = "\x18\x1b\\\x1b[0m\x1b[?25h\x0f\x1b(B";
 /// ends whatever sequence the session left unfinished):
 pub const MODE_RESET: &[(&str, &str)] = &[
     ("attributes, cursor, character set", TERMINAL_RESET),
+    // Answers in 7-bit form again (the drain looks for `ESC [`).
+    ("8-bit controls", "\x1b F"),
+    // A locked keyboard types nothing into the outer shell.
+    ("keyboard lock", "\x1b[2l"),
     // Every click or move would type an escape sequence into the shell.
     ("mouse reporting", "\x1b[?9l\x1b[?1000l\x1b[?1001l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l"),
     ("focus events", "\x1b[?1004l"),
     ("bracketed paste", "\x1b[?2004l"),
     ("application cursor keys and keypad", "\x1b[?1l\x1b>"),
     ("modifyOtherKeys", "\x1b[>4m"),
+    // Keys would arrive as `CSI … u`: pops every pushed level.
+    ("kitty keyboard protocol", "\x1b[<99u"),
+    ("reverse video", "\x1b[?5l"),
     // Without wrap a long line (the review hint) loses its end.
     ("autowrap", "\x1b[?7h"),
     ("insert mode", "\x1b[4l"),
