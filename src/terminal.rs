@@ -31,7 +31,7 @@
 //!    allows (`leave_alt_screen`);
 //! 6. termios restored as saved, the input queue flushed.
 //!
-//! With `TERM` unset or `dumb` no escape sequence is written (4, 5).
+//! With `TERM=dumb` no escape sequence is written (4, 5).
 //! Not responsible for what a session prints while it runs, nor for a
 //! launcher killed by SIGKILL (nothing of it runs any more).
 
@@ -210,7 +210,9 @@ impl Guard {
             return Guard { tty: None };
         }
         let Ok(termios) = termios::tcgetattr(&fd) else { return Guard { tty: None } };
-        let escapes = term.is_some_and(|t| !t.is_empty() && t != "dumb");
+        // Terminals answer whatever TERM says; only a dumb one is spared
+        // the escapes (it would show them).
+        let escapes = term.is_none_or(|t| t != "dumb");
         Guard { tty: Some(Saved { fd, termios, pgrp, escapes }) }
     }
 
