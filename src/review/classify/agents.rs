@@ -105,6 +105,28 @@ impl Ctx<'_> {
                 self.out.tags[i] = Some(tag);
             }
         }
+        // A setting or extension that is a symlink: what it leads to (in
+        // the workspace, or elsewhere in the agents' state) is reviewed as
+        // that kind, or a later change there would pass unseen.
+        let mut linked = Vec::new();
+        for root in roots {
+            let prefix = super::shared_prefix(root);
+            for i in self.listing.under(&prefix).chain(self.listing.index(&prefix)) {
+                let (key, e) = &self.listing.entries[i];
+                let (Some(Tag::Kind(k @ (Kind::AgentSettings | Kind::AgentExtension))), Some(t)) = (self.out.tags[i], e.target.as_deref()) else { continue };
+                let abs = if t.starts_with('/') { t.to_string() } else { format!("{}/{t}", super::parent(key)) };
+                let Some(abs) = super::resolve("", &abs).map(|r| format!("/{r}")) else { continue };
+                linked.extend(self.key_of("", &abs).or(Some(abs)).map(|target| (target, k)));
+            }
+        }
+        for (target, k) in linked {
+            let Some(i) = self.listing.index(&target).filter(|i| self.listing.entries[*i].1.ty != Ty::Dir) else { continue };
+            if self.out.tags[i] == Some(Tag::Ignore) && target.starts_with('/') {
+                self.out.tags[i] = Some(Tag::Kind(k));
+            } else {
+                self.tag(&target, k);
+            }
+        }
         // A hook or server a setting runs from the agent's own state is
         // reviewed as code, whatever its name.
         for key in settings {
