@@ -120,12 +120,7 @@ impl Ctx<'_> {
             }
         }
         for (target, k) in linked {
-            let Some(i) = self.listing.index(&target).filter(|i| self.listing.entries[*i].1.ty != Ty::Dir) else { continue };
-            if self.out.tags[i] == Some(Tag::Ignore) && target.starts_with('/') {
-                self.out.tags[i] = Some(Tag::Kind(k));
-            } else {
-                self.tag(&target, k);
-            }
+            self.mark(&target, k);
         }
         // A hook or server a setting runs from the agent's own state is
         // reviewed as code, whatever its name.
@@ -134,14 +129,23 @@ impl Ctx<'_> {
             self.out.contents.insert(key.clone(), Ok(std::rc::Rc::from(bytes.clone())));
             for item in super::super::settings::extract(name(&key), &bytes) {
                 for p in named_paths(&item.shown, home) {
-                    let k = super::shared_prefix(&p);
-                    if let Some(i) = self.listing.index(&k) {
-                        if self.out.tags[i] == Some(Tag::Ignore) && self.listing.entries[i].1.ty != Ty::Dir {
-                            self.out.tags[i] = Some(Tag::Kind(Kind::AgentExtension));
-                        }
-                    }
+                    let abs = super::shared_prefix(&p);
+                    let target = self.key_of("", &abs).unwrap_or(abs);
+                    self.mark(&target, Kind::AgentExtension);
                 }
             }
+        }
+    }
+
+    /// `target` (a workspace key, or an absolute one in the agents' state
+    /// or the shared dirs) reviewed as `kind`: over what the agents' pass
+    /// left out there, else if more dangerous than its kind.
+    fn mark(&mut self, target: &str, kind: Kind) {
+        let Some(i) = self.listing.index(target).filter(|i| self.listing.entries[*i].1.ty != Ty::Dir) else { return };
+        if self.out.tags[i] == Some(Tag::Ignore) && target.starts_with('/') {
+            self.out.tags[i] = Some(Tag::Kind(kind));
+        } else {
+            self.tag(target, kind);
         }
     }
 }
