@@ -13,6 +13,7 @@ APT_PACKAGES=(
   procps       # tests: ps/pgrep for leftover checks
   passwd       # tests: useradd for the non-root user case
   python3      # tests: ioctl probes (TIOCSTI)
+  tmux         # tests: a real terminal that answers queries (the terminal restore)
   nftables     # tests: plant nf_tables objects in a jail's namespace
   git          # the curated git config is checked with real git
   ca-certificates

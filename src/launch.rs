@@ -52,6 +52,8 @@ pub struct Session {
     pub state_dir: Result<std::path::PathBuf, review::ReviewError>,
     /// The user's tool dirs this session may write (review watches them).
     pub review_shared: Vec<std::path::PathBuf>,
+    /// The home whose agents' state review watches (`review::session::agent_roots`).
+    pub review_home: std::path::PathBuf,
     /// The session's id (also `AGENT_SANDBOX_SESSION` inside).
     pub session_id: String,
     /// For a root launcher without idmapped mounts (`HostView::Scan`):
@@ -160,7 +162,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).chain(tool_dirs).collect();
     let state_dir = review::store::state_dir(&ctx.home, xdg_state, &writable);
     let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
-    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, session_id: ctx.session_id, root_scan, prepared })
+    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, review_home: ctx.home.clone(), session_id: ctx.session_id, root_scan, prepared })
 }
 
 /// A scanned root session's kernel interfaces only root may read: in
@@ -215,6 +217,10 @@ fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
 /// one-line hint when places that run code outside the sandbox changed
 /// since the last acknowledged review.
 pub fn start(session: &Session) -> Result<i32, LaunchError> {
+    // The terminal as the session finds it, restored however this returns
+    // (`crate::terminal`): termios, modes, and no answer to the session's
+    // queries left in its input for the outer shell.
+    let mut terminal = crate::terminal::Guard::save(session.plan.env.get(OsStr::new("TERM")).map(OsString::as_os_str));
     // A root launcher's scan runs meanwhile (see `RootScan`).
     let scan = match &session.root_scan {
         Some(s) => {
@@ -223,8 +229,13 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         None => None,
     };
     exec::prepare(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?;
-    let (watch, lines) =
-        review::session::Watch::start(session.state_dir.as_deref(), &session.plan.workspace, session.review_shared.clone(), &session.session_id);
+    let (watch, lines) = review::session::Watch::start(
+        session.state_dir.as_deref(),
+        &session.plan.workspace,
+        session.review_shared.clone(),
+        Some(&session.review_home),
+        &session.session_id,
+    );
     lines.iter().for_each(|l| eprintln!("{l}"));
     // In the jail the gate holds the command back, so bwrap need not wait
     // for the scan: its findings are masked while bwrap sets up, and the
@@ -281,19 +292,18 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         s.reap();
     }
     let code = code?;
-    reset_terminal();
+    if !terminal.restore().is_some_and(|r| r.reset_written()) {
+        reset_terminal();
+    }
     watch.finish().iter().for_each(|l| eprintln!("{l}"));
     Ok(code)
 }
 
-/// What a session printed last may hide what the launcher prints next: a
-/// concealed (`ESC[8m`) or same-colour attribute, a hidden cursor, an
-/// unfinished escape or string sequence that would swallow the text, the
-/// line-drawing character set. CAN ends any sequence in progress, ST any
-/// string, then attributes, cursor and character set are restored. Only on
-/// a terminal.
-pub const TERMINAL_RESET: &str = "\x18\x1b\\\x1b[0m\x1b[?25h\x0f\x1b(B";
+pub use crate::terminal::TERMINAL_RESET;
 
+/// Where the terminal guard wrote no escapes (no controlling terminal, or
+/// `TERM=dumb`) but stderr is a terminal: what the session printed last
+/// must not hide what the launcher prints next (`TERMINAL_RESET`).
 fn reset_terminal() {
     use std::io::{IsTerminal, Write};
     let mut err = std::io::stderr();

@@ -24,4 +24,5 @@ pub mod resident;
 pub mod review;
 pub mod sandbox;
 pub mod sysbin;
+pub mod terminal;
 pub mod verify;

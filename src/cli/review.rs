@@ -33,7 +33,8 @@ pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
             workspace.display()
         );
     }
-    let now = review::take(&workspace, &store.shared());
+    let shared = store.shared();
+    let now = review::take(&workspace, review::Roots { shared: &shared, home: Some(&account.home) });
     let r = report::compare(base.as_ref().map(|b| &b.snapshot), &now);
     for w in &r.warnings {
         eprintln!("agent-sandbox: review: {w}");

@@ -5,10 +5,12 @@
 //! a tree of 100,000 files; JSON per entry was not.
 
 use super::kinds::{Kind, TABLE};
+use super::settings::Item;
 use super::walk::{Meta, Ty};
 use super::{Fp, Rec};
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -41,6 +43,10 @@ pub struct Header {
     /// The kind names, in the order the records number them (so a later
     /// table can still read them).
     pub kinds: Vec<String>,
+    /// The agent settings' items, by path (`settings`): whole, also in a
+    /// session's difference (they are few).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub commands: BTreeMap<String, Vec<Item>>,
 }
 
 pub fn write<'a, W: Write>(w: W, header: &Header, entries: impl Iterator<Item = (&'a str, Option<&'a Rec>)>) -> std::io::Result<()> {
@@ -201,11 +207,13 @@ mod tests {
             shared: vec!["/h/.cache".into()],
             base_ns: Some(3),
             kinds: Vec::new(),
+            commands: BTreeMap::from([("/h/.claude/settings.json".to_string(), vec![Item { key: "hooks".into(), shown: "x".into(), digest: "d".into() }])]),
         };
         let mut file = Vec::new();
         write(&mut file, &header, recs.iter().map(|(k, r)| (*k, r.as_ref()))).unwrap();
         let (h, got) = read(file.as_slice()).unwrap();
         assert_eq!((h.session.as_deref(), h.base_ns, h.kinds.len()), (Some("1-2"), Some(3), TABLE.len()));
+        assert_eq!(h.commands, header.commands);
         let want: Vec<(String, Option<Rec>)> = recs.iter().map(|(k, r)| (k.to_string(), *r)).collect();
         assert_eq!(got, want);
         assert!(read(&b"junk"[..]).is_err());

@@ -35,6 +35,33 @@ pub fn special(e: &Entry, expected: Option<Kind>) -> String {
     format!("{what} where {place} is expected (review never follows or opens it)")
 }
 
+/// Executables up to this size are read to show their first line.
+pub const SHOWN_SCRIPT: u64 = 64 << 10;
+
+/// What an agent-settings file runs or allows, in one line.
+pub fn items(items: &[super::settings::Item]) -> String {
+    if items.is_empty() {
+        return "no setting that runs commands".into();
+    }
+    let lines: Vec<String> = items.iter().map(super::settings::Item::line).collect();
+    summary(&lines.join("; "))
+}
+
+/// An executable: its set-id bits, then a script's first line or its size.
+fn executable(e: &Entry, content: Option<&Result<std::rc::Rc<[u8]>, ReadError>>) -> String {
+    let ids = match (e.mode() & 0o4000 != 0, e.mode() & 0o2000 != 0) {
+        (true, true) => "setuid and setgid, ",
+        (true, false) => "setuid, ",
+        (false, true) => "setgid, ",
+        _ => "",
+    };
+    let what = match content {
+        Some(Ok(b)) if !b.iter().take(8000).any(|c| *c == 0) => first_line(&String::from_utf8_lossy(b)),
+        _ => format!("{} bytes, mode {:o}", e.meta.size, e.mode()),
+    };
+    format!("{ids}{what}")
+}
+
 pub fn runs(key: &str, e: &Entry, kind: Kind, content: Option<&Result<std::rc::Rc<[u8]>, ReadError>>) -> String {
     if let Some(why) = &e.unreadable {
         return format!("cannot be read ({why}): nothing in it was reviewed");
@@ -44,6 +71,9 @@ pub fn runs(key: &str, e: &Entry, kind: Kind, content: Option<&Result<std::rc::R
     }
     if kind.bulk() {
         return String::new();
+    }
+    if kind == Kind::Executable {
+        return executable(e, content);
     }
     let bytes = match content {
         Some(Ok(b)) => b,
@@ -62,8 +92,55 @@ pub fn runs(key: &str, e: &Entry, kind: Kind, content: Option<&Result<std::rc::R
         Kind::Devcontainer if name.ends_with(".json") => devcontainer(&text),
         Kind::DirenvApproval => format!("approves {}", summary(text.lines().next().unwrap_or(""))),
         Kind::BuildFile if name.contains("akefile") || name.ends_with(".mk") => recipe(&text),
+        Kind::ToolConfig
+        | Kind::ShellInit
+        | Kind::DevEnvironment
+        | Kind::EnvLoader
+        | Kind::PythonProject
+        | Kind::RubyProject
+        | Kind::PhpProject
+        | Kind::GoModule
+        | Kind::DotnetProject
+        | Kind::JvmBuild => telling_line(&text),
         _ => first_line(&text),
     }
+}
+
+/// Words on a config's line that say it runs or loads something.
+const TELLING: &[&str] = &[
+    "init-hook",
+    "load-plugins",
+    "plugins",
+    "require",
+    "import",
+    "exec",
+    "system(",
+    "spawn",
+    "bootstrap",
+    "setupfiles",
+    "toolchain",
+    "replace ",
+    "--index-url",
+    "--extra-index-url",
+    "--trusted-host",
+    "-e ",
+    "url",
+    "source",
+    "command",
+    "script",
+    "local(",
+    "shell",
+    "hook",
+];
+
+/// A config's first line that names what it runs or loads, else its first
+/// meaningful line.
+fn telling_line(text: &str) -> String {
+    let hit = text.lines().map(str::trim).find(|l| {
+        let lower = l.to_ascii_lowercase();
+        !l.is_empty() && !l.starts_with('#') && !l.starts_with("//") && TELLING.iter().any(|w| lower.contains(w))
+    });
+    hit.map_or_else(|| first_line(text), summary)
 }
 
 fn first_line(text: &str) -> String {

@@ -2,12 +2,16 @@
 //! since the state the user last acknowledged, that will run code outside
 //! the sandbox or that a diff will not show?
 //!
-//! - `walk` lists the workspace (and the tool dirs shared with sessions)
-//!   without following symlinks or blocking (`crate::fsread`);
+//! - `walk` lists the workspace, the tool dirs shared with sessions and
+//!   the agents' state in the home (`~/.claude`, `~/.claude.json`,
+//!   `~/.codex`, `~/.pi`, `~/.agents/skills`: bound into sessions, read
+//!   by the vendor binaries wherever they start next) without following
+//!   symlinks or blocking (`crate::fsread`);
 //! - `classify` gives each path its kind (`kinds`: one table, most
 //!   dangerous first) by place and content;
 //! - a `Snapshot` keeps every path's fingerprint (of its contents for the
-//!   places that run code, of its metadata for the rest);
+//!   places that run code, of its metadata for the rest; agent settings by
+//!   what in them runs commands, `settings`);
 //! - `report` compares two snapshots; `store` keeps them (in `codec`'s
 //!   compact form) outside the workspace, out of sessions' reach;
 //!   `session` is what the launcher does around a session.
@@ -19,6 +23,7 @@ pub mod gitcfg;
 pub mod kinds;
 pub mod report;
 pub mod session;
+pub mod settings;
 pub mod store;
 pub mod walk;
 
@@ -80,6 +85,8 @@ pub struct Snapshot {
     pub complete: bool,
     /// In tree order (`walk::key_cmp`).
     pub entries: Vec<(String, Rec)>,
+    /// What each agent-settings file runs or allows, by path (`settings`).
+    pub commands: BTreeMap<String, Vec<settings::Item>>,
 }
 
 impl Snapshot {
@@ -98,18 +105,34 @@ pub struct Current {
     pub warnings: Vec<String>,
 }
 
-/// Walks, classifies and fingerprints the workspace and `shared` dirs.
-pub fn take(workspace: &Path, shared: &[PathBuf]) -> Current {
+/// The trees review walks besides the workspace.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Roots<'a> {
+    /// The user's tool dirs sessions may write.
+    pub shared: &'a [PathBuf],
+    /// The home whose agents' state is reviewed (`session::agent_roots`).
+    pub home: Option<&'a Path>,
+}
+
+/// Walks, classifies and fingerprints the workspace, the `shared` dirs and
+/// the agents' state in `home`.
+pub fn take(workspace: &Path, roots: Roots) -> Current {
+    let shared = roots.shared;
+    let agents = roots.home.map(session::agent_roots).unwrap_or_default();
     let mut listing = Listing::default();
-    let mut roots: Vec<(String, &PathBuf)> = shared.iter().map(|d| (classify::shared_prefix(d), d)).collect();
-    roots.sort_by(|a, b| walk::key_cmp(&a.0, &b.0));
-    for (prefix, dir) in &roots {
-        walk::walk_into(&mut listing, dir, prefix, walk::LIMITS);
+    let mut dirs: Vec<(String, &PathBuf)> = shared.iter().chain(&agents).map(|d| (classify::shared_prefix(d), d)).collect();
+    dirs.sort_by(|a, b| walk::key_cmp(&a.0, &b.0));
+    for (prefix, dir) in &dirs {
+        if dir.is_file() {
+            walk::file_into(&mut listing, dir, prefix);
+        } else {
+            walk::walk_into(&mut listing, dir, prefix, walk::LIMITS);
+        }
     }
     walk::walk_into(&mut listing, workspace, "", walk::LIMITS);
     listing.finish();
-    let reader = classify::RealReader::open(workspace, shared);
-    let scope = Scope { workspace, shared };
+    let reader = classify::RealReader::open(workspace, &[shared, &agents].concat());
+    let scope = Scope { workspace, shared, agents: &agents, home: roots.home };
     let classified = classify::classify(&listing, &reader, &scope);
     build(listing, classified, &reader, &scope)
 }
@@ -120,6 +143,7 @@ pub fn take(workspace: &Path, shared: &[PathBuf]) -> Current {
 pub fn build(listing: Listing, mut c: Classified, reader: &dyn Reader, scope: &Scope) -> Current {
     let mut entries = Vec::with_capacity(listing.entries.len());
     let mut runs = BTreeMap::new();
+    let mut commands = BTreeMap::new();
     let mut warnings: Vec<String> = listing.problems.iter().map(|p| describe::shown(p)).collect();
     let complete = listing.problems.is_empty();
     for (i, (key, e)) in listing.entries.into_iter().enumerate() {
@@ -133,16 +157,32 @@ pub fn build(listing: Listing, mut c: Classified, reader: &dyn Reader, scope: &S
         };
         let mut fp = Fp::Meta(e.meta);
         if let Some(k) = kind {
-            if e.ty == Ty::File && !k.bulk() {
+            if e.ty == Ty::File && k == Kind::AgentSettings {
+                // Agent settings: what runs commands in them (agents rewrite
+                // their state files at every start), from a bigger cap.
+                match c.contents.get(&key).cloned().unwrap_or_else(|| reader.read_capped(&key, settings::CAP).map(std::rc::Rc::from)) {
+                    Ok(bytes) => {
+                        let items = settings::extract(classify::name(&key), &bytes);
+                        let whole = if key.starts_with('/') { serde_json::to_vec(&items).unwrap_or_default() } else { bytes.to_vec() };
+                        fp = Fp::Content(digest16(&[format!("{:o} ", e.mode()).as_bytes(), &whole].concat()));
+                        commands.insert(key.clone(), items);
+                    }
+                    Err(err) => warnings.push(format!("{}: {err}", describe::shown(&key))),
+                }
+            } else if e.ty == Ty::File && !k.by_metadata() {
                 let content = c.contents.entry(key.clone()).or_insert_with(|| reader.read(&key).map(std::rc::Rc::from));
                 match content {
                     Ok(bytes) => fp = Fp::Content(digest16(&[format!("{:o} ", e.mode()).as_bytes(), bytes].concat())),
                     Err(err) => warnings.push(format!("{}: {err}", describe::shown(&key))),
                 }
+            } else if e.ty == Ty::File && k == Kind::Executable && e.meta.size <= describe::SHOWN_SCRIPT {
+                // Only to show a script's first line; judged by metadata.
+                c.contents.entry(key.clone()).or_insert_with(|| reader.read(&key).map(std::rc::Rc::from));
             }
             let line = match k {
                 k if k.bulk() && e.ty == Ty::File => String::new(),
                 Kind::SpecialFile => describe::special(&e, c.expected.get(&key).copied()),
+                Kind::AgentSettings if commands.contains_key(&key) => describe::items(&commands[&key]),
                 k => describe::runs(&key, &e, k, c.contents.get(&key)),
             };
             if k == Kind::SpecialFile || k == Kind::Unreadable {
@@ -154,7 +194,7 @@ pub fn build(listing: Listing, mut c: Classified, reader: &dyn Reader, scope: &S
         }
         entries.push((key, Rec { ty: e.ty, fp, kind }));
     }
-    let snapshot = Snapshot { workspace: scope.workspace.to_path_buf(), shared: scope.shared.to_vec(), taken_ns: now_ns(), complete, entries };
+    let snapshot = Snapshot { workspace: scope.workspace.to_path_buf(), shared: scope.shared.to_vec(), taken_ns: now_ns(), complete, entries, commands };
     Current { snapshot, runs, warnings }
 }
 

@@ -1,10 +1,10 @@
 //! Comparing the present with a baseline, and saying it: the human report,
 //! the one-line hint after a session.
 
-use super::describe::shown;
+use super::describe::{shown, summary};
 use super::kinds::Kind;
 use super::walk::key_cmp;
-use super::{Current, Rec, Snapshot};
+use super::{settings, Current, Rec, Snapshot};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -35,6 +35,12 @@ pub struct Finding {
     pub path: String,
     pub when: &'static str,
     pub runs: String,
+    /// Agent settings: what runs commands that was added since the
+    /// baseline (`key = value`), and what was removed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
 }
 
 impl Finding {
@@ -70,12 +76,25 @@ impl Report {
 /// What changed from `base` to `now` (without a base: everything present
 /// that runs code), most dangerous first.
 pub fn compare(base: Option<&Snapshot>, now: &Current) -> Report {
-    let finding = |change, kind: Kind, path: &str| Finding {
-        change,
-        kind,
-        path: path.to_string(),
-        when: kind.when(),
-        runs: now.runs.get(path).cloned().unwrap_or_default(),
+    let finding = |change, kind: Kind, path: &str| {
+        let mut f = Finding {
+            change,
+            kind,
+            path: path.to_string(),
+            when: kind.when(),
+            runs: now.runs.get(path).cloned().unwrap_or_default(),
+            added: Vec::new(),
+            removed: Vec::new(),
+        };
+        let settings_file = |b: &Snapshot| b.commands.contains_key(path) || now.snapshot.commands.contains_key(path);
+        if let Some(base) = base.filter(|b| settings_file(b)) {
+            let empty = Vec::new();
+            let (was, is) = (base.commands.get(path).unwrap_or(&empty), now.snapshot.commands.get(path).unwrap_or(&empty));
+            f.added = settings::added(was, is).iter().map(|i| i.line()).collect();
+            f.removed = settings::added(is, was).iter().map(|i| i.line()).collect();
+            f.runs = settings_change(&f.added, &f.removed);
+        }
+        f
     };
     let mut r = Report { warnings: now.warnings.clone(), complete: now.snapshot.complete, ..Report::default() };
     let Some(base) = base else {
@@ -84,6 +103,13 @@ pub fn compare(base: Option<&Snapshot>, now: &Current) -> Report {
         return r;
     };
     for (path, old, new) in changes(&base.entries, &now.snapshot.entries) {
+        // Only the kind differs (a newer table sorts it elsewhere): the
+        // same bytes or metadata as acknowledged.
+        if let (Some(o), Some(n)) = (old, new) {
+            if o.ty == n.ty && o.fp == n.fp {
+                continue;
+            }
+        }
         let change = match (old, new) {
             (None, _) => Change::Added,
             (_, None) => Change::Removed,
@@ -154,6 +180,24 @@ pub fn apply(base: &[(String, Rec)], delta: &[(String, Option<Rec>)]) -> Vec<(St
     out
 }
 
+/// Lines named per change of an agent setting before "and N more".
+const SHOWN_SETTINGS: usize = 3;
+
+/// An agent setting's change in one line: what runs commands that was
+/// added and removed.
+fn settings_change(added: &[String], removed: &[String]) -> String {
+    let list = |word: &str, v: &[String]| {
+        let more = if v.len() > SHOWN_SETTINGS { format!(" (and {} more)", v.len() - SHOWN_SETTINGS) } else { String::new() };
+        format!("{word} {}{more}", v.iter().take(SHOWN_SETTINGS).map(|l| shown(l)).collect::<Vec<_>>().join("; "))
+    };
+    match (added.is_empty(), removed.is_empty()) {
+        (true, true) => "no setting that runs commands was added or removed".into(),
+        (false, true) => list("added", added),
+        (true, false) => list("removed", removed),
+        (false, false) => format!("{}; {}", list("added", added), list("removed", removed)),
+    }
+}
+
 fn sort(f: &mut [Finding]) {
     f.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.change.cmp(&b.change)).then_with(|| a.path.cmp(&b.path)));
 }
@@ -190,7 +234,17 @@ pub fn render(r: &Report) -> String {
 fn render_group(s: &mut String, group: &[&Finding]) {
     for f in group.iter().take(SHOWN_PER_KIND) {
         s.push_str(&format!("{:<8} {:<18} {}\n", f.change.word(), f.kind.name(), shown(&f.path)));
-        if !f.runs.is_empty() && f.change != Change::Removed {
+        if !f.added.is_empty() || !f.removed.is_empty() {
+            // What runs commands, named one per line.
+            for (word, list) in [("added", &f.added), ("removed", &f.removed)] {
+                for l in list.iter().take(SHOWN_PER_KIND) {
+                    s.push_str(&format!("{:27} {word} {}\n", "", summary(l)));
+                }
+                if list.len() > SHOWN_PER_KIND {
+                    s.push_str(&format!("{:27} … and {} more {word} (--json lists all)\n", "", list.len() - SHOWN_PER_KIND));
+                }
+            }
+        } else if !f.runs.is_empty() && f.change != Change::Removed {
             s.push_str(&format!("{:27} {}\n", "", f.runs));
         }
         s.push_str(&format!("{:27} runs {}\n", "", f.when));
@@ -236,8 +290,9 @@ pub fn hint(r: &Report, since: &str) -> Option<String> {
     let Some(first) = look.first() else {
         return (!r.complete).then(|| "agent-sandbox: part of the workspace could not be reviewed; see `agent-sandbox review`".to_string());
     };
+    let added = first.added.first().map(|a| format!(": added {}", summary(a))).unwrap_or_default();
     Some(format!(
-        "agent-sandbox: {} place(s) that run code outside the sandbox changed since {since} (first: {} {}, {}); see `agent-sandbox review`, then `agent-sandbox review --ack`",
+        "agent-sandbox: {} place(s) that run code outside the sandbox changed since {since} (first: {} {}{added}, {}); see `agent-sandbox review`, then `agent-sandbox review --ack`",
         look.len(),
         first.kind.name(),
         shown(&first.path),

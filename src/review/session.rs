@@ -17,6 +17,14 @@ use std::path::{Path, PathBuf};
 /// Tool data dirs that sessions may share with the user.
 pub use crate::sandbox::plan::TOOL_DIRS;
 
+/// The agents' state in `home` that review covers: every agent's (a
+/// session binds its own agent's; the vendor binaries read all of them
+/// wherever they start) and the shared skills.
+pub fn agent_roots(home: &Path) -> Vec<PathBuf> {
+    let state = crate::agents::ALL.iter().flat_map(|a| a.state_paths(home)).map(|(p, _)| p);
+    state.chain(crate::sandbox::plan::SHARED_HOME_DIRS.iter().map(|d| home.join(d))).collect()
+}
+
 /// The user's own tool dirs a plan binds writable into the session (bound
 /// onto themselves; the sandbox's private copies are bound from elsewhere
 /// and do not count).
@@ -37,13 +45,15 @@ pub struct Watch {
     store: Option<Store>,
     workspace: PathBuf,
     shared: Vec<PathBuf>,
+    /// The home whose agents' state is reviewed.
+    home: Option<PathBuf>,
     session: String,
     started: u64,
 }
 
 impl Watch {
     /// Step 1; returns the lines to print (warnings only).
-    pub fn start(state_dir: Result<&Path, &ReviewError>, workspace: &Path, shared: Vec<PathBuf>, session: &str) -> (Watch, Vec<String>) {
+    pub fn start(state_dir: Result<&Path, &ReviewError>, workspace: &Path, shared: Vec<PathBuf>, home: Option<&Path>, session: &str) -> (Watch, Vec<String>) {
         let started = super::now_ns();
         let mut lines = Vec::new();
         let store = match state_dir {
@@ -54,7 +64,7 @@ impl Watch {
             }
         };
         if let Some(store) = store.as_ref().filter(|s| !s.has_baseline()) {
-            let now = super::take(workspace, &shared);
+            let now = super::take(workspace, super::Roots { shared: &shared, home });
             lines.extend(now.warnings.iter().map(|w| format!("agent-sandbox: review: {w}")));
             if let Err(e) = store.record_first(now.snapshot, session, started) {
                 lines.push(format!("agent-sandbox: {e}; `agent-sandbox review` will list everything present"));
@@ -63,14 +73,14 @@ impl Watch {
         if let Some(store) = &store {
             store.save_shared(&shared);
         }
-        let watch = Watch { store, workspace: workspace.to_path_buf(), shared, session: session.to_string(), started };
+        let watch = Watch { store, workspace: workspace.to_path_buf(), shared, home: home.map(Path::to_path_buf), session: session.to_string(), started };
         (watch, lines)
     }
 
     /// Step 2; returns the lines to print.
     pub fn finish(&self) -> Vec<String> {
         let Some(store) = &self.store else { return Vec::new() };
-        let now = super::take(&self.workspace, &self.shared);
+        let now = super::take(&self.workspace, super::Roots { shared: &self.shared, home: self.home.as_deref() });
         let mut lines = Vec::new();
         let base = store.baseline().unwrap_or_else(|e| {
             lines.push(format!("agent-sandbox: {e}"));

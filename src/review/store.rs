@@ -71,6 +71,7 @@ impl Record {
             shared: s.shared.clone(),
             base_ns,
             kinds: Vec::new(),
+            commands: s.commands.clone(),
         }
     }
 }
@@ -251,7 +252,7 @@ impl Store {
 }
 
 fn record(h: Header, entries: Vec<(String, super::Rec)>) -> Record {
-    let snapshot = Snapshot { workspace: h.workspace, shared: h.shared, taken_ns: h.taken_ns, complete: h.complete, entries };
+    let snapshot = Snapshot { workspace: h.workspace, shared: h.shared, taken_ns: h.taken_ns, complete: h.complete, entries, commands: h.commands };
     Record { how: h.how, session: h.session, started_ns: h.started_ns, snapshot }
 }
 

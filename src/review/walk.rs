@@ -234,6 +234,18 @@ pub fn walk_into(out: &mut Listing, root: &Path, prefix: &str, limits: Limits) {
     w.dir(fd, prefix, 0, Prune::None);
 }
 
+/// Adds the single file at `root` to `out` under `key`: a symlink there
+/// is followed (the root is chosen by the user, as for a directory's);
+/// a missing one adds nothing.
+pub fn file_into(out: &mut Listing, root: &Path, key: &str) {
+    let Ok(real) = std::fs::canonicalize(root) else { return };
+    let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else { return };
+    let Ok(dir) = fsread::open_root(parent) else { return };
+    if let Ok(st) = fsread::stat_at(dir.as_raw_fd(), name) {
+        out.entries.push((key.to_string(), Entry { ty: Ty::of(st.st_mode), meta: meta(&st), target: None, unreadable: None }));
+    }
+}
+
 /// Git's object store holds only content-addressed data, often a lot of
 /// it: of `objects` only `info` (alternates) is read, `lfs` not at all.
 #[derive(Clone, Copy)]

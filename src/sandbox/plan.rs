@@ -94,14 +94,34 @@ pub const MASKED_DOTFILES: &[&str] = &[".netrc", ".Xauthority", ".ICEauthority"]
 pub const SHARED_HOME_DIRS: &[&str] = &[".agents/skills"];
 
 /// The tool caches and data dirs. Sessions get the sandbox's own,
-/// persistent copy of each (`PRIVATE_TOOL_DIRS`, kept across sessions), so
-/// what a session writes there (a poisoned corepack, pre-commit or pip
-/// cache) never reaches the tools you run outside; `shareToolDirs` binds
+/// persistent copy of each, one pair per workspace (`private_tool_dirs`,
+/// kept across that workspace's sessions), so what a session writes there
+/// (a poisoned corepack, pre-commit or pip cache) never reaches the tools
+/// you run outside, nor another project's sessions; `shareToolDirs` binds
 /// your own instead.
 pub const TOOL_DIRS: &[&str] = &[".cache", ".local/share"];
-/// Where the sandbox keeps its copies, relative to the home (outside both
-/// tool dirs as sessions see them).
-pub const PRIVATE_TOOL_DIRS: &[&str] = &[".local/share/agent-sandbox/session-cache", ".local/share/agent-sandbox/session-share"];
+/// Where the sandbox keeps its per-workspace copies, relative to the home
+/// (outside both tool dirs as sessions see them).
+pub const PRIVATE_TOOL_ROOT: &str = ".local/share/agent-sandbox/workspaces";
+/// The sandbox's own state in the user's data dir: read-only for sessions
+/// that share the tool dirs, so none can plant into another workspace's
+/// private copies.
+pub const SANDBOX_SHARE: &str = ".local/share/agent-sandbox";
+
+/// A workspace's stable identity: 128 bits of SHA-256 of its canonical
+/// path, in hex (review's baselines use the same key).
+pub fn workspace_key(workspace: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::ffi::OsStrExt;
+    Sha256::digest(workspace.as_os_str().as_bytes())[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `workspace`'s private copies of `TOOL_DIRS`, in that order, relative to
+/// the home: a session of one workspace never sees another's.
+pub fn private_tool_dirs(workspace: &Path) -> [PathBuf; 2] {
+    let root = Path::new(PRIVATE_TOOL_ROOT).join(workspace_key(workspace));
+    [root.join("cache"), root.join("share")]
+}
 
 /// Trust stores in the tool dirs: approvals a tool outside acts on
 /// without asking (direnv runs an approved `.envrc` on `cd`). With shared
@@ -294,7 +314,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed, early: true };
     let scanned = matches!(ctx.host_view, HostView::Scan { .. }).then_some((ctx.kernel_root_only.as_slice(), config.gpu));
     m.base(config, scanned)?;
-    m.home(ctx, config);
+    m.home(ctx, config, &workspace);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
     m.workspace(&workspace, &protected);
     m.allow_write(config, &ctx.home)?;
@@ -311,7 +331,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
         .filter_map(|(p, _)| p.strip_prefix(&ctx.home).ok().map(|r| ensure(r, false)))
         .collect();
     if !config.share_tool_dirs {
-        ensure_dirs.extend(PRIVATE_TOOL_DIRS.iter().map(|d| ensure(Path::new(d), true)));
+        ensure_dirs.extend(private_tool_dirs(&workspace).iter().map(|d| ensure(d, true)));
     }
     Ok(Plan {
         bwrap: ctx.bwrap.clone(),
@@ -584,7 +604,7 @@ impl MountBuilder<'_> {
     /// shared skills and tool caches bound back read-write, forge token
     /// stores read-only (unless `noForge`), and the credential and desktop
     /// corners of those binds plus the dotfiles masked again.
-    fn home(&mut self, ctx: &Context, config: &Config) {
+    fn home(&mut self, ctx: &Context, config: &Config, workspace: &Path) {
         let home = &ctx.home;
         self.push(Mount::Tmpfs { dest: home.clone() });
         for (p, _) in ctx.agent.state_paths(home) {
@@ -596,7 +616,7 @@ impl MountBuilder<'_> {
                 self.push(Mount::Bind { src: p.clone(), dest: p, optional: false });
             }
         }
-        self.tool_dirs(home, config.share_tool_dirs);
+        self.tool_dirs(home, config.share_tool_dirs, workspace);
         if !config.share_tool_dirs {
             self.command_install(home, &ctx.command);
         }
@@ -613,15 +633,16 @@ impl MountBuilder<'_> {
         }
     }
 
-    /// The tool dirs: the sandbox's private copies (created before launch,
-    /// `Plan::ensure_dirs`), or with `share`, the user's own minus their
-    /// credential and desktop corners, trust stores read-only.
-    fn tool_dirs(&mut self, home: &Path, share: bool) {
+    /// The tool dirs: this workspace's private copies (created before
+    /// launch, `Plan::ensure_dirs`), or with `share`, the user's own minus
+    /// their credential and desktop corners, trust stores and the
+    /// sandbox's own state (every workspace's private copies) read-only.
+    fn tool_dirs(&mut self, home: &Path, share: bool, workspace: &Path) {
         if !share {
             // From descriptors: an earlier session (with shared tool dirs)
             // could have left a link where the private copy belongs.
-            for (rel, private) in TOOL_DIRS.iter().zip(PRIVATE_TOOL_DIRS) {
-                self.bind_fd_at("protected", home, Path::new(private), &home.join(rel), true, true);
+            for (rel, private) in TOOL_DIRS.iter().zip(private_tool_dirs(workspace)) {
+                self.bind_fd_at("protected", home, &private, &home.join(rel), true, true);
             }
             return;
         }
@@ -634,7 +655,7 @@ impl MountBuilder<'_> {
         for rel in MASKED_SHARE {
             self.mask_existing(&home.join(rel));
         }
-        for rel in TRUST_STORES {
+        for rel in TRUST_STORES.iter().chain(&[SANDBOX_SHARE]) {
             let p = home.join(rel);
             match self.fs.kind(&p) {
                 Some(Kind::Dir) => self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }),
@@ -658,7 +679,7 @@ impl MountBuilder<'_> {
             let mut parts = rest.components();
             let Some(Component::Normal(entry)) = parts.next() else { return };
             let rel = Path::new(tool).join(entry);
-            if rel.starts_with(".local/share/agent-sandbox") {
+            if rel.starts_with(SANDBOX_SHARE) {
                 return;
             }
             let dir = parts.next().is_some();

@@ -379,9 +379,10 @@ fn tool_caches_are_the_sandboxs_own_unless_shared() {
     let home = root_account().home;
     let u = unique("cache");
     let outer = home.join(".cache").join(&u);
-    let _cleanup = Planted(vec![outer.clone(), home.join(".local/share/agent-sandbox/session-cache").join(&u)]);
-    write(&outer.join("yarn.js"), "// the user's\n");
     let ws = td.ws();
+    let [private_cache, _] = agent_sandbox::sandbox::plan::private_tool_dirs(&ws);
+    let _cleanup = Planted(vec![outer.clone(), home.join(private_cache).join(&u)]);
+    write(&outer.join("yarn.js"), "// the user's\n");
     let out = Launcher::new(&ws).sh(&format!(
         "test -e ~/.cache/{u}/yarn.js && echo seen=yes || echo seen=no; mkdir -p ~/.cache/{u} && echo planted > ~/.cache/{u}/yarn.js && echo wrote=yes"
     ));

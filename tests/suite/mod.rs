@@ -13,4 +13,5 @@ mod protect;
 mod publish;
 mod review;
 mod sandbox;
+mod terminal;
 mod verify;

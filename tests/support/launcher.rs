@@ -266,6 +266,12 @@ pub fn rc_test_user() -> Account {
     USER.get_or_init(|| user_named("astrc")).clone()
 }
 
+/// A non-root user of one area's own (review's agent-state tests write its
+/// home's `~/.claude`, `~/.codex`...), created once.
+pub fn area_test_user(name: &str) -> Account {
+    user_named(name)
+}
+
 /// The non-root user `name` (any free uid), created with its home
 /// directory if it does not exist yet.
 fn user_named(name: &str) -> Account {

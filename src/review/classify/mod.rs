@@ -5,6 +5,7 @@
 //! override that makes any symlink or special file in such a place the
 //! most dangerous kind.
 
+mod agents;
 mod git;
 pub mod places;
 mod refs;
@@ -20,36 +21,60 @@ use std::rc::Rc;
 /// Reads a file of the listing by key.
 pub trait Reader {
     fn read(&self, key: &str) -> Result<Vec<u8>, ReadError>;
+
+    /// With another cap than `READ_CAP` (agents' state files grow).
+    fn read_capped(&self, key: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
+        let _ = cap;
+        self.read(key)
+    }
 }
 
 /// The real file system: each read descends from the walk's roots, one
-/// no-follow `openat` per component (`crate::fsread`).
+/// no-follow `openat` per component (`crate::fsread`); a root that is a
+/// file is read where it leads.
 pub struct RealReader {
     roots: Vec<(String, OwnedFd)>,
+    files: Vec<(String, PathBuf)>,
 }
 
 impl RealReader {
-    pub fn open(workspace: &Path, shared: &[PathBuf]) -> RealReader {
-        let mut roots = Vec::new();
-        for (prefix, path) in std::iter::once((String::new(), workspace)).chain(shared.iter().map(|p| (shared_prefix(p), p.as_path()))) {
-            if let Ok(fd) = fsread::open_root(path) {
-                roots.push((prefix, fd));
+    pub fn open(workspace: &Path, roots: &[PathBuf]) -> RealReader {
+        let mut out = RealReader { roots: Vec::new(), files: Vec::new() };
+        for (prefix, path) in std::iter::once((String::new(), workspace)).chain(roots.iter().map(|p| (shared_prefix(p), p.as_path()))) {
+            if path.is_file() {
+                if let Ok(real) = std::fs::canonicalize(path) {
+                    out.files.push((prefix, real));
+                }
+            } else if let Ok(fd) = fsread::open_root(path) {
+                out.roots.push((prefix, fd));
             }
         }
-        RealReader { roots }
+        out
     }
 }
 
 impl Reader for RealReader {
     fn read(&self, key: &str) -> Result<Vec<u8>, ReadError> {
-        let found = self.roots.iter().find_map(|(prefix, fd)| {
-            if prefix.is_empty() {
-                return (!key.starts_with('/')).then_some((key, fd));
-            }
-            key.strip_prefix(prefix.as_str())?.strip_prefix('/').map(|rest| (rest, fd))
-        });
-        let (rel, fd) = found.ok_or(ReadError::NotRegular("outside the reviewed trees"))?;
-        fsread::read_rel(fd.as_raw_fd(), &walk::key_bytes(rel), READ_CAP)
+        self.read_capped(key, READ_CAP)
+    }
+
+    fn read_capped(&self, key: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
+        if let Some((_, real)) = self.files.iter().find(|(k, _)| k == key) {
+            return fsread::read_regular(real, cap);
+        }
+        // The innermost root holding `key`.
+        let found = self
+            .roots
+            .iter()
+            .filter_map(|(prefix, fd)| {
+                if prefix.is_empty() {
+                    return (!key.starts_with('/')).then_some((0, key, fd));
+                }
+                key.strip_prefix(prefix.as_str())?.strip_prefix('/').map(|rest| (prefix.len(), rest, fd))
+            })
+            .max_by_key(|(len, _, _)| *len);
+        let (_, rel, fd) = found.ok_or(ReadError::NotRegular("outside the reviewed trees"))?;
+        fsread::read_rel(fd.as_raw_fd(), &walk::key_bytes(rel), cap)
     }
 }
 
@@ -77,11 +102,13 @@ pub struct Classified {
     pub contents: HashMap<String, Result<Rc<[u8]>, ReadError>>,
 }
 
-/// The workspace (absolute, for paths written out in full) and the shared
-/// tool dirs' key prefixes.
+/// The workspace (absolute, for paths written out in full), the shared
+/// tool dirs, and the agents' state roots in `home`.
 pub struct Scope<'a> {
     pub workspace: &'a Path,
     pub shared: &'a [PathBuf],
+    pub agents: &'a [PathBuf],
+    pub home: Option<&'a Path>,
 }
 
 pub fn classify(listing: &Listing, reader: &dyn Reader, scope: &Scope) -> Classified {
@@ -97,7 +124,11 @@ pub fn classify(listing: &Listing, reader: &dyn Reader, scope: &Scope) -> Classi
     cx.git();
     cx.references();
     cx.specials();
+    cx.executables();
     cx.shared(scope.shared);
+    if let Some(home) = scope.home {
+        cx.agents(scope.agents, home);
+    }
     cx.out
 }
 
@@ -129,7 +160,7 @@ pub(super) fn parent(key: &str) -> &str {
     key.rsplit_once('/').map_or("", |(p, _)| p)
 }
 
-pub(super) fn name(key: &str) -> &str {
+pub(crate) fn name(key: &str) -> &str {
     key.rsplit_once('/').map_or(key, |(_, n)| n)
 }
 
@@ -241,6 +272,18 @@ impl Ctx<'_> {
                 if let Some(Tag::Kind(k)) = self.out.tags[i].replace(Tag::Kind(Kind::SpecialFile)) {
                     self.out.expected.insert(key.clone(), k);
                 }
+            }
+        }
+    }
+
+    /// Anything else in the workspace that runs by name: an executable file
+    /// or a symlink (a `bin/git` ahead on PATH shadows git). Git's own data
+    /// and what has a kind already are left as they are.
+    fn executables(&mut self) {
+        for i in self.listing.under("") {
+            let e = &self.listing.entries[i].1;
+            if self.out.tags[i].is_none() && (e.ty == Ty::Symlink || (e.ty == Ty::File && e.executable())) {
+                self.out.tags[i] = Some(Tag::Kind(Kind::Executable));
             }
         }
     }

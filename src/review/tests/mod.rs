@@ -3,6 +3,7 @@
 //! from a table.
 
 mod git;
+mod kinds;
 mod planted;
 mod pure;
 mod report;
@@ -11,7 +12,7 @@ mod store;
 use super::kinds::Kind;
 use super::Current;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A file with `text` and `mode` at `rel` under `root`.
 pub fn plant(root: &Path, rel: &str, text: &str, mode: u32) {
@@ -33,9 +34,10 @@ pub fn kind_of(now: &Current, path: &str) -> Option<Kind> {
 }
 
 pub fn take(ws: &Path) -> Current {
-    super::take(ws, &[])
+    super::take(ws, super::Roots::default())
 }
 
-pub fn take_shared(ws: &Path, shared: &[PathBuf]) -> Current {
-    super::take(ws, shared)
+/// With the agents' state in `home` reviewed too.
+pub fn take_home(ws: &Path, home: &Path) -> Current {
+    super::take(ws, super::Roots { shared: &[], home: Some(home) })
 }

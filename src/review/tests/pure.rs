@@ -45,7 +45,7 @@ fn devcontainer_scripts_and_compose_files_are_devcontainer() {
         ("ops/compose.yml", "services:\n  a:\n    env_file: .env\n"),
     ]));
     let ws = Path::new("/w");
-    let c = classify::classify(&l, &reader, &Scope { workspace: ws, shared: &[] });
+    let c = classify::classify(&l, &reader, &Scope { workspace: ws, shared: &[], agents: &[], home: None });
     assert_eq!(kind(&l, &c, "tools/host-init"), Some(Kind::Devcontainer));
     assert_eq!(kind(&l, &c, "ops/compose.yml"), Some(Kind::Devcontainer));
     assert_eq!(kind(&l, &c, "ops/.env"), Some(Kind::Devcontainer), "an env file the compose file names");
@@ -65,7 +65,7 @@ fn venvs_are_known_by_layout_not_by_pyvenv_cfg() {
         ("p/.venv/bin/activate", Ty::File),
         ("bin/deploy", Ty::File),
     ]);
-    let c = classify::classify(&l, &Table(BTreeMap::new()), &Scope { workspace: Path::new("/w"), shared: &[] });
+    let c = classify::classify(&l, &Table(BTreeMap::new()), &Scope { workspace: Path::new("/w"), shared: &[], agents: &[], home: None });
     assert_eq!(kind(&l, &c, "env/bin/black"), Some(Kind::VenvBin));
     assert_eq!(kind(&l, &c, "p/.venv/bin/activate"), Some(Kind::VenvBin));
     assert_eq!(kind(&l, &c, "p/.venv/lib/python3.12/site-packages/a.pth"), Some(Kind::PythonStartup));

@@ -3,6 +3,7 @@
 use super::super::codec::How;
 use super::super::store::{state_dir, ReviewError, Store};
 use super::{plant, take};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[test]
@@ -79,4 +80,35 @@ fn shared_dirs_are_the_users_own_bound_writable() {
         bind("/home/u/p", "/home/u/p"),
     ];
     assert_eq!(super::super::session::shared_dirs(&mounts, home), vec![PathBuf::from("/home/u/.cache")]);
+}
+
+/// What agent settings run is kept in the baseline (never a credential),
+/// so a later review names what was added against it.
+#[test]
+fn agent_settings_items_survive_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+    plant(&ws, "README.md", "x\n", 0o644);
+    plant(&home, ".claude/settings.json", r#"{"env": {"API_TOKEN": "sk-verysecretvalue123"}, "statusLine": {"command": "s.sh"}}"#, 0o644);
+    let store = Store::new(&dir.path().join("state"), &ws);
+    let snap = super::take_home(&ws, &home).snapshot;
+    store.acknowledge(snap.clone()).unwrap();
+    let b = store.baseline().unwrap().unwrap();
+    assert_eq!(b.snapshot.commands, snap.commands);
+    let key = format!("{}/.claude/settings.json", home.display());
+    let lines: Vec<String> = b.snapshot.commands[&key].iter().map(|i| i.line()).collect();
+    assert_eq!(lines, ["env.API_TOKEN = <hidden>", "statusLine.command = s.sh"]);
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(dir.path().join("state").join(crate::review::digest(ws.as_os_str().as_encoded_bytes())).join("acknowledged.gz")).unwrap(),
+    )
+    .read_to_end(&mut raw)
+    .unwrap();
+    assert!(!String::from_utf8_lossy(&raw).contains("verysecret"), "a credential reached the baseline");
+    // Sessions' differences carry them too.
+    let started = b.snapshot.taken_ns + 1;
+    let mut end = snap.clone();
+    end.taken_ns = started + 1;
+    store.save_session("1-a", started, end, Some(&b)).unwrap();
+    assert_eq!(store.before_session("1-a").unwrap().snapshot.commands, snap.commands);
 }

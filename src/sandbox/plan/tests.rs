@@ -193,10 +193,8 @@ fn root_claude_whole_argv() {
     assert_eq!(plan.early_masks(), [Path::new("/workspaces/other")]);
     assert_eq!(plan.workspace, PathBuf::from("/workspaces/app"));
     let ensure = |rel: &str, required| EnsureDir { root: "/root".into(), rel: rel.into(), required };
-    assert_eq!(
-        plan.ensure_dirs,
-        vec![ensure(".claude", false), ensure(".local/share/agent-sandbox/session-cache", true), ensure(".local/share/agent-sandbox/session-share", true)]
-    );
+    let private = format!(".local/share/agent-sandbox/workspaces/{}", workspace_key(Path::new("/workspaces/app")));
+    assert_eq!(plan.ensure_dirs, vec![ensure(".claude", false), ensure(&format!("{private}/cache"), true), ensure(&format!("{private}/share"), true)]);
     let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose).collect();
     assert_eq!(
         purposes,
@@ -210,8 +208,8 @@ fn root_claude_whole_argv() {
     assert_eq!(
         opened,
         [
-            o("/root", ".local/share/agent-sandbox/session-cache"),
-            o("/root", ".local/share/agent-sandbox/session-share"),
+            o("/root", &format!("{private}/cache")),
+            o("/root", &format!("{private}/share")),
             o("/workspaces/app", ".git"),
             o("/workspaces/app", ".devcontainer"),
             o("/workspaces/app", ".git/hooks"),
@@ -277,6 +275,28 @@ fn tool_dirs_are_private_unless_shared_and_trust_stores_stay_read_only() {
     assert!(lines(&plan).contains("\n--ro-bind /root/.local/share/direnv /root/.local/share/direnv\n"));
     assert_eq!(access(&plan.mounts, Path::new("/root/.local/share/direnv/allow/x")), crate::sandbox::scope::Access::Read);
     assert!(build(&c, &shared, &table).unwrap().ensure_dirs.iter().all(|d| !d.required));
+    // Shared, the sandbox's own state (every workspace's private copies)
+    // stays read-only: a session cannot plant into another project's.
+    assert!(got.contains("\n--tmpfs /root/.local/share/agent-sandbox\n--remount-ro /root/.local/share/agent-sandbox\n"), "{got}");
+    let table = fs().with("/root/.local/share/agent-sandbox/workspaces", Kind::Dir);
+    let plan = build(&c, &shared, &table).unwrap();
+    assert_eq!(access(&plan.mounts, Path::new("/root/.local/share/agent-sandbox/workspaces/k/cache/x")), crate::sandbox::scope::Access::Read);
+}
+
+/// Each workspace has its own private tool dirs, keyed by its canonical
+/// path: a session of one never sees another's.
+#[test]
+fn private_tool_dirs_are_per_workspace() {
+    let dirs = |ws: &str| {
+        let c = ctx(0, "root", "/root", ws, Agent::Claude);
+        build(&c, &Config::default(), &fs()).unwrap().data.iter().filter_map(|d| d.open.clone()).map(|o| o.rel).take(2).collect::<Vec<_>>()
+    };
+    let (a, b) = (dirs("/workspaces/app"), dirs("/workspaces/other"));
+    assert_eq!(a, private_tool_dirs(Path::new("/workspaces/app")));
+    assert_ne!(a, b);
+    assert!(a.iter().chain(&b).all(|d| d.starts_with(PRIVATE_TOOL_ROOT)), "{a:?} {b:?}");
+    assert_eq!(workspace_key(Path::new("/workspaces/app")), crate::review::digest(b"/workspaces/app"), "the same key as review's baselines");
+    assert_eq!(workspace_key(Path::new("/workspaces/app")).len(), 32);
 }
 
 #[test]
@@ -691,17 +711,14 @@ fn a_command_installed_in_a_tool_dir_is_bound_back_read_only() {
     // The sandbox's own copies, a relative command, or the user's own tool
     // dirs (shared): nothing more.
     for (cmd, config) in [
-        ("/home/dev/.local/share/agent-sandbox/session-share/x/claude", Config::default()),
+        ("/home/dev/.local/share/agent-sandbox/workspaces/k/share/x/claude", Config::default()),
         ("claude", Config::default()),
         ("/home/dev/.local/share/claude/versions/9.9.9/claude", Config { share_tool_dirs: true, ..Config::default() }),
     ] {
         c.command = vec![cmd.into()];
         let plan = build(&c, &config, &fs()).unwrap();
         let opened: Vec<_> = plan.data.iter().filter_map(|d| d.open.as_ref()).map(|o| o.rel.clone()).collect();
-        assert!(
-            !opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/session-share/x")),
-            "{cmd}: {opened:?}"
-        );
+        assert!(!opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/workspaces/k")), "{cmd}: {opened:?}");
     }
 }
 
@@ -734,7 +751,8 @@ fn mounts_inside_written_places_are_made_before_bwrap_where_they_are() {
     }
     // The installed command, bound into the private copy of ~/.local/share:
     // it lands in the copy's directory on disk, not in the user's own.
-    assert!(has("/home/dev/.local/share/claude", "/home/dev", ".local/share/agent-sandbox/session-share/claude"), "{got:#?}");
+    let share = private_tool_dirs(Path::new("/workspaces/app"))[1].join("claude");
+    assert!(has("/home/dev/.local/share/claude", "/home/dev", share.to_str().unwrap()), "{got:#?}");
     // Under the home's tmpfs, /tmp or the read-only root: bwrap's.
     for dest in ["/home/dev/.netrc", "/etc/shadow", "/home/dev/.cache", "/workspaces/other"] {
         assert!(!got.iter().any(|(d, ..)| d == dest), "{dest}: {got:#?}");
