@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
+    SetId,
     SpecialFile,
     Unreadable,
     Devcontainer,
@@ -61,6 +62,8 @@ const fn row(kind: Kind, name: &'static str, when: &'static str, places: &'stati
 
 /// Most dangerous first, in the enum's order.
 pub const TABLE: &[Info] = &[
+    row(Kind::SetId, "set-id", "whenever another account runs it: with its owner's or group's ids (root's, for a file root owns), or the capabilities it carries",
+        "any file in the workspace with the setuid or setgid bit, or an executable one with a file capability (`security.capability`), whoever made it and whatever else it is (sessions cannot set the bits: this finds what came otherwise)"),
     row(Kind::SpecialFile, "special-file", "whenever a tool opens it: a symlink redirects it, a FIFO or device hangs or feeds it",
         "a symlink, FIFO, socket or device where any kind below (or a directory holding them: `.git`, `.git/hooks`, `.devcontainer`, `.vscode`, a venv, `node_modules`...) is expected; never followed"),
     row(Kind::Unreadable, "unreadable", "unknown: its contents cannot be reviewed",

@@ -78,6 +78,9 @@ pub struct Entry {
     pub target: Option<String>,
     /// Why a directory could not be entered.
     pub unreadable: Option<String>,
+    /// A file capability (`security.capability`), looked for on files that
+    /// could run: executable or set-id ones.
+    pub file_caps: bool,
 }
 
 impl Entry {
@@ -89,6 +92,21 @@ impl Entry {
     pub fn executable(&self) -> bool {
         self.mode() & 0o111 != 0
     }
+
+    /// A file that runs with ids or capabilities other than its caller's.
+    pub fn set_id(&self) -> bool {
+        self.ty != Ty::Dir && (self.mode() & 0o6000 != 0 || self.file_caps)
+    }
+}
+
+/// Whether `name` in `dir` carries a file capability (not following it).
+fn has_file_caps(dir: RawFd, name: &[u8]) -> bool {
+    let mut path = format!("/proc/self/fd/{dir}/").into_bytes();
+    path.extend_from_slice(name);
+    let Ok(c) = std::ffi::CString::new(path) else { return false };
+    // SAFETY: with a null buffer and size 0, lgetxattr only reports the
+    // value's size; it reads the two NUL-terminated strings.
+    unsafe { libc::lgetxattr(c.as_ptr(), c"security.capability".as_ptr(), std::ptr::null_mut(), 0) > 0 }
 }
 
 /// Where a walk stops: deeper than any real project, bigger than any real
@@ -242,7 +260,9 @@ pub fn file_into(out: &mut Listing, root: &Path, key: &str) {
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else { return };
     let Ok(dir) = fsread::open_root(parent) else { return };
     if let Ok(st) = fsread::stat_at(dir.as_raw_fd(), name) {
-        out.entries.push((key.to_string(), Entry { ty: Ty::of(st.st_mode), meta: meta(&st), target: None, unreadable: None }));
+        let ty = Ty::of(st.st_mode);
+        let file_caps = ty == Ty::File && st.st_mode & 0o6111 != 0 && has_file_caps(dir.as_raw_fd(), name.as_bytes());
+        out.entries.push((key.to_string(), Entry { ty, meta: meta(&st), target: None, unreadable: None, file_caps }));
     }
 }
 
@@ -312,7 +332,8 @@ impl Walker<'_> {
         let Ok(st) = fsread::stat_at(dir, os) else { return };
         let ty = Ty::of(st.st_mode);
         let target = (ty == Ty::Symlink).then(|| nix::fcntl::readlinkat(Some(dir), os).ok().map(|t| key_part(t.as_bytes()))).flatten();
-        let entry = Entry { ty, meta: meta(&st), target, unreadable: None };
+        let file_caps = ty == Ty::File && st.st_mode & 0o6111 != 0 && has_file_caps(dir, name);
+        let entry = Entry { ty, meta: meta(&st), target, unreadable: None, file_caps };
         self.out.entries.push((key, entry));
         let Some(prune) = prune.filter(|_| ty == Ty::Dir) else { return };
         let at = self.out.entries.len() - 1;

@@ -93,6 +93,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         run_sample: run_sample(plan),
         root_canaries: Vec::new(),
         root_canary_error: None,
+        root_canary_notes: Vec::new(),
         outer_ns,
         launcher_pid: std::process::id() as i32,
         canary_pid: 0,

@@ -18,10 +18,16 @@ use std::path::{Path, PathBuf};
 pub const CANARY_ROOT: &str = crate::sandbox::rootscan::CANARIES;
 
 /// Files only root may use, alive for one verify run: a 0600 file, a 0700
-/// directory with a readable file, a 0600 listening socket.
+/// directory with a readable file, a 0600 listening socket, another user's
+/// file whose only grant to root is an ACL entry; and a 0600 file in a
+/// top-level directory of its own (where `/` can be written).
 pub struct RootCanaries {
     dir: PathBuf,
+    top: Option<PathBuf>,
+    acl: bool,
     _socket: UnixListener,
+    /// What could not be planted (the check says so).
+    pub notes: Vec<String>,
 }
 
 impl RootCanaries {
@@ -39,20 +45,77 @@ impl RootCanaries {
         std::fs::set_permissions(private.join("inside"), std::fs::Permissions::from_mode(0o644))?;
         let sock = UnixListener::bind(dir.join("svc.sock"))?;
         std::fs::set_permissions(dir.join("svc.sock"), std::fs::Permissions::from_mode(0o600))?;
-        Ok(RootCanaries { dir, _socket: sock })
+        let mut notes = Vec::new();
+        let acl = match plant_acl_only(&dir.join("acl-only"), nonce) {
+            Ok(()) => true,
+            Err(e) => {
+                notes.push(format!("no ACL canary: {e}"));
+                false
+            }
+        };
+        let top = Path::new("/").join(format!("agent-sandbox-verify-{nonce}"));
+        let top = match plant_top(&top, nonce) {
+            Ok(()) => Some(top),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&top);
+                notes.push(format!("no canary in a top-level directory of its own ({e})"));
+                None
+            }
+        };
+        Ok(RootCanaries { dir, top, acl, _socket: sock, notes })
     }
 
     /// The paths the session must not reach.
     pub fn paths(&self) -> Vec<PathBuf> {
-        ["secret", "private", "svc.sock"].iter().map(|n| self.dir.join(n)).collect()
+        let mut v: Vec<PathBuf> = ["secret", "private", "svc.sock"].iter().map(|n| self.dir.join(n)).collect();
+        v.extend(self.acl.then(|| self.dir.join("acl-only")));
+        v.extend(self.top.as_ref().map(|t| t.join("secret")));
+        v
     }
+}
+
+/// A 0600 file in a top-level directory made for it.
+fn plant_top(dir: &Path, nonce: &str) -> std::io::Result<()> {
+    std::fs::create_dir(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    std::fs::write(dir.join("secret"), nonce)?;
+    std::fs::set_permissions(dir.join("secret"), std::fs::Permissions::from_mode(0o600))
+}
+
+/// `nobody`'s file, mode 0000, readable by uid 0 through an ACL entry only.
+fn plant_acl_only(path: &Path, nonce: &str) -> std::io::Result<()> {
+    std::fs::write(path, nonce)?;
+    std::os::unix::fs::chown(path, Some(65534), Some(65534))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))?;
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    // user::---, user:0:r--, group::---, mask::r--, other::---
+    for (tag, perm, id) in [(0x01u16, 0u16, u32::MAX), (0x02, 4, 0), (0x04, 0, u32::MAX), (0x10, 4, u32::MAX), (0x20, 0, u32::MAX)] {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: setxattr reads the NUL-terminated path and name and `acl`,
+    // all live for the call.
+    let rc = unsafe { libc::setxattr(c.as_ptr(), c"system.posix_acl_access".as_ptr(), acl.as_ptr().cast(), acl.len(), 0) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 impl Drop for RootCanaries {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(t) = &self.top {
+            let _ = std::fs::remove_dir_all(t);
+        }
     }
 }
+
+/// The kernel's interfaces only root may read, which a root launcher's
+/// session must not (`/sys/kernel/slab` where the kernel has it).
+pub const KERNEL_ROOT_ONLY: &[&str] = &["/proc/slabinfo", "/proc/kpageflags", "/proc/vmallocinfo"];
 
 /// Inside: none of the canaries shows anything (a masked file reads as
 /// empty, a masked directory lists nothing, the socket refuses).
@@ -76,6 +139,17 @@ pub fn root_only_unreachable(paths: &[PathBuf], nonce: &str) -> Outcome {
         } else if std::fs::read_to_string(p).is_ok_and(|t| t.contains(nonce)) {
             bad.push(format!("{} can be read", p.display()));
         }
+    }
+    // A masked file reads as nothing; the real one has content.
+    let readable = |p: &Path| std::fs::File::open(p).and_then(|mut f| std::io::Read::read(&mut f, &mut [0u8; 64])).is_ok_and(|n| n > 0);
+    for k in KERNEL_ROOT_ONLY.iter().map(Path::new) {
+        if readable(k) {
+            bad.push(format!("{} can be read", k.display()));
+        }
+    }
+    let slab = std::fs::read_dir("/sys/kernel/slab").ok().and_then(|mut d| d.next()).and_then(Result::ok).map(|e| e.path().join("aliases"));
+    if let Some(a) = slab.filter(|a| readable(a)) {
+        bad.push(format!("{} can be read", a.display()));
     }
     Outcome::from_problems(bad)
 }

@@ -98,6 +98,7 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     match &canaries {
         Some(Ok(c)) => {
             spec.root_canaries = c.paths();
+            spec.root_canary_notes = c.notes.clone();
             if let Some(scan) = session.root_scan.as_mut() {
                 scan.extra = c.paths();
             }

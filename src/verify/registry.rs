@@ -149,7 +149,7 @@ pub const CHECKS: &[Check] = &[
     jail(86, "jail-multicast-blocked", "mDNS, SSDP and all-hosts multicast are refused, routed, with IP_MULTICAST_IF and with SO_BINDTODEVICE", net::multicast_blocked),
     jail(87, "jail-broadcast-blocked", "255.255.255.255 and the jail subnet's broadcast are refused, routed and with SO_BINDTODEVICE", net::broadcast_blocked),
     jail(88, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
-    c(89, "root-only-unreachable", RootLauncher, "for a root launcher: a 0600 file, a 0700 directory and a 0600 socket planted outside show nothing", fs::root_only_unreachable),
+    c(89, "root-only-unreachable", RootLauncher, "for a root launcher: a 0600 file, a 0700 directory, a 0600 socket, another user's file granted to root by an ACL only and a 0600 file in a fresh top-level directory show nothing; /proc/slabinfo, /proc/kpageflags, /proc/vmallocinfo and /sys/kernel/slab cannot be read", fs::root_only_unreachable),
     Check { number: PROTECTED_SYMLINK, name: "protected-symlink-refused", kind: Kind::Check, defence: FileSystem, needs_jail: false, asserts: "a workspace whose .devcontainer is a link to the home refuses the launch, naming it", run: Run::Outside },
     probe(91, "setid-bits-refused", SetId, "set S_ISUID or S_ISGID with chmod, fchmod, fchmodat(2), open(at), creat, mkdir(at), mknod(at) on every ABI (openat2: ENOSYS); chmod u+s/g+s a copy of a program in the workspace", syscalls::setid_bits),
 ];

@@ -57,6 +57,10 @@ pub struct Spec {
     /// use, planted outside for this run (or why they could not be).
     pub root_canaries: Vec<PathBuf>,
     pub root_canary_error: Option<String>,
+    /// Canaries that could not be planted here (a read-only `/`, a file
+    /// system without ACLs): named by the check.
+    #[serde(default)]
+    pub root_canary_notes: Vec<String>,
     /// Inode of each of the launcher's namespaces (`pid`, `net`, ...).
     pub outer_ns: BTreeMap<String, u64>,
     pub launcher_pid: i32,

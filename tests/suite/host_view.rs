@@ -204,9 +204,16 @@ unshare -r python3 -c "import os; os.setxattr('capped', 'security.capability', b
             let mode = std::os::unix::fs::PermissionsExt::mode(&m.permissions());
             assert_eq!(mode & 0o6000, 0, "{} (jail {jail}) left {f} with mode {mode:o}", account.name);
         }
-        // The capability, if the session could set one, is its nested
-        // namespace's: run by another account it grants nothing.
-        if ws.join("capped").exists() {
+        // A session may set a capability from a nested namespace of its
+        // own: it is that namespace's, and run by another account it grants
+        // nothing; review names the file as the most dangerous kind.
+        assert_eq!(out.get("filecap"), "0", "{} (jail {jail}): the nested setxattr (the check needs it)\n{out}", account.name);
+        let review = Launcher::as_account(&ws, account.clone()).bin(&bin).cli(&["review", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&review.stdout).unwrap_or_else(|e| panic!("review --json: {e}\n{review}"));
+        let kind_of =
+            |path: &str| v["findings"].as_array().and_then(|a| a.iter().find(|f| f["path"] == path)).and_then(|f| f["kind"].as_str()).map(str::to_string);
+        assert_eq!(kind_of("capped").as_deref(), Some("set-id"), "{} (jail {jail}): review\n{review}", account.name);
+        {
             let other = if account.uid == 0 { test_user() } else { crate::support::launcher::rc_test_user() };
             let status = output_of_new_program(std::process::Command::new(ws.join("capped")).arg("/proc/self/status").uid(other.uid).gid(other.gid));
             let text = String::from_utf8_lossy(&status.stdout);

@@ -156,7 +156,7 @@ mod tests {
     use crate::review::walk::Meta;
 
     fn file(mode: u32) -> Entry {
-        Entry { ty: Ty::File, meta: Meta { mode, ..Meta::default() }, target: None, unreadable: None }
+        Entry { ty: Ty::File, meta: Meta { mode, ..Meta::default() }, target: None, unreadable: None, file_caps: false }
     }
 
     #[test]

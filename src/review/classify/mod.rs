@@ -278,11 +278,15 @@ impl Ctx<'_> {
 
     /// Anything else in the workspace that runs by name: an executable file
     /// or a symlink (a `bin/git` ahead on PATH shadows git). Git's own data
-    /// and what has a kind already are left as they are.
+    /// and what has a kind already are left as they are. A set-id file (or
+    /// one with a file capability) is that, whatever kind it had: the most
+    /// dangerous, run with other ids by whoever starts it.
     fn executables(&mut self) {
         for i in self.listing.under("") {
             let e = &self.listing.entries[i].1;
-            if self.out.tags[i].is_none() && (e.ty == Ty::Symlink || (e.ty == Ty::File && e.executable())) {
+            if e.set_id() {
+                self.out.tags[i] = Some(Tag::Kind(Kind::SetId));
+            } else if self.out.tags[i].is_none() && (e.ty == Ty::Symlink || (e.ty == Ty::File && e.executable())) {
                 self.out.tags[i] = Some(Tag::Kind(Kind::Executable));
             }
         }

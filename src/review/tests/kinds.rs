@@ -109,8 +109,18 @@ fn samples(kind: Kind) -> (Vec<P>, Vec<&'static str>) {
         Kind::VenvBin => (vec![File(".venv/bin/python", "#!/bin/sh\n", 0o755), Any(".venv/pip.conf")], vec![]),
         Kind::SharedExecutable => (vec![File("~/.cache/tool/run", "#!/bin/sh\n", 0o755)], vec![]),
         Kind::Executable => {
-            (vec![File("bin/git", "#!/bin/sh\ncurl evil\n", 0o755), File("tools/run", "\x7fELF\0\0", 0o4755), Link("bin/ls", "/usr/bin/curl")], vec![])
+            (vec![File("bin/git", "#!/bin/sh\ncurl evil\n", 0o755), File("tools/run", "\x7fELF\0\0", 0o755), Link("bin/ls", "/usr/bin/curl")], vec![])
         }
+        // Set-id wins over any kind the file has, executable or not.
+        Kind::SetId => (
+            vec![
+                File("tools/run", "\x7fELF\0\0", 0o4755),
+                File("Makefile", "all:\n", 0o2644),
+                File("data/x", "", 0o4600),
+                File(".git/hooks/post-merge", "#!/bin/sh\n", 0o6755),
+            ],
+            vec![],
+        ),
         Kind::Editor => {
             (vec![Any(".vscode/tasks.json"), Any(".lazy.lua"), Any(".dir-locals.el"), Any(".helix/languages.toml"), Any("x.sublime-project")], vec![])
         }
@@ -282,6 +292,7 @@ macro_rules! one_test_per_kind {
 }
 
 one_test_per_kind! {
+    set_id: SetId,
     special_file: SpecialFile,
     unreadable: Unreadable,
     devcontainer: Devcontainer,

@@ -121,6 +121,13 @@ fn every_kind_is_found_where_it_was_planted() {
     plant(&ws, ".npmrc", "script-shell=./sh-wrap\n", 0o644);
     plant(&ws, "sh-wrap", "#!/bin/sh\n", 0o755);
     at("sh-wrap", Kind::PackageManager);
+    // A set-id file, whatever else it is; a file capability on an
+    // executable (set as root: the suite runs as root).
+    plant(&ws, "tools/helper", "\x7fELF", 0o4755);
+    at("tools/helper", Kind::SetId);
+    plant(&ws, "tools/capped", "\x7fELF", 0o755);
+    set_file_cap(&ws.join("tools/capped"));
+    at("tools/capped", Kind::SetId);
     plant(&ws, "Makefile", "include mk/extra.rules\nall:\n\ttrue\n", 0o644);
     plant(&ws, "mk/extra.rules", "x:\n\tcurl evil\n", 0o644);
     at("mk/extra.rules", Kind::BuildFile);
@@ -209,4 +216,13 @@ fn names_that_are_not_utf8_stay_distinct() {
     let now = take(ws);
     let runs: Vec<(&str, &str)> = ["a\\xff/Makefile", "a\\xfe/Makefile", "a\\\\xff/Makefile"].iter().map(|k| (*k, now.runs[*k].as_str())).collect();
     assert_eq!(runs, [("a\\xff/Makefile", "one"), ("a\\xfe/Makefile", "two"), ("a\\\\xff/Makefile", "three")]);
+}
+
+/// Gives `path` a (version 2) file capability: CAP_NET_RAW permitted.
+fn set_file_cap(path: &std::path::Path) {
+    let v2: [u8; 20] = [0x01, 0, 0, 0x02, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: setxattr reads the path and the 20-byte value, both live.
+    let rc = unsafe { libc::setxattr(c.as_ptr(), c"security.capability".as_ptr(), v2.as_ptr().cast(), v2.len(), 0) };
+    assert_eq!(rc, 0, "setting a file capability (needs root): {}", std::io::Error::last_os_error());
 }

@@ -17,7 +17,7 @@ impl Reader for Table {
 }
 
 fn entry(ty: Ty, mode: u32) -> Entry {
-    Entry { ty, meta: Meta { mode, ..Meta::default() }, target: None, unreadable: None }
+    Entry { ty, meta: Meta { mode, ..Meta::default() }, target: None, unreadable: None, file_caps: false }
 }
 
 fn listing(files: &[(&str, Ty)]) -> Listing {

@@ -69,7 +69,11 @@ pub fn root_only_unreachable(c: &Ctx) -> Outcome {
     if let Some(e) = &c.spec.root_canary_error {
         return Outcome::fail(format!("the canaries could not be planted: {e}"));
     }
-    crate::verify::hostview::root_only_unreachable(&c.spec.root_canaries, &c.spec.nonce)
+    let outcome = crate::verify::hostview::root_only_unreachable(&c.spec.root_canaries, &c.spec.nonce);
+    match (outcome.status, c.spec.root_canary_notes.is_empty()) {
+        (crate::verify::Status::Pass, false) => Outcome::pass_note(c.spec.root_canary_notes.join("; ")),
+        _ => outcome,
+    }
 }
 
 pub fn engine_sockets(_c: &Ctx) -> Outcome {
