@@ -100,12 +100,48 @@ pub fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> R
     Ok(cmd)
 }
 
+/// Where a launch's time goes, logged at debug level under
+/// `agent_sandbox::timing` (RUST_LOG=agent_sandbox::timing=debug).
+pub struct Phases {
+    start: std::time::Instant,
+    last: std::time::Instant,
+    marks: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Phases {
+    pub fn new() -> Phases {
+        let now = std::time::Instant::now();
+        Phases { start: now, last: now, marks: Vec::new() }
+    }
+
+    pub fn mark(&mut self, what: &'static str) {
+        let now = std::time::Instant::now();
+        self.marks.push((what, now - self.last));
+        self.last = now;
+    }
+
+    pub fn log(&self, what: &str) {
+        let parts: Vec<String> = self.marks.iter().map(|(w, d)| format!("{w} {:.2}", d.as_secs_f64() * 1e3)).collect();
+        tracing::debug!(target: "agent_sandbox::timing", "{what} in {:.2} ms: {}", self.start.elapsed().as_secs_f64() * 1e3, parts.join(", "));
+    }
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases::new()
+    }
+}
+
 /// Gathers the facts and decides both plans. Nothing is started.
 pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, LaunchError> {
+    let mut t = Phases::new();
     let account = context::account()?;
+    t.mark("account");
     let cwd = context::cwd()?;
     let bwrap = sysbin::find("bwrap", crate::fixes::BWRAP)?;
+    t.mark("bwrap");
     let command = session_command(req, env, &account.home)?;
+    t.mark("command");
     // A root launcher's session: unprivileged on host files where idmapped
     // mounts can keep the owners of what it writes, else scanned.
     let (host_view, prepared) = if account.uid == 0 {
@@ -115,6 +151,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     } else {
         (HostView::Launcher, Prepared::default())
     };
+    t.mark("host view");
     let outer = match &host_view {
         HostView::Unprivileged { uid, gid, .. } => (*uid, *gid),
         _ => (account.uid, account.gid),
@@ -127,7 +164,9 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     } else {
         (Network::Host, None)
     };
+    t.mark("jail plan");
     let shell_path = crate::sandbox::shellrc::gather(&account.home);
+    t.mark("shellrc");
     let ctx = Context {
         uid: account.uid,
         gid: account.gid,
@@ -152,7 +191,9 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         host_view,
         mount_api: crate::sandbox::mountfd::has_mount_api(),
     };
+    t.mark("context");
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;
+    t.mark("plan");
     let root_scan =
         matches!(ctx.host_view, HostView::Scan { .. }).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone(), extra: Vec::new() });
     let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
@@ -162,6 +203,8 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).chain(tool_dirs).collect();
     let state_dir = review::store::state_dir(&ctx.home, xdg_state, &writable);
     let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
+    t.mark("review state");
+    t.log("decided");
     Ok(Session { plan, jail: jail_plan, state_dir, review_shared, review_home: ctx.home.clone(), session_id: ctx.session_id, root_scan, prepared })
 }
 
@@ -220,7 +263,9 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     // The terminal as the session finds it, restored however this returns
     // (`crate::terminal`): termios, modes, and no answer to the session's
     // queries left in its input for the outer shell.
+    let mut t = Phases::new();
     let mut terminal = crate::terminal::Guard::save(session.plan.env.get(OsStr::new("TERM")).map(OsString::as_os_str));
+    t.mark("terminal saved");
     // A root launcher's scan runs meanwhile (see `RootScan`).
     let scan = match &session.root_scan {
         Some(s) => {
@@ -229,6 +274,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         None => None,
     };
     exec::prepare(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?;
+    t.mark("dirs");
     let (watch, lines) = review::session::Watch::start(
         session.state_dir.as_deref(),
         &session.plan.workspace,
@@ -237,6 +283,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         &session.session_id,
     );
     lines.iter().for_each(|l| eprintln!("{l}"));
+    t.mark("review watch");
     // In the jail the gate holds the command back, so bwrap need not wait
     // for the scan: its findings are masked while bwrap sets up, and the
     // gate opens once they are (`hostview::apply`). Without the jail,
@@ -288,6 +335,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
             jail::run_jailed(jail_plan, &mut before_ns, &mut exec_final, ready).map_err(LaunchError::from)
         }
     };
+    t.mark("session");
     if let Some(s) = &scan {
         s.reap();
     }
@@ -295,7 +343,10 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     if !terminal.restore().is_some_and(|r| r.reset_written()) {
         reset_terminal();
     }
+    t.mark("terminal restored");
     watch.finish().iter().for_each(|l| eprintln!("{l}"));
+    t.mark("review");
+    t.log("session run");
     Ok(code)
 }
 

@@ -121,35 +121,36 @@ pub fn has_mount_api() -> bool {
 /// child makes the namespace and waits; it is killed once the namespace
 /// is open. The caller must be single-threaded.
 pub fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
-    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    // `made`: the child says its namespace exists; `done`: the parent's end
+    // (end of file when it is done or gone) keeps the child waiting.
+    let (made_r, made_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let (done_r, done_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let (made_r_raw, done_w_raw) = (made_r.as_raw_fd(), done_w.as_raw_fd());
     let child = crate::jail::fork_child("forking the holder of an id mapping", || {
-        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() {
+        // The child never returns: the parent's ends are closed by number.
+        let _ = nix::unistd::close(made_r_raw);
+        let _ = nix::unistd::close(done_w_raw);
+        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() || nix::unistd::write(&made_w, b"1").is_err() {
             return 1;
         }
-        // Wait for the parent (end of file: it is done or gone).
         let mut b = [0u8; 1];
-        let _ = nix::unistd::read(r.as_raw_fd(), &mut b);
+        let _ = nix::unistd::read(done_r.as_raw_fd(), &mut b);
         0
     })
     .map_err(Error::other)?;
-    drop(w);
-    let result = write_maps(child.as_raw(), uid_map, gid_map);
+    drop((made_w, done_r));
+    let mut b = [0u8; 1];
+    let result = match nix::unistd::read(made_r.as_raw_fd(), &mut b) {
+        Ok(1) => write_maps(child.as_raw(), uid_map, gid_map),
+        _ => Err(Error::other("the id-mapping child could not make a user namespace")),
+    };
+    drop(done_w);
     let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
     let _ = nix::sys::wait::waitpid(child, None);
     result
 }
 
 fn write_maps(pid: i32, uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
-    // The child unshares right after the fork: wait until its namespace is
-    // not ours any more.
-    let ours = std::fs::read_link("/proc/self/ns/user")?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while std::fs::read_link(format!("/proc/{pid}/ns/user"))? == ours {
-        if std::time::Instant::now() > deadline {
-            return Err(Error::other("the id-mapping child made no user namespace"));
-        }
-        std::thread::yield_now();
-    }
     std::fs::write(format!("/proc/{pid}/uid_map"), uid_map)?;
     std::fs::write(format!("/proc/{pid}/gid_map"), gid_map)?;
     let f = std::fs::File::open(format!("/proc/{pid}/ns/user"))?;
