@@ -79,6 +79,47 @@ pub fn read() -> Confinement {
     Confinement { seccomp: status_field(&status, "Seccomp").and_then(|v| v.parse().ok()), cap_sys_admin: cap_sys_admin(&status), apparmor }
 }
 
+/// The container engine this process seems to run under, only to word a
+/// fix (what to run where): the engines' own marker files and
+/// Kubernetes' service variable. Never a security decision (a marker file
+/// proves nothing; doctor's boundary checks judge where the boundary is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Engine {
+    Docker,
+    Podman,
+    Kubernetes,
+    /// Some other container manager, named by `container=` of PID 1's
+    /// environment as systemd-nspawn, LXC and others set it.
+    Other(String),
+    /// No sign of a container.
+    None,
+}
+
+/// This process's engine, from the marker files and the environment.
+pub fn engine() -> Engine {
+    let pid1_container = std::fs::read("/proc/1/environ")
+        .ok()
+        .and_then(|env| env.split(|b| *b == 0).find_map(|kv| kv.strip_prefix(b"container=").map(|v| String::from_utf8_lossy(v).into_owned())));
+    engine_from(
+        Path::new("/.dockerenv").exists(),
+        Path::new("/run/.containerenv").exists(),
+        std::env::var_os("KUBERNETES_SERVICE_HOST").is_some(),
+        pid1_container.as_deref(),
+    )
+}
+
+/// Kubernetes first (its nodes run Docker or Podman-compatible runtimes
+/// too, and the fix there is the pod's).
+fn engine_from(dockerenv: bool, containerenv: bool, kubernetes: bool, container: Option<&str>) -> Engine {
+    match (kubernetes, dockerenv, containerenv, container) {
+        (true, ..) => Engine::Kubernetes,
+        (_, true, ..) | (.., Some("docker")) => Engine::Docker,
+        (_, _, true, _) | (.., Some("podman" | "oci")) => Engine::Podman,
+        (.., Some(other)) if !other.is_empty() => Engine::Other(other.into()),
+        _ => Engine::None,
+    }
+}
+
 /// The value of `Name:` in /proc/self/status.
 fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
     status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':').map(str::trim))
@@ -120,6 +161,17 @@ mod tests {
         assert_eq!(parse_status("Seccomp_filters:\t1\n"), (None, None));
         // A host's root: every capability, no filter.
         assert_eq!(parse_status("CapEff:\t000001ffffffffff\nSeccomp:\t0\n"), (Some(0), Some(true)));
+    }
+
+    #[test]
+    fn the_engine_comes_from_its_markers() {
+        assert_eq!(engine_from(false, false, true, None), Engine::Kubernetes, "a pod on any runtime");
+        assert_eq!(engine_from(true, false, false, None), Engine::Docker);
+        assert_eq!(engine_from(false, true, false, None), Engine::Podman);
+        assert_eq!(engine_from(false, false, false, Some("podman")), Engine::Podman);
+        assert_eq!(engine_from(false, false, false, Some("lxc")), Engine::Other("lxc".into()));
+        assert_eq!(engine_from(false, false, false, Some("")), Engine::None);
+        assert_eq!(engine_from(false, false, false, None), Engine::None);
     }
 
     #[test]

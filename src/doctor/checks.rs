@@ -41,6 +41,8 @@ pub struct HostFacts {
     /// architecture's image), if any: `crate::arch::emulation::emulator`.
     pub emulator: Option<PathBuf>,
     pub tun: Tun,
+    /// The container engine, only to word the fixes.
+    pub engine: crate::confinement::Engine,
     pub pasta: Result<PathBuf, String>,
     pub pasta_version: Option<String>,
     /// None: not tried (no pasta, no tun or no user namespaces).
@@ -97,7 +99,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
     let pasta = crate::sysbin::find("pasta", crate::fixes::PASTA).map_err(|e| e.to_string());
     let pasta_version = pasta.as_ref().ok().and_then(|p| probe::pasta_version(p));
     let attach = match (&pasta, &tun, &userns) {
-        (Ok(p), Tun::Usable, Userns::Works) => Some(probe::pasta_attach(p)),
+        (Ok(p), Tun::Usable(_), Userns::Works) => Some(probe::pasta_attach(p)),
         _ => None,
     };
     let filter = (userns == Userns::Works).then(probe::packet_filter);
@@ -116,6 +118,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
         mounts,
         emulator: crate::arch::emulation::emulator(),
         tun,
+        engine: crate::confinement::engine(),
         pasta,
         pasta_version,
         attach,
@@ -197,9 +200,16 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ));
     }
     out.push(match &h.tun {
-        Tun::Usable => Finding::new("tun", "tun-ok", Severity::Ok, "/dev/net/tun is usable".into(), None),
+        Tun::Usable(mode) => Finding::new("tun", "tun-ok", Severity::Ok, format!("/dev/net/tun is usable ({mode})"), None),
         Tun::Missing => Finding::new("tun", "tun-missing", jail, "/dev/net/tun is missing, so the egress jail cannot start".into(), Some(crate::fixes::TUN)),
         Tun::Unusable(why) => Finding::new("tun", "tun-unusable", jail, format!("/dev/net/tun is not usable: {why}"), Some(crate::fixes::TUN)),
+        Tun::Denied(mode) => Finding::new(
+            "tun",
+            "tun-permission",
+            jail,
+            format!("/dev/net/tun is the TUN device but uid {} may not open it ({mode}), so the egress jail cannot start", h.uid),
+            Some(&crate::jail::tun_permission_fix(&h.engine)),
+        ),
     });
     let version = h.pasta_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default();
     out.push(match (&h.pasta, &h.attach) {

@@ -84,7 +84,7 @@ pub fn after_install() -> Vec<Finding> {
     let host = checks::gather(jail_on);
     let mut out = checks::prerequisites(&host);
     for f in &mut out {
-        let build_time = matches!(f.id, "tun-missing" | "tun-unusable" | "proc-masked" | "userns-seccomp" | "mounts-apparmor");
+        let build_time = matches!(f.id, "tun-missing" | "tun-unusable" | "tun-permission" | "proc-masked" | "userns-seccomp" | "mounts-apparmor");
         if build_time && f.severity == Severity::Error {
             f.severity = Severity::Warning;
             f.message += " (expected while an image is being built; the running container needs it)";

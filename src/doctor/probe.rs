@@ -41,9 +41,13 @@ pub enum Mounts {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tun {
-    Usable,
+    /// Its mode and owner (`mode 0666, owner 0:0`).
+    Usable(String),
     Missing,
     Unusable(String),
+    /// The real device, which this user may not open: its mode and owner
+    /// (`mode 0600, owner 0:0`), as the engine copied them from the host.
+    Denied(String),
 }
 
 /// Whether the jail's packet filter (its second layer) can be installed.
@@ -205,7 +209,8 @@ pub fn tun() -> Tun {
         return Tun::Unusable(format!("it is device {}:{}, not 10:200", libc::major(rdev), libc::minor(rdev)));
     }
     match std::fs::OpenOptions::new().read(true).write(true).open(p) {
-        Ok(_) => Tun::Usable,
+        Ok(_) => Tun::Usable(crate::jail::node_mode(&meta)),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Tun::Denied(crate::jail::node_mode(&meta)),
         Err(e) => Tun::Unusable(format!("opening it fails: {e}")),
     }
 }

@@ -12,6 +12,9 @@ pub enum JailError {
     #[error("egress jail: {path} is not usable ({why}). Fix: {}", crate::fixes::TUN)]
     TunUnusable { path: PathBuf, why: String },
 
+    #[error("egress jail: {path} is the TUN device but {why}. Fix: {fix}")]
+    TunPermission { path: PathBuf, why: String, fix: String },
+
     #[error("egress jail: pasta was not found in {dirs}. Fix: {}", crate::fixes::PASTA)]
     PastaMissing { dirs: String },
 
@@ -129,6 +132,7 @@ mod tests {
         vec![
             JailError::TunMissing { path: "/dev/net/tun".into() },
             JailError::TunUnusable { path: "/dev/net/tun".into(), why: "not a device".into() },
+            JailError::TunPermission { path: "/dev/net/tun".into(), why: "w".into(), fix: "f".into() },
             JailError::PastaMissing { dirs: "/usr/bin".into() },
             JailError::PastaUntrusted { why: "x".into() },
             JailError::UserNamespaces { cause: "c".into(), fix: "f".into() },

@@ -140,8 +140,30 @@ fn check_tun(path: &Path) -> Result<(), JailError> {
         return Err(JailError::TunUnusable { path: path.into(), why });
     }
     let rw = nix::unistd::AccessFlags::R_OK | nix::unistd::AccessFlags::W_OK;
-    nix::unistd::access(path, rw)
-        .map_err(|e| JailError::TunUnusable { path: path.into(), why: format!("not readable and writable by uid {}: {e}", nix::unistd::geteuid()) })
+    nix::unistd::access(path, rw).map_err(|e| JailError::TunPermission {
+        path: path.into(),
+        why: format!("not readable and writable by uid {}: {e}; it is {}", nix::unistd::geteuid(), node_mode(&meta)),
+        fix: tun_permission_fix(&crate::confinement::engine()),
+    })
+}
+
+/// A node's mode and owner, for messages: `mode 0600, owner 0:0`.
+pub fn node_mode(meta: &std::fs::Metadata) -> String {
+    format!("mode 0{:o}, owner {}:{}", meta.mode() & 0o7777, meta.uid(), meta.gid())
+}
+
+/// The fix for a TUN node the user may not open, for where it is.
+pub fn tun_permission_fix(engine: &crate::confinement::Engine) -> String {
+    use crate::confinement::Engine;
+    match engine {
+        Engine::Docker | Engine::Podman => format!(
+            "the engine gave the container the host's mode. Start the container through its entrypoint (the reference image's and the feature's make the node usable when they start as root; `--entrypoint` or an `exec` into a container started otherwise skips it), or run `{} exec -u root CONTAINER chmod 0666 /dev/net/tun`, or make the host's node 0666 (`chmod 0666 /dev/net/tun` on the host; udev does this on desktop and server distributions)",
+            if *engine == Engine::Docker { "docker" } else { "podman" }
+        ),
+        Engine::Kubernetes => "give the pod a node its user may open: a device plugin that sets the mode (docs/kubernetes.md), or an init container that runs as root and `chmod 0666 /dev/net/tun` where the node is the pod's own".into(),
+        Engine::Other(what) => format!("in this container ({what}), run `chmod 0666 /dev/net/tun` as root at its start, or make the host's node 0666"),
+        Engine::None => "as root: `chmod 0666 /dev/net/tun`, and for every boot a udev rule (`KERNEL==\"tun\", MODE=\"0666\"` in /etc/udev/rules.d/)".into(),
+    }
 }
 
 /// pasta from the fixed directories only, root-owned and not writable by

@@ -33,8 +33,8 @@ pub mod run;
 
 pub use error::{packet_filter_fix, JailError};
 pub use host::{
-    connected_subnets, current_userns_facts, diagnose_userns, host_facts, host_facts_with, userns_diagnosis, userns_preflight, HostFacts, HostProbe,
-    UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
+    connected_subnets, current_userns_facts, diagnose_userns, host_facts, host_facts_with, node_mode, tun_permission_fix, userns_diagnosis, userns_preflight,
+    HostFacts, HostProbe, UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
 pub use plan::compare::{compare, Difference};

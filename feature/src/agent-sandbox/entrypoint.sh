@@ -9,13 +9,19 @@
 # engine copies the host's device mode into the container, and a host
 # without udev may have it 0600 (root only), which locks a non-root remote
 # user out. Started as root, make the container's own node usable by
-# every user (0666, what udev sets on most hosts): the engine created that
-# node for this container (mknod), so the host's is not touched; where the
-# node is the host's (rootless engines bind-mount it), chmod fails and
-# nothing changes.
+# every user (0666, what udev sets on every desktop and server
+# distribution) when it is the real TUN device (character 10:200; anything
+# else at that name is left alone), and say so once (a later start finds
+# it 0666): the engine created that node for this container (mknod), so the
+# host's is not touched; where the node is the host's (rootless engines
+# bind-mount it), chmod fails, nothing changes, and a session's refusal
+# names the fix.
 tun=/dev/net/tun
-if [ "$(id -u)" = 0 ] && [ -c "$tun" ] && [ "$(stat -c %a "$tun")" != 666 ]; then
-  chmod 0666 "$tun" 2>/dev/null || true
+if [ "$(id -u)" = 0 ] && [ -c "$tun" ] && [ "$(stat -c '%t:%T' "$tun")" = "a:c8" ] && [ "$(stat -c %a "$tun")" != 666 ]; then
+  was=$(stat -c %a "$tun")
+  if chmod 0666 "$tun" 2>/dev/null; then
+    echo "agent-sandbox: made $tun usable by every user of this container (it was mode 0$was) so the egress jail works for the non-root user" >&2
+  fi
 fi
 if [ "$#" -gt 0 ]; then
   exec "$@"

@@ -11,7 +11,8 @@ fn healthy() -> HostFacts {
         userns_facts: crate::jail::UsernsFacts::default(),
         mounts: Some(Mounts::Works),
         emulator: None,
-        tun: Tun::Usable,
+        tun: Tun::Usable("mode 0666, owner 0:0".into()),
+        engine: crate::confinement::Engine::None,
         pasta: Ok("/usr/bin/passt".into()),
         pasta_version: Some("pasta 0^20250512".into()),
         attach: Some(Attach::Attached),
@@ -94,6 +95,24 @@ fn jail_prerequisites_do_not_block_without_the_jail() {
     h.attach = None;
     let got = prerequisites(&h);
     assert!(got.iter().any(|f| f.id == "tun-missing" && f.severity == Severity::Info));
+}
+
+#[test]
+fn a_tun_node_the_user_may_not_open_names_its_mode_and_the_engines_fix() {
+    use crate::confinement::Engine;
+    let mut h = healthy();
+    h.uid = 1000;
+    h.tun = Tun::Denied("mode 0600, owner 0:0".into());
+    h.attach = None;
+    for (engine, says) in
+        [(Engine::Docker, "docker exec -u root"), (Engine::Podman, "podman exec -u root"), (Engine::Kubernetes, "init container"), (Engine::None, "udev rule")]
+    {
+        h.engine = engine;
+        let f = prerequisites(&h).into_iter().find(|f| f.check == "tun").unwrap();
+        assert_eq!((f.id, f.severity), ("tun-permission", Severity::Error));
+        assert!(f.message.contains("uid 1000") && f.message.contains("mode 0600, owner 0:0"), "{}", f.message);
+        assert!(f.fix.as_deref().unwrap().contains(says), "{:?}", f.fix);
+    }
 }
 
 #[test]

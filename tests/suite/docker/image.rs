@@ -61,6 +61,7 @@ fn builds_runs_stops_and_publishes() {
     let tag = format!("localhost/agent-sandbox-test/docker-image:{}", if agents().is_empty() { "none".into() } else { agents().replace(',', "-") });
     build(&tag);
     run_as_the_docs_say(&tag);
+    a_0600_tun_node_as_users_meet_it(&tag);
     publish(&tag);
     devcontainer_route(&tag);
 }
@@ -121,6 +122,79 @@ fn run_as_the_docs_say(tag: &str) {
     let took = t.elapsed();
     eprintln!("MEASURE docker stop of `sleep infinity` in the image: {:.2} s", took.as_secs_f64());
     assert!(took < Duration::from_secs(2), "docker stop took {took:?}: PID 1 must pass SIGTERM on");
+}
+
+/// A host without udev has `/dev/net/tun` at 0600 and Docker gives the
+/// container a node with the host's mode. The test makes such nodes itself
+/// (a private 10:200 node at 0600, and a 0600 node of another device under
+/// the name) so the result does not depend on this machine's node:
+/// - through the entrypoint (root), the container's own node becomes 0666,
+///   the log says so once, a session as vscode is jailed, and the host's
+///   node is untouched;
+/// - a node at that name that is not the TUN device is left as it is;
+/// - with the entrypoint skipped, vscode's session refuses with the node's
+///   mode and the docker command that fixes it, and doctor reports it.
+fn a_0600_tun_node_as_users_meet_it(tag: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::Builder::new().prefix("docker-tun").tempdir_in("/var/lib/agent-sandbox-tests").unwrap();
+    let node = |name: &str, major: u32, minor: u32| {
+        let p = dir.path().join(name);
+        nix::sys::stat::mknod(
+            &p,
+            nix::sys::stat::SFlag::S_IFCHR,
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+            nix::sys::stat::makedev(major.into(), minor.into()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        p.display().to_string()
+    };
+    let (tun, other) = (node("tun", 10, 200), node("other", 1, 3));
+    let run = |device: &str, entrypoint: Option<&str>| {
+        let mapping = format!("{device}:/dev/net/tun");
+        let mut opts: Vec<&str> = vec!["--device", &mapping];
+        opts.extend(DOCS_RUN_OPTIONS.iter().skip(2));
+        if let Some(e) = entrypoint {
+            opts.extend(["--entrypoint", e]);
+        }
+        opts.extend([tag, "sleep", "infinity"]);
+        let c = Container::run(&opts);
+        let mode = stdout(&c.sh("root", "stat -c %a /dev/net/tun")).trim().to_owned();
+        (c, mode)
+    };
+    let logs = |c: &Container| {
+        let out = docker(&["logs", &c.name]);
+        format!("{}{}", stdout(&out), stderr(&out))
+    };
+
+    let (c, mode) = run(&tun, None);
+    assert_eq!(mode, "666", "the entrypoint makes the container's own TUN node usable");
+    let log = logs(&c);
+    assert_eq!(log.matches("agent-sandbox: made /dev/net/tun usable").count(), 1, "said once: {log}");
+    assert!(log.contains("it was mode 0600"), "{log}");
+    // The jail is on by default and a session refuses without it.
+    let out = c.sh("vscode", "mkdir -p ~/w && cd ~/w && agent-sandbox run -- sh -c 'echo IS_SANDBOX=$IS_SANDBOX'");
+    assert!(out.status.success() && stdout(&out) == "IS_SANDBOX=1\n", "{}{}", stdout(&out), stderr(&out));
+    drop(c);
+    let host = std::fs::metadata(&tun).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(host, 0o600, "the host's node is not touched");
+
+    let (c, mode) = run(&other, None);
+    assert_eq!(mode, "600", "a node at that name that is not the TUN device is left alone");
+    assert!(!logs(&c).contains("made /dev/net/tun usable"));
+    drop(c);
+
+    let (c, mode) = run(&tun, Some("/usr/bin/tini"));
+    assert_eq!(mode, "600", "no entrypoint, no change");
+    let out = c.sh("vscode", "mkdir -p ~/w && cd ~/w && agent-sandbox run -- true");
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("/dev/net/tun is the TUN device") && err.contains("mode 0600, owner 0:0") && err.contains("docker exec -u root"), "{err}");
+    let doctor = stdout(&c.sh("vscode", "agent-sandbox doctor --json"));
+    let v: Value = serde_json::from_str(&doctor).unwrap_or(Value::Null);
+    let f = v["findings"].as_array().into_iter().flatten().find(|f| f["check"] == "tun").cloned().unwrap_or(Value::Null);
+    assert_eq!(f["id"], "tun-permission", "{doctor}");
+    assert!(f["message"].as_str().unwrap_or_default().contains("mode 0600"), "{f:#}");
 }
 
 fn publish(tag: &str) {
