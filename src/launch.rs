@@ -215,15 +215,20 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
             Err(e) => e,
         },
     };
+    let mut jail_notes = Vec::new();
     let code = match &session.jail {
         None => supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e }),
-        Some(jail_plan) => jail::run_jailed(jail_plan, &mut exec_final, ready).map_err(LaunchError::from),
+        Some(jail_plan) => jail::run_jailed(jail_plan, &mut exec_final, ready).map_err(LaunchError::from).map(|ended| {
+            jail_notes = ended.notes;
+            ended.code
+        }),
     };
     if let Some(s) = &scan {
         s.reap();
     }
     let code = code?;
     reset_terminal();
+    jail_notes.iter().for_each(|l| eprintln!("{l}"));
     watch.finish().iter().for_each(|l| eprintln!("{l}"));
     Ok(code)
 }

@@ -28,7 +28,7 @@ fn launch_or_print(config_path: Option<&Path>, req: Request, print: Option<bool>
     let eff = super::load_config(config_path, &env)?;
     let session = launch::decide(&req, &eff.config, &env)?;
     if let Some(json) = print {
-        print_plan(&session.final_plan(), req.agent, session.jail.is_some(), json)?;
+        print_plan(&session.final_plan(), req.agent, session.jail.as_ref(), json)?;
         return Ok(0);
     }
     let code = launch::start(&session)?;
@@ -48,7 +48,8 @@ fn shown_value(plan_agent: Agent, name: &str, value: &std::ffi::OsStr) -> String
     }
 }
 
-fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Result<()> {
+fn print_plan(plan: &Plan, agent: Agent, jail_plan: Option<&agent_sandbox::jail::JailPlan>, json: bool) -> anyhow::Result<()> {
+    let jail = jail_plan.is_some();
     let env: serde_json::Map<String, serde_json::Value> = plan
         .env
         .iter()
@@ -78,11 +79,19 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
             "workspace": plan.workspace,
             "chdir": plan.chdir,
             "egressJail": jail,
+            "jail": jail_plan.map(jail_json),
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     outln!("egress jail: {}", if jail { "on" } else { "off" });
+    if let Some(j) = jail_plan {
+        outln!("  the internet: {}", j.internet.describe());
+        outln!("  blocked besides the fixed ranges: {} of the container's destinations", j.container.len());
+        for d in &j.container {
+            outln!("    {} ({})", d.net, d.why);
+        }
+    }
     outln!("workspace:   {}", plan.workspace.display());
     outln!("command line:");
     out!("  {}", shell_quote(&plan.bwrap.to_string_lossy()));
@@ -111,6 +120,21 @@ fn print_plan(plan: &Plan, agent: Agent, jail: bool, json: bool) -> anyhow::Resu
         outln!("  {k}={}", v.as_str().unwrap_or(""));
     }
     Ok(())
+}
+
+/// What the jail treats as the internet and what it blocks of the
+/// container's own routing.
+fn jail_json(j: &agent_sandbox::jail::JailPlan) -> serde_json::Value {
+    let blocked: Vec<_> =
+        j.container.iter().map(|d| serde_json::json!({"net": d.net.to_string(), "source": format!("{:?}", d.source).to_lowercase(), "why": d.why})).collect();
+    serde_json::json!({
+        "internet": j.internet.describe(),
+        "internetRoute": j.internet.route.as_ref().map(|(rule, r)| serde_json::json!({"rule": rule, "table": r.table, "gateway": r.gateway, "dev": r.dev})),
+        "conditional": j.internet.conditional,
+        "containerBlocked": blocked,
+        "forwarder": j.forwarder,
+        "allowIp": j.allow_ip,
+    })
 }
 
 fn shell_quote(s: &str) -> String {

@@ -151,6 +151,8 @@ pub const CHECKS: &[Check] = &[
     jail(88, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
     c(89, "root-only-unreachable", RootLauncher, "for a root launcher: a 0600 file, a 0700 directory and a 0600 socket planted outside show nothing", fs::root_only_unreachable),
     Check { number: PROTECTED_SYMLINK, name: "protected-symlink-refused", kind: Kind::Check, defence: FileSystem, needs_jail: false, asserts: "a workspace whose .devcontainer is a link to the home refuses the launch, naming it", run: Run::Outside },
+    jail(91, "jail-blocks-container-routes", "a sample address of every container route that is not a default route (other gateways, other tables, the local table, policy rules' targets) is refused at once", net::container_routes),
+    jail(92, "jail-blocks-container-addresses", "every address of the container but the one the jail shares (on every interface) is refused at once", net::container_addrs),
 ];
 
 /// The check with `number`.

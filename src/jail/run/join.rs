@@ -12,6 +12,10 @@
 //! the routes, then install the packet filter derived from them; report
 //! `Locked` or `Failed`; exit.
 //!
+//! The follower (`spawn_follow`) is the same child later in the session:
+//! it joins, moves the locked jail to a plan with more blocked
+//! destinations (`lockdown::follow`), reports and exits.
+//!
 //! Joining needs the launcher's own rights only: the launcher's user owns
 //! the jail's user namespace (the holder made it), so a process of that
 //! user in the parent namespace holds every capability in it. The
@@ -52,13 +56,8 @@ pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -
         if die_with_parent(parent).is_err() {
             return 1;
         }
-        // The launcher is single-threaded, so its fork may join a user
-        // namespace; the network namespace's owner is that namespace.
-        for (fd, kind, what) in [(&ns.user, CloneFlags::CLONE_NEWUSER, "user"), (&ns.net, CloneFlags::CLONE_NEWNET, "network")] {
-            if let Err(e) = nix::sched::setns(fd, kind) {
-                let message = format!("joining the jail's {what} namespace: {}", errno(e));
-                return holder::fail(chan, Failure::Netlink { step: "joining the jail".into(), message });
-            }
+        if let Err(f) = join(ns) {
+            return holder::fail(chan, f);
         }
         if holder::report(chan, &Report::Ready).is_err() || !holder::await_step(chan, Step::Lock) {
             return 1;
@@ -69,6 +68,34 @@ pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -
         });
         match locked {
             Ok(report) => i32::from(holder::report(chan, &report).is_err()),
+            Err(f) => holder::fail(chan, f),
+        }
+    })
+}
+
+/// The launcher is single-threaded, so its fork may join a user
+/// namespace; the network namespace's owner is that namespace.
+fn join(ns: &Namespaces) -> Result<(), Failure> {
+    for (fd, kind, what) in [(&ns.user, CloneFlags::CLONE_NEWUSER, "user"), (&ns.net, CloneFlags::CLONE_NEWNET, "network")] {
+        if let Err(e) = nix::sched::setns(fd, kind) {
+            let message = format!("joining the jail's {what} namespace: {}", errno(e));
+            return Err(Failure::Netlink { step: "joining the jail".into(), message });
+        }
+    }
+    Ok(())
+}
+
+/// Forks the follower: joins the jail and moves it to the plan for
+/// `inputs`; reports `Locked` or `Failed`.
+pub(crate) fn spawn_follow(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -> Result<Helper, JailError> {
+    let parent = nix::unistd::getpid();
+    holder::spawn_reporting("forking the route follower", |chan| {
+        if die_with_parent(parent).is_err() {
+            return 1;
+        }
+        let followed = join(ns).and_then(|()| lockdown::follow(inputs, packet_filter));
+        match followed {
+            Ok(net) => i32::from(holder::report(chan, &Report::Locked { routes: net.main.len(), filter_rules: 0 }).is_err()),
             Err(f) => holder::fail(chan, f),
         }
     })
