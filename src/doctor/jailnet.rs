@@ -55,8 +55,11 @@ pub fn findings(container: &Result<ContainerNet, String>, uid: u32, jail_on: boo
             None,
         ),
     });
-    let named: Vec<String> = blocked.iter().take(NAMED).map(|d| format!("{} ({})", d.net, d.why)).collect();
-    let more = blocked.len().saturating_sub(NAMED);
+    // What the fixed ranges do not cover already is what this container adds.
+    let fixed: Vec<crate::jail::Ipv4Net> = crate::jail::blocked_ranges().into_iter().map(|(n, _)| n).collect();
+    let outside: Vec<&crate::jail::Destination> = blocked.iter().filter(|d| !fixed.iter().any(|f| f.covers(&d.net))).collect();
+    let named: Vec<String> = outside.iter().take(NAMED).map(|d| format!("{} ({})", d.net, d.why)).collect();
+    let more = outside.len().saturating_sub(NAMED);
     let list = if more > 0 { format!("{}; and {more} more", named.join("; ")) } else { named.join("; ") };
     out.push(if crate::jail::covers_everything(&blocked) {
         Finding::new(
@@ -66,8 +69,14 @@ pub fn findings(container: &Result<ContainerNet, String>, uid: u32, jail_on: boo
             format!("the container routes every address by routes more specific than its default route ({list}); the egress jail blocks them all, so sessions reach only allowIp addresses"),
             Some("route the container's internet through its default route (a VPN's redirect-gateway pair 0.0.0.0/1 + 128.0.0.0/1 counts as routes), or list what sessions need in allowIp"),
         )
-    } else if blocked.is_empty() {
-        Finding::new("jail-network", "jail-routes-ok", Severity::Ok, "the container routes nothing besides its default route; the jail blocks the fixed ranges".into(), None)
+    } else if outside.is_empty() {
+        Finding::new(
+            "jail-network",
+            "jail-routes-ok",
+            Severity::Ok,
+            "the container routes nothing outside the fixed ranges besides its default route; routes that appear during a session are blocked as they appear and named when it ends".into(),
+            None,
+        )
     } else {
         Finding::new(
             "jail-network",
@@ -76,7 +85,7 @@ pub fn findings(container: &Result<ContainerNet, String>, uid: u32, jail_on: boo
             format!(
                 "besides the fixed ranges the egress jail blocks {} destination(s) the container routes other than by its default route: {list}; routes that \
                  appear during a session are blocked as they appear and named when it ends",
-                blocked.len()
+                outside.len()
             ),
             None,
         )

@@ -134,7 +134,8 @@ pub enum Block {
     Unreachable,
 }
 
-/// The ranges every jail blocks (docs/jail.md, "The route plan"), besides the connected subnets.
+/// The ranges every jail blocks (docs/jail.md, "The route plan"), besides what the container
+/// routes other than by its default route (`plan/container.rs`).
 /// The one registry of these literals: the route plan, the docs and the
 /// tests all read it.
 pub const BLOCKED_RANGES: &[(Ipv4Addr, u8, Block, &str)] = &[
@@ -155,7 +156,8 @@ pub fn blocked_ranges() -> Vec<(Ipv4Net, Block)> {
 
 /// Addresses the jail's DNS forwarder may take, in order of preference
 /// (documentation ranges: never routed on the internet). The first one
-/// outside every connected subnet and allowed address is used.
+/// outside everything the container routes other than by its default route
+/// and every allowed address is used.
 pub const FORWARDER_CANDIDATES: &[Ipv4Addr] = &[Ipv4Addr::new(192, 0, 2, 53), Ipv4Addr::new(198, 51, 100, 53), Ipv4Addr::new(203, 0, 113, 53)];
 
 #[cfg(test)]

@@ -891,7 +891,7 @@ fn the_containers_own_routing_stays_outside_with_debian_13_pasta() {
 
 /// The blackholes that appear in the session's own table once the jail
 /// followed the changes `change_the_container` makes.
-const LATER_BLOCKS: &[&str] = &["blackhole 198.19.9.0/24", "blackhole 198.51.100.11", "blackhole 198.19.10.0/24"];
+const LATER_BLOCKS: &[&str] = &["blackhole 198.19.12.0/24", "blackhole 198.51.100.11", "blackhole 198.19.10.0/24"];
 const LATER_ADDR: &str = "198.51.100.11";
 
 /// The session waits (at most LATER_TRIES x 50 ms) until its route table
@@ -1302,21 +1302,26 @@ fn nft_lists_exactly_the_planned_filter() {
     let lines: Vec<&str> = listed.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let want = [
         "table ip agent_sandbox {",
+        "set blocked {",
+        "type ipv4_addr",
+        "flags interval",
+        "elements = { 10.0.0.0/8, 100.64.0.0/10,",
+        "168.63.129.16, 169.254.0.0/16,",
+        "172.16.0.0/12, 192.168.0.0/16,",
+        "198.18.0.0/24, 198.19.7.0-198.19.8.255,",
+        "198.51.100.7, 198.51.100.9,",
+        "203.0.113.0/24, 224.0.0.0/4,",
+        "255.255.255.255 }",
+        "}",
         "chain egress {",
         "type filter hook output priority filter; policy accept;",
         "oifname \"lo\" accept",
+        "ip daddr 192.0.2.53 udp dport 53 accept",
+        "ip daddr 192.0.2.53 tcp dport 53 accept",
         "ip daddr 10.99.0.7 accept",
-        "ip daddr 192.0.2.53 accept",
         "ip daddr 198.18.0.1 accept",
-        "ip daddr 10.0.0.0/8 drop",
-        "ip daddr 100.64.0.0/10 drop",
-        "ip daddr 168.63.129.16 drop",
-        "ip daddr 169.254.0.0/16 drop",
-        "ip daddr 172.16.0.0/12 drop",
-        "ip daddr 192.168.0.0/16 drop",
-        "ip daddr 198.18.0.0/24 drop",
-        "ip daddr 224.0.0.0/4 drop",
-        "ip daddr 255.255.255.255 drop",
+        "ip daddr 192.0.2.53 drop",
+        "ip daddr @blocked drop",
         "}",
         "}",
     ];

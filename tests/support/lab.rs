@@ -60,8 +60,8 @@ pub const CONTAINER_KIPVS: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 9);
 /// rule), and behind the route a test adds after the launch.
 pub const FAR: &[(&str, Ipv4Addr)] =
     &[("vpn_route", Ipv4Addr::new(203, 0, 113, 10)), ("table_to_rule", Ipv4Addr::new(198, 19, 7, 10)), ("table_ipproto_rule", Ipv4Addr::new(198, 19, 8, 10))];
-pub const LATER_NET: &str = "198.19.9.0/24";
-pub const LATER_FAR: Ipv4Addr = Ipv4Addr::new(198, 19, 9, 10);
+pub const LATER_NET: &str = "198.19.12.0/24";
+pub const LATER_FAR: Ipv4Addr = Ipv4Addr::new(198, 19, 12, 10);
 /// The UDP port the sinks listen on (discard), and the multicast groups
 /// (mDNS, SSDP) the router's sinks join.
 pub const SINK_PORT: u16 = 9;

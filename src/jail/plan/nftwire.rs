@@ -73,12 +73,15 @@ const NFTA_SET_KEY_LEN: u16 = 5;
 const NFTA_SET_ID: u16 = 10;
 /// Reported by the kernel, not planned, and harmless: the handle, the
 /// userspace's own notes, the backend hint, the size description, the
-/// garbage-collection interval.
+/// garbage-collection interval, the backend's type and the element count
+/// (newer kernels).
 const NFTA_SET_POLICY: u16 = 8;
 const NFTA_SET_DESC: u16 = 9;
 const NFTA_SET_GC_INTERVAL: u16 = 12;
 const NFTA_SET_USERDATA: u16 = 13;
 const NFTA_SET_HANDLE: u16 = 16;
+const NFTA_SET_TYPE: u16 = 19;
+const NFTA_SET_COUNT: u16 = 20;
 const NFTA_SET_ELEM_LIST_TABLE: u16 = 1;
 const NFTA_SET_ELEM_LIST_SET: u16 = 2;
 const NFTA_SET_ELEM_LIST_ELEMENTS: u16 = 3;
@@ -506,7 +509,7 @@ fn chain(family: u8, a: &[(u16, &[u8])]) -> Result<ChainState, String> {
 
 fn set(family: u8, a: &[(u16, &[u8])]) -> SetState {
     let known = [NFTA_SET_TABLE, NFTA_SET_NAME, NFTA_SET_FLAGS, NFTA_SET_KEY_TYPE, NFTA_SET_KEY_LEN, NFTA_SET_ID];
-    let harmless = [NFTA_SET_POLICY, NFTA_SET_DESC, NFTA_SET_GC_INTERVAL, NFTA_SET_USERDATA, NFTA_SET_HANDLE];
+    let harmless = [NFTA_SET_POLICY, NFTA_SET_DESC, NFTA_SET_GC_INTERVAL, NFTA_SET_USERDATA, NFTA_SET_HANDLE, NFTA_SET_TYPE, NFTA_SET_COUNT];
     SetState {
         family,
         table: text(find(a, NFTA_SET_TABLE)),

@@ -17,7 +17,7 @@
 #           metadata, DNS, a public-looking "internet" address).
 #   jvpTAG  "far side of the VPN": eth0 10.200.0.1/24, and on its loopback
 #           hosts in the ranges the container routes to it (FAR_ADDRS);
-#           198.19.9.0/24 is there too, for a route a test adds later.
+#           198.19.12.0/24 is there too, for a route a test adds later.
 # Only traffic between these namespaces; nothing leaves the machine.
 # usage: lab.sh up TAG ADDR...   |   lab.sh down TAG
 set -eu
@@ -27,7 +27,7 @@ shift 2
 dc=jdc$tag
 rt=jrt$tag
 vp=jvp$tag
-FAR_ADDRS="203.0.113.1 203.0.113.10 198.19.7.1 198.19.7.10 198.19.8.1 198.19.8.10 198.19.9.1 198.19.9.10"
+FAR_ADDRS="203.0.113.1 203.0.113.10 198.19.7.1 198.19.7.10 198.19.8.1 198.19.8.10 198.19.12.1 198.19.12.10"
 
 case $cmd in
 up)
