@@ -638,7 +638,9 @@ fn verify_proves_the_second_layer_in_the_lab() {
 /// namespace (so its traffic, weakened or not, reaches only the lab):
 /// `verify` as root and as an ordinary user passes with the packet filter
 /// and nothing arrives at the lab's sinks; without it the second layer's
-/// checks fail and the datagrams arrive.
+/// checks fail and the datagrams arrive; without the container's own
+/// routing blocked, its checks fail; and a route added while a session of
+/// the product runs is blocked as it appears and named afterwards.
 #[test]
 fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
     let _s = serial();
@@ -661,6 +663,7 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         "jail-multicast-blocked",
         "jail-broadcast-blocked",
     ];
+    let own = ["jail-blocks-container-routes", "jail-blocks-container-addresses"];
     for user in ["root", "dev"] {
         let verify = |extra: &str| -> (Option<i32>, serde_json::Value) {
             let out = c.exec_full(user, &[], &["sh", "-c", &format!("cd /work/{user} && /opt/ast/agent-sandbox verify --json {extra}")]);
@@ -674,7 +677,7 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         lab.clear_arrivals();
         let (code, v) = verify("");
         assert_eq!(code, Some(0), "{user}: verify must pass in full: {v:#}");
-        for name in layer2 {
+        for name in layer2.iter().chain(&own) {
             assert_eq!(status(&v, name), "pass", "{user}: {name}: {v:#}");
         }
         std::thread::sleep(Duration::from_millis(300));
@@ -685,6 +688,34 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         }
         std::thread::sleep(Duration::from_millis(300));
         assert!(lab.arrivals().iter().any(|a| a.contains("must not leave the jail")), "{user}: {:?}", lab.arrivals());
+        let (_, v) = verify("--weaken jail-container-routes");
+        for name in own {
+            assert_eq!(status(&v, name), "fail", "{user}: {name} must fail without the container's routes blocked: {v:#}");
+        }
+        // A route added while the product's session runs: blocked as it
+        // appears (the session sees its blackhole), named afterwards.
+        let far = lab::LATER_FAR;
+        let hex = format!("{:08X}", u32::from_ne_bytes(lab::LATER_FAR.octets()) & u32::from_ne_bytes([255, 255, 255, 0]));
+        let script = format!(
+            "touch ready\nfor i in $(seq 1 200); do awk '$2 == \"{hex}\" && $8 == \"00FFFFFF\" {{ f = 1 }} END {{ exit !f }}' /proc/net/route && break; sleep 0.05; done\n\
+             awk '$2 == \"{hex}\" {{ print \"LATER routed\" }}' /proc/net/route\n\
+             if (exec 3<>/dev/tcp/{far}/80) 2>/dev/null; then echo LATER open; else echo LATER blocked; fi"
+        );
+        c.sh(&format!("rm -f /work/{user}/ready && cat > /work/{user}/later.sh <<'EOF'\n{script}\nEOF"));
+        let session = std::thread::scope(|scope| {
+            let run = scope.spawn(|| c.exec_full(user, &[], &["sh", "-c", &format!("cd /work/{user} && /opt/ast/agent-sandbox run -- /bin/bash ./later.sh")]));
+            let deadline = std::time::Instant::now() + SESSION;
+            while !c.exec(&["test", "-e", &format!("/work/{user}/ready")]).status.success() {
+                assert!(std::time::Instant::now() < deadline, "{user}: the session did not start");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            lab.ip_in_container(&["route", "add", lab::LATER_NET, "via", "10.200.0.1", "dev", "vpn0"]);
+            run.join().unwrap()
+        });
+        lab.ip_in_container(&["route", "del", lab::LATER_NET]);
+        let (stdout, stderr) = (String::from_utf8_lossy(&session.stdout).into_owned(), String::from_utf8_lossy(&session.stderr).into_owned());
+        assert!(stdout.contains("LATER routed") && stdout.contains("LATER blocked"), "{user}: {stdout}\n{stderr}");
+        assert!(stderr.contains("blocked as it appeared: 198.19.12.0/24"), "{user}: the end-of-session report: {stderr}");
     }
 }
 

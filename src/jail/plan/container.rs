@@ -42,6 +42,10 @@ pub struct ContainerNet {
     pub rules: Vec<PolicyRule>,
     /// Every IPv4 address of every interface.
     pub addrs: Vec<IfAddr>,
+    /// The interfaces but loopback, in the kernel's order (first made
+    /// first).
+    #[serde(default)]
+    pub links: Vec<String>,
 }
 
 /// What a policy rule does with the traffic it selects.
@@ -289,6 +293,9 @@ pub struct Internet {
     /// tables that rules with narrower selectors (a protocol, a port, a
     /// source) lead to, or rules that refuse some of it.
     pub conditional: Vec<String>,
+    /// The container's first interface with an IPv4 address, when the
+    /// default route leaves by another (a VPN's, a second network's).
+    pub not_first: Option<String>,
 }
 
 impl Internet {
@@ -303,6 +310,9 @@ impl Internet {
             (None, Some(why)) => format!("nothing: {why}"),
             (None, None) => "nothing".into(),
         };
+        if let Some(first) = &self.not_first {
+            s += &format!(", not through the container's first interface {first}");
+        }
         for c in &self.conditional {
             s += &format!("; {c}");
         }
@@ -312,13 +322,27 @@ impl Internet {
     /// The default route is not the plain one: the main table's, chosen by
     /// the built-in rule, with no rule sending some traffic elsewhere.
     pub fn unusual(&self) -> bool {
-        !self.conditional.is_empty() || !matches!(&self.route, Some((32766, r)) if r.table == TABLE_MAIN)
+        !self.conditional.is_empty() || self.not_first.is_some() || !matches!(&self.route, Some((32766, r)) if r.table == TABLE_MAIN)
     }
 }
 
 /// Evaluates the rules in priority order for a destination no specific
 /// route covers, as pasta's sockets (owned by `uid`) would meet them.
 pub fn internet(net: &ContainerNet, uid: u32) -> Internet {
+    let mut i = internet_by_rules(net, uid);
+    // The first interface that carries an IPv4 address (not an unused
+    // device such as ifb0).
+    let first = net.links.iter().find(|l| net.addrs.iter().any(|a| &a.dev == *l));
+    let dev = i.route.as_ref().and_then(|(_, r)| r.dev.as_ref());
+    if let (Some(first), Some(dev)) = (first, dev) {
+        if first != dev {
+            i.not_first = Some(first.clone());
+        }
+    }
+    i
+}
+
+fn internet_by_rules(net: &ContainerNet, uid: u32) -> Internet {
     let mut rules: Vec<&PolicyRule> = net.rules.iter().collect();
     rules.sort_by_key(|r| r.priority);
     let mut conditional = Vec::new();
@@ -341,19 +365,19 @@ pub fn internet(net: &ContainerNet, uid: u32) -> Internet {
                 if !matches!(default.kind, RouteKind::Unicast) {
                     let what = format!("{rule} finds {default}, which leads nowhere");
                     if sel == Selects::All {
-                        return Internet { route: None, none: Some(what), conditional };
+                        return Internet { route: None, none: Some(what), conditional, not_first: None };
                     }
                     conditional.push(format!("for some traffic: {what}"));
                     continue;
                 }
                 if sel == Selects::All {
-                    return Internet { route: Some((rule.priority, default.clone())), none: None, conditional };
+                    return Internet { route: Some((rule.priority, default.clone())), none: None, conditional, not_first: None };
                 }
                 conditional.push(format!("some traffic ({rule}) goes by {default}"));
             }
             RuleAction::Refuse(how) => {
                 if sel == Selects::All {
-                    return Internet { route: None, none: Some(format!("{rule} refuses it ({how})")), conditional };
+                    return Internet { route: None, none: Some(format!("{rule} refuses it ({how})")), conditional, not_first: None };
                 }
                 conditional.push(format!("{rule} refuses some traffic"));
             }
@@ -361,7 +385,7 @@ pub fn internet(net: &ContainerNet, uid: u32) -> Internet {
             RuleAction::Nop => {}
         }
     }
-    Internet { route: None, none: Some("the container has no default route".into()), conditional }
+    Internet { route: None, none: Some("the container has no default route".into()), conditional, not_first: None }
 }
 
 /// The preferred default route of `table` (lowest metric).
