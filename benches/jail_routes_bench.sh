@@ -7,14 +7,15 @@
 # blackholes and 2N set elements), and the floor (benches/jail_floor.sh)
 # in each, with hyperfine. Root only; nothing leaves the machine.
 # usage: benches/jail_routes_bench.sh [N] [RUNS]     (default 1000, 60)
+#        JAIL_BENCH_EXE=PATH: another build's integration test binary.
 set -eu
 cd "$(dirname "$0")/.."
 n=${1:-1000}
 runs=${2:-60}
 export JAIL_BENCH_BWRAP_ARGS="--unshare-user --unshare-pid --unshare-ipc --unshare-uts --cap-drop ALL --die-with-parent --ro-bind / / --dev /dev --proc /proc -- /bin/true"
-exe=$(cargo test --release --test all --no-run --message-format=json 2>/dev/null |
+exe=${JAIL_BENCH_EXE:-$(cargo test --release --test all --no-run --message-format=json 2>/dev/null |
     grep '"kind":\["test"\]' | grep '"name":"all"' |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)}
 [ -x "$exe" ] || { echo "jail_routes_bench: could not build the integration test binary" >&2; exit 1; }
 jail="JAIL_TEST_HELPER=bench $exe suite::jail::helper_bench_true --exact -q --test-threads=1"
 

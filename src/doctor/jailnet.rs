@@ -99,7 +99,7 @@ mod tests {
     use crate::jail::{PolicyRule, Route};
 
     fn net(routes: Vec<Route>, rules: Vec<PolicyRule>) -> ContainerNet {
-        ContainerNet { routes, rules, addrs: vec![], links: vec!["eth0".into()] }
+        ContainerNet { routes, rules, addrs: vec![] }
     }
 
     fn builtin() -> Vec<PolicyRule> {

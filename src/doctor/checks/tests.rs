@@ -41,7 +41,6 @@ fn plain_container() -> crate::jail::ContainerNet {
         routes: vec![Route::via(crate::jail::Ipv4Net::default_route(), gw, "eth0"), Route::on_link("172.17.0.0/16".parse().unwrap(), "eth0")],
         rules: vec![rule(0, 255), rule(32766, 254), rule(32767, 253)],
         addrs: vec![],
-        links: vec!["eth0".into()],
     }
 }
 

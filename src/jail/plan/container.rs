@@ -42,10 +42,6 @@ pub struct ContainerNet {
     pub rules: Vec<PolicyRule>,
     /// Every IPv4 address of every interface.
     pub addrs: Vec<IfAddr>,
-    /// The interfaces but loopback, in the kernel's order (first made
-    /// first).
-    #[serde(default)]
-    pub links: Vec<String>,
 }
 
 /// What a policy rule does with the traffic it selects.
@@ -293,8 +289,9 @@ pub struct Internet {
     /// tables that rules with narrower selectors (a protocol, a port, a
     /// source) lead to, or rules that refuse some of it.
     pub conditional: Vec<String>,
-    /// The container's first interface with an IPv4 address, when the
-    /// default route leaves by another (a VPN's, a second network's).
+    /// The interface of the main table's default route — whose address
+    /// and gateway pasta gives the jail — when the internet leaves by
+    /// another (a rule sends the default traffic to a VPN's table).
     pub not_first: Option<String>,
 }
 
@@ -311,7 +308,7 @@ impl Internet {
             (None, None) => "nothing".into(),
         };
         if let Some(first) = &self.not_first {
-            s += &format!(", not through the container's first interface {first}");
+            s += &format!(", not through {first} (the main table's default route, whose address and gateway the jail mirrors)");
         }
         for c in &self.conditional {
             s += &format!("; {c}");
@@ -330,13 +327,12 @@ impl Internet {
 /// route covers, as pasta's sockets (owned by `uid`) would meet them.
 pub fn internet(net: &ContainerNet, uid: u32) -> Internet {
     let mut i = internet_by_rules(net, uid);
-    // The first interface that carries an IPv4 address (not an unused
-    // device such as ifb0).
-    let first = net.links.iter().find(|l| net.addrs.iter().any(|a| &a.dev == *l));
-    let dev = i.route.as_ref().and_then(|(_, r)| r.dev.as_ref());
-    if let (Some(first), Some(dev)) = (first, dev) {
-        if first != dev {
-            i.not_first = Some(first.clone());
+    // pasta takes its template from the main table's default route.
+    let template = default_route(net, TABLE_MAIN).and_then(|r| r.dev.clone());
+    let dev = i.route.as_ref().and_then(|(_, r)| r.dev.clone());
+    if let (Some(template), Some(dev)) = (template, dev) {
+        if template != dev {
+            i.not_first = Some(template);
         }
     }
     i

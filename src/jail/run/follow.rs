@@ -45,15 +45,15 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    /// Subscribes, then reads the container again: what changed since the
-    /// plan was decided joins at once. `None` when the plan does not
-    /// follow (weakened-plan tests only).
-    pub(crate) fn start(plan: &JailPlan) -> Result<Option<Watch>, JailError> {
+    /// Subscribes to the container's changes; `reread` then catches up
+    /// with what changed since the plan was decided. `None` when the plan
+    /// does not follow (weakened-plan tests only).
+    pub(crate) fn subscribe(plan: &JailPlan) -> Result<Option<Watch>, JailError> {
         if !plan.follow {
             return Ok(None);
         }
         let sock = Rtnl::subscribe(rtnl::IPV4_CHANGES).map_err(|e| JailError::ContainerNetwork { message: e.to_string() })?;
-        let mut w = Watch {
+        Ok(Some(Watch {
             sock,
             base: plan.route_inputs(),
             uid: plan.uid,
@@ -62,9 +62,7 @@ impl Watch {
             internet_at_launch: plan.internet.clone(),
             internet_now: plan.internet.clone(),
             failed: None,
-        };
-        w.reread()?;
-        Ok(Some(w))
+        }))
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
@@ -87,7 +85,8 @@ impl Watch {
         self.reread()
     }
 
-    fn reread(&mut self) -> Result<bool, JailError> {
+    /// Reads the container again; true when destinations joined.
+    pub(crate) fn reread(&mut self) -> Result<bool, JailError> {
         let net = crate::jail::host::container_net()?;
         let mut joined = false;
         for d in destinations(&net) {

@@ -28,7 +28,7 @@ use crate::jail::error::{errno, JailError};
 use crate::jail::plan::routes::PlanInputs;
 use nix::sched::CloneFlags;
 use nix::unistd::Pid;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The jail's namespaces, opened through the holder once it made them;
 /// the locker and the relays join them.
@@ -49,10 +49,16 @@ impl Namespaces {
 
 /// Forks the locker. It inherits the launcher's descriptors (pasta's
 /// readiness pipe among them). `packet_filter` is false only in
-/// weakened-plan tests.
-pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -> Result<Helper, JailError> {
+/// weakened-plan tests. The launcher writes the lock's inputs (JSON) to
+/// the returned pipe after `Step::Lock`, and closes it: they are known
+/// only then (the container is read again while pasta starts), and a pipe
+/// takes inputs of any size.
+pub(crate) fn spawn(ns: &Namespaces, packet_filter: bool) -> Result<(Helper, OwnedFd), JailError> {
     let parent = nix::unistd::getpid();
-    holder::spawn_reporting("forking the route locker", |chan| {
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", errno(e)))?;
+    let write_raw = write.as_raw_fd();
+    let helper = holder::spawn_reporting("forking the route locker", |chan| {
+        let _ = nix::unistd::close(write_raw);
         if die_with_parent(parent).is_err() {
             return 1;
         }
@@ -62,7 +68,11 @@ pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -
         if holder::report(chan, &Report::Ready).is_err() || !holder::await_step(chan, Step::Lock) {
             return 1;
         }
-        let locked = lockdown::lock(inputs).and_then(|net| {
+        let inputs = match read_inputs(read.as_raw_fd()) {
+            Ok(i) => i,
+            Err(message) => return holder::fail(chan, Failure::Netlink { step: "reading the lock's inputs".into(), message }),
+        };
+        let locked = lockdown::lock(&inputs).and_then(|net| {
             let filter_rules = if packet_filter { lockdown::lock_filter(&net)? } else { 0 };
             Ok(Report::Locked { routes: net.main.len(), filter_rules })
         });
@@ -70,7 +80,21 @@ pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -
             Ok(report) => i32::from(holder::report(chan, &report).is_err()),
             Err(f) => holder::fail(chan, f),
         }
-    })
+    })?;
+    drop(read);
+    Ok((helper, write))
+}
+
+/// The lock's inputs, as the launcher wrote them to the pipe.
+fn read_inputs(fd: std::os::fd::RawFd) -> Result<PlanInputs, String> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: the pipe's read end, owned by this (forked) process alone;
+    // the File takes it over and closes it.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
 }
 
 /// The launcher is single-threaded, so its fork may join a user

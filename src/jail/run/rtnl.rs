@@ -248,7 +248,6 @@ pub(crate) fn container_net() -> io::Result<ContainerNet> {
             net.addrs.extend(readback::address(&a, &names).ok());
         }
     }
-    net.links = names.values().filter(|n| n.as_str() != "lo").cloned().collect();
     net.routes.sort();
     net.rules.sort();
     net.addrs.sort();

@@ -192,17 +192,15 @@ fn run(
     let holder = holder::spawn(maps, GateEnd { read: &gate_read, target: GATE_FD }, signals, exec_inner)?;
     kids.holder = Some(holder.pid);
     drop(gate_read);
-    // While the holder sets up: watch the container's network, then read
-    // it again (what changed since the plan was decided joins now).
-    *watch = Watch::start(plan)?;
-    let inputs = watch.as_ref().map_or_else(|| plan.route_inputs(), Watch::inputs);
+    // Watch the container's network from now on (read again below).
+    *watch = Watch::subscribe(plan)?;
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
     let ns = Namespaces::of(holder.pid)?;
     step("namespaces ready");
     // 3. The locker joins them, keeping pasta's readiness pipe; then
     // pasta, while the sandbox sets itself up.
     let ready = ReadyPipe::new()?;
-    let locker = join::spawn(&ns, &inputs, plan.packet_filter)?;
+    let (locker, lock_inputs) = join::spawn(&ns, plan.packet_filter)?;
     kids.locker = Some(locker.pid);
     // The locker's copy of the write end, at the same number.
     let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
@@ -211,14 +209,22 @@ fn run(
     let p = pasta::spawn(&plan.pasta, holder.pid, pid_file)?;
     kids.pasta = Some(p.pid);
     kids.pasta_stderr = p.stderr;
+    // While pasta starts: what changed in the container since the plan was
+    // decided joins the lock's inputs.
+    if let Some(w) = watch.as_mut() {
+        w.reread()?;
+    }
+    let inputs = watch.as_ref().map_or_else(|| plan.route_inputs(), Watch::inputs);
     expect("the holder", &holder, signals, kids, deadline, Want::Closed, plan)?;
     kids.sandbox_started = true;
     step("sandbox started, waiting at the gate");
     await_pasta(&ready.read, signals, kids, deadline, plan)?;
     drop(ready.read);
     step("pasta attached");
-    // 4. The route lock.
+    // 4. The route lock. (A locker that died cannot read: its report, or
+    // its silence, says why below.)
     locker.send(Step::Lock)?;
+    let _ = std::io::Write::write_all(&mut std::fs::File::from(lock_inputs), &serde_json::to_vec(&inputs).unwrap_or_default());
     expect("the route locker", &locker, signals, kids, deadline, Want::Locked, plan)?;
     step("routes locked");
     // 5. Relays, then the gate.

@@ -9,7 +9,7 @@ fn container(connected: &[&str]) -> ContainerNet {
         |priority, table| PolicyRule { priority, table, action: RuleAction::Lookup, to: None, selectors: vec![], invert: false, suppress_prefixlen: None };
     let mut routes = vec![Route::via(Ipv4Net::default_route(), Ipv4Addr::new(172, 17, 0, 1), "eth0")];
     routes.extend(connected.iter().map(|c| Route::on_link(c.parse().unwrap(), "eth0")));
-    ContainerNet { routes, rules: vec![rule(0, 255), rule(32766, 254), rule(32767, 253)], addrs: vec![], links: vec!["eth0".into()] }
+    ContainerNet { routes, rules: vec![rule(0, 255), rule(32766, 254), rule(32767, 253)], addrs: vec![] }
 }
 
 fn facts(uid: u32, connected: &[&str]) -> HostFacts {
