@@ -494,15 +494,10 @@ pub fn expected(plan: &FilterPlan) -> Ruleset {
 pub fn compare(plan: &FilterPlan, actual: &Ruleset) -> Vec<String> {
     let want = expected(plan);
     let mut diffs = Vec::new();
-    let mut set = |want: Vec<String>, have: Vec<String>| {
-        let (w, h): (BTreeSet<String>, BTreeSet<String>) = (want.into_iter().collect(), have.into_iter().collect());
-        diffs.extend(w.difference(&h).map(|x| format!("missing {x}")));
-        diffs.extend(h.difference(&w).map(|x| format!("unexpected {x}")));
-    };
-    set(want.tables.iter().map(ToString::to_string).collect(), actual.tables.iter().map(ToString::to_string).collect());
-    set(want.chains.iter().map(ToString::to_string).collect(), actual.chains.iter().map(ToString::to_string).collect());
-    set(want.sets.iter().map(ToString::to_string).collect(), actual.sets.iter().map(ToString::to_string).collect());
-    set(want.elements.iter().map(ToString::to_string).collect(), actual.elements.iter().map(ToString::to_string).collect());
+    differ(&want.tables, &actual.tables, &mut diffs);
+    differ(&want.chains, &actual.chains, &mut diffs);
+    differ(&want.sets, &actual.sets, &mut diffs);
+    differ(&want.elements, &actual.elements, &mut diffs);
     // Rules: the exact list in order (an accept moved ahead of a drop
     // would open a range).
     if want.rules != actual.rules {
@@ -517,6 +512,15 @@ pub fn compare(plan: &FilterPlan, actual: &Ruleset) -> Vec<String> {
         ));
     }
     diffs
+}
+
+/// The objects of `want` missing from `have` and those of `have` not
+/// wanted, compared as values (a large set's thousands of elements are
+/// formatted only when they differ).
+fn differ<T: Ord + fmt::Display>(want: &[T], have: &[T], diffs: &mut Vec<String>) {
+    let (w, h): (BTreeSet<&T>, BTreeSet<&T>) = (want.iter().collect(), have.iter().collect());
+    diffs.extend(w.difference(&h).map(|x| format!("missing {x}")));
+    diffs.extend(h.difference(&w).map(|x| format!("unexpected {x}")));
 }
 
 /// One change of the blocked set that must be applied in one transaction:
