@@ -87,7 +87,7 @@ fn print_plan(plan: &Plan, agent: Agent, jail_plan: Option<&agent_sandbox::jail:
     outln!("egress jail: {}", if jail { "on" } else { "off" });
     if let Some(j) = jail_plan {
         outln!("  the internet: {}", j.internet.describe());
-        outln!("  blocked besides the fixed ranges: {} of the container's destinations", j.container.len());
+        outln!("  blocked, as the container routes them other than by its default route: {} destination(s)", j.container.len());
         for d in &j.container {
             outln!("    {} ({})", d.net, d.why);
         }
