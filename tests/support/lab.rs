@@ -249,7 +249,8 @@ pub fn debian13_pasta() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let cache = super::root().join("target/tmp/debian13-pasta");
-        let dir = PathBuf::from(format!("/run/agent-sandbox-jailtest-debian13-{}", std::process::id()));
+        // One fixed place (rewritten by each run), so no run leaves one behind.
+        let dir = PathBuf::from("/run/agent-sandbox-jailtest-debian13");
         let out = std::process::Command::new("sh").arg(script("debian13-pasta.sh")).arg(&cache).arg(&dir).output().expect("running lab/debian13-pasta.sh");
         assert!(
             out.status.success(),
