@@ -306,6 +306,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         (None, Some(scan)) => scan.findings().map(|f| Scanned::Now(f.into_iter().map(|(p, _)| p).collect())),
         _ => Ok(Scanned::None),
     };
+    let mut jail_notes = Vec::new();
     let code = match &session.jail {
         None => {
             let stage = if unprivileged { Stage::Root { jail: false } } else { Stage::User { in_userns: false } };
@@ -332,7 +333,10 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
                     Err(e) => e,
                 }
             };
-            jail::run_jailed(jail_plan, &mut before_ns, &mut exec_final, ready).map_err(LaunchError::from)
+            jail::run_jailed(jail_plan, &mut before_ns, &mut exec_final, ready).map_err(LaunchError::from).map(|ended| {
+                jail_notes = ended.notes;
+                ended.code
+            })
         }
     };
     t.mark("session");
@@ -343,6 +347,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     if !terminal.restore().is_some_and(|r| r.reset_written()) {
         reset_terminal();
     }
+    jail_notes.iter().for_each(|l| eprintln!("{l}"));
     t.mark("terminal restored");
     watch.finish().iter().for_each(|l| eprintln!("{l}"));
     t.mark("review");

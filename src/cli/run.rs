@@ -62,7 +62,8 @@ fn host_view_text(v: &HostView) -> String {
 
 fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Result<()> {
     let plan: &Plan = &session.plan;
-    let jail = session.jail.is_some();
+    let jail_plan = session.jail.as_ref();
+    let jail = jail_plan.is_some();
     let scanned = session.scan_now();
     let premounted: Vec<&std::path::Path> = plan.premounts().iter().filter_map(|p| plan.mounts.get(p.mount)).map(|m| m.dest().as_path()).collect();
     let env: serde_json::Map<String, serde_json::Value> = plan
@@ -97,11 +98,19 @@ fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Re
             "workspace": plan.workspace,
             "chdir": plan.chdir,
             "egressJail": jail,
+            "jail": jail_plan.map(jail_json),
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     outln!("egress jail: {}", if jail { "on" } else { "off" });
+    if let Some(j) = jail_plan {
+        outln!("  the internet: {}", j.internet.describe());
+        outln!("  blocked, as the container routes them other than by its default route: {} destination(s)", j.container.len());
+        for d in &j.container {
+            outln!("    {} ({})", d.net, d.why);
+        }
+    }
     outln!("workspace:   {}", plan.workspace.display());
     outln!("host view:   {}", host_view_text(&plan.host_view));
     outln!("command line:");
@@ -143,6 +152,21 @@ fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Re
         outln!("  {k}={}", v.as_str().unwrap_or(""));
     }
     Ok(())
+}
+
+/// What the jail treats as the internet and what it blocks of the
+/// container's own routing.
+fn jail_json(j: &agent_sandbox::jail::JailPlan) -> serde_json::Value {
+    let blocked: Vec<_> =
+        j.container.iter().map(|d| serde_json::json!({"net": d.net.to_string(), "source": format!("{:?}", d.source).to_lowercase(), "why": d.why})).collect();
+    serde_json::json!({
+        "internet": j.internet.describe(),
+        "internetRoute": j.internet.route.as_ref().map(|(rule, r)| serde_json::json!({"rule": rule, "table": r.table, "gateway": r.gateway, "dev": r.dev})),
+        "conditional": j.internet.conditional,
+        "containerBlocked": blocked,
+        "forwarder": j.forwarder,
+        "allowIp": j.allow_ip,
+    })
 }
 
 fn shell_quote(s: &str) -> String {

@@ -49,6 +49,8 @@ pub struct HostFacts {
     pub attach: Option<Attach>,
     /// None: not tried (no user namespaces).
     pub filter: Option<Filter>,
+    /// The container's routes, rules and addresses (`jail::container_net`).
+    pub container: Result<crate::jail::ContainerNet, String>,
     pub fresh_proc: bool,
     /// Landlock as the kernel offers it, and what sessions of this user
     /// would get from it (abstract-socket scoping).
@@ -123,6 +125,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
         pasta_version,
         attach,
         filter,
+        container: crate::jail::container_net().map_err(|e| e.to_string()),
         fresh_proc: crate::sandbox::context::fresh_proc_possible(),
         landlock,
         abstract_scoping,
@@ -305,6 +308,7 @@ pub fn abstract_scoping(h: &HostFacts) -> Finding {
 /// installation, PATH.
 pub fn assess(h: &HostFacts) -> Vec<Finding> {
     let mut out = prerequisites(h);
+    out.extend(super::jailnet::findings(&h.container, h.uid, h.jail_on));
     out.push(abstract_scoping(h));
     out.extend(super::boundary::finding(&h.boundary));
     out.push(match &h.installed {

@@ -12,6 +12,8 @@
 //! - `settings`: the configuration (jail off, environment overrides,
 //!   allowWrite); `installed`: the installation against its manifest;
 //!   `boundary`: the container's root and the host's kernel settings;
+//!   `jailnet`: what the egress jail treats as the internet and blocks of
+//!   the container's own routing;
 //!   `shell`: what the shells' start-up files put on PATH.
 //!
 //! `after_install` is the subset `sandbox-install` shows after installing;
@@ -22,6 +24,7 @@ pub mod checks;
 mod confined;
 pub mod devcontainer;
 pub mod installed;
+pub mod jailnet;
 pub mod path;
 pub mod probe;
 pub mod render;

@@ -52,6 +52,13 @@ pub enum JailError {
     )]
     PacketFilter { step: String, detail: String, fix: String },
 
+    #[error(
+        "egress jail: the container's routes, policy rules and addresses could not be read ({message}); the jail \
+         blocks what the container routes other than by its default route, so it cannot run without them. \
+         Fix: check that the container's processes may use rtnetlink (`ip route show table all` should work)"
+    )]
+    ContainerNetwork { message: String },
+
     #[error("egress jail: locking the routes failed ({step}: {message}). Fix: report it with the output of `ip route show table all`")]
     RouteLock { step: String, message: String },
 
@@ -141,6 +148,7 @@ mod tests {
             JailError::NoNetwork { why: "w".into() },
             JailError::UnexpectedNetwork { differences: vec!["a".into(), "b".into()] },
             JailError::RouteLock { step: "s".into(), message: "m".into() },
+            JailError::ContainerNetwork { message: "m".into() },
             JailError::PacketFilter { step: "s".into(), detail: "d".into(), fix: "f".into() },
             JailError::PortConflict { port: 1 },
             JailError::BadPort,

@@ -1,13 +1,14 @@
 //! The facts of the container the jail needs before launch: the TUN device,
-//! a trusted pasta, the host's resolv.conf, the container's connected
-//! subnets and whether user namespaces are available. Reading them is
-//! `host_facts`; judging them (parsers, diagnoses) is pure.
+//! a trusted pasta, the host's resolv.conf, the container's own network
+//! (every IPv4 route of every table, its policy rules and addresses, read
+//! over rtnetlink: `container_net`) and whether user namespaces are
+//! available. Reading them is `host_facts`; judging them (parsers,
+//! diagnoses, `plan/container.rs`) is pure.
 
 use super::error::JailError;
+use super::plan::container::ContainerNet;
 use crate::confinement::Confinement;
-use crate::jail::net::Ipv4Net;
 use std::io::ErrorKind;
-use std::net::Ipv4Addr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -25,7 +26,6 @@ pub struct HostProbe {
     pub tun: PathBuf,
     pub pasta_dirs: Vec<PathBuf>,
     pub resolv_conf: PathBuf,
-    pub proc_net_route: PathBuf,
     pub sysctl_root: PathBuf,
 }
 
@@ -35,7 +35,6 @@ impl Default for HostProbe {
             tun: TUN_PATH.into(),
             pasta_dirs: PASTA_DIRS.iter().map(PathBuf::from).collect(),
             resolv_conf: "/etc/resolv.conf".into(),
-            proc_net_route: "/proc/net/route".into(),
             sysctl_root: "/proc/sys".into(),
         }
     }
@@ -99,8 +98,8 @@ pub struct HostFacts {
     pub pasta: PathBuf,
     /// The container's /etc/resolv.conf ("" when absent).
     pub resolv_conf: String,
-    /// Subnets the container reaches without a gateway.
-    pub outer_connected: Vec<Ipv4Net>,
+    /// The container's routes, rules and addresses.
+    pub container: ContainerNet,
     pub uid: u32,
     pub gid: u32,
     pub userns: UsernsFacts,
@@ -123,8 +122,15 @@ pub fn host_facts_with(probe: &HostProbe) -> Result<HostFacts, JailError> {
         return Err(JailError::UserNamespaces { cause, fix });
     }
     let resolv_conf = read_optional(&probe.resolv_conf, "reading resolv.conf")?;
-    let routes = read_optional(&probe.proc_net_route, "reading /proc/net/route")?;
-    Ok(HostFacts { pasta, resolv_conf, outer_connected: connected_subnets(&routes), uid, gid, userns })
+    let container = container_net()?;
+    Ok(HostFacts { pasta, resolv_conf, container, uid, gid, userns })
+}
+
+/// The network of the namespace this process is in (the container's), as
+/// rtnetlink reports it; fails closed: a jail that cannot see what the
+/// container routes cannot block it.
+pub fn container_net() -> Result<ContainerNet, JailError> {
+    super::run::rtnl::container_net().map_err(|e| JailError::ContainerNetwork { message: e.to_string() })
 }
 
 /// The TUN device must be the real character device, usable by us.
@@ -284,49 +290,9 @@ pub fn diagnose_userns(f: &UsernsFacts, uid: u32, errno: i32) -> UsernsDiagnosis
     }
 }
 
-/// The connected subnets (routes without a gateway) of /proc/net/route.
-pub fn connected_subnets(proc_net_route: &str) -> Vec<Ipv4Net> {
-    const RTF_UP: u32 = 0x1;
-    const RTF_GATEWAY: u32 = 0x2;
-    let mut nets: Vec<Ipv4Net> = proc_net_route
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let (dst, flags, mask) = (hex_addr(f.get(1)?)?, u32::from_str_radix(f.get(3)?, 16).ok()?, hex_addr(f.get(7)?)?);
-            let prefix = u32::from(mask).count_ones() as u8;
-            let usable = flags & RTF_UP != 0 && flags & RTF_GATEWAY == 0 && prefix > 0;
-            usable.then(|| Ipv4Net::new(dst, prefix)).flatten()
-        })
-        .collect();
-    nets.sort();
-    nets.dedup();
-    nets
-}
-
-/// An address as /proc/net/route prints it: the in-memory (network order)
-/// bytes read as a native-endian hex number.
-fn hex_addr(s: &str) -> Option<Ipv4Addr> {
-    u32::from_str_radix(s, 16).ok().map(|v| Ipv4Addr::from(v.to_ne_bytes()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn connected_subnets_skip_gateways_and_default() {
-        // 192.0.2.0/24 connected, default via 192.0.2.1, 10.8.0.0/24 via
-        // gateway, 169.254.169.254/32 on-link (no gateway).
-        let table = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
-            eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
-            eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
-            eth0\t0000080A\t010200C0\t0003\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
-            eth0\tFEA9FEA9\t00000000\t0005\t0\t0\t0\tFFFFFFFF\t0\t0\t0\n\
-            eth1\t000011AC\t00000000\t0000\t0\t0\t0\t0000FFFF\t0\t0\t0\n";
-        let nets: Vec<String> = connected_subnets(table).iter().map(|n| n.to_string()).collect();
-        assert_eq!(nets, ["169.254.169.254/32", "192.0.2.0/24"]);
-    }
 
     #[test]
     fn an_emulator_is_named_before_any_other_cause() {

@@ -7,8 +7,10 @@
 //! - `net`: IPv4 prefixes and the blocked ranges, the vocabulary of both
 //!   halves and of the host facts;
 //! - `host` (`host_facts`) reads the container (TUN device, trusted pasta,
-//!   resolv.conf, connected subnets, user-namespace sysctls);
-//! - `plan/`: pure values only. `launch` turns config + facts into a
+//!   resolv.conf, its routes, rules and addresses, user-namespace sysctls);
+//! - `plan/`: pure values only. `container` derives what the container
+//!   reaches other than by its default route (blocked) and what the jail
+//!   treats as the internet; `launch` turns config + facts into a
 //!   `JailPlan`; `routes` plans the locked route table, `filter` the packet
 //!   filter below it; `readback` normalises
 //!   the kernel's dumps, `compare` checks them against the plan; `nftwire`
@@ -19,8 +21,9 @@
 //!   (`pasta`), the child that joins the jail's namespaces from outside
 //!   (`join`) and locks them there (`lockdown`: routes, then the packet
 //!   filter, sent by `nft`, each read back), the relays (`relay`,
-//!   `fdpass`), the gate (`gate`), then the sandbox; `sys` is the process
-//!   plumbing they share.
+//!   `fdpass`), the gate (`gate`), then the sandbox; during the session
+//!   the watch on the container's routes (`follow`); `rtnl` is the
+//!   blocking rtnetlink client, `sys` the process plumbing they share.
 //!
 //! Not here: the sandbox itself (bwrap argv, `sandbox`), the config
 //! parser (`config`), deciding whether the jail is on (the launcher).
@@ -33,16 +36,17 @@ pub mod run;
 
 pub use error::{packet_filter_fix, JailError};
 pub use host::{
-    connected_subnets, current_userns_facts, diagnose_userns, host_facts, host_facts_with, node_mode, tun_permission_fix, userns_diagnosis, userns_preflight,
+    container_net, current_userns_facts, diagnose_userns, host_facts, host_facts_with, node_mode, tun_permission_fix, userns_diagnosis, userns_preflight,
     HostFacts, HostProbe, UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
 pub use plan::compare::{compare, Difference};
+pub use plan::container::{connected_only, covers_everything, destinations, internet, ContainerNet, Destination, Internet, PolicyRule, Source};
 pub use plan::launch::{id_map, inner_id, pasta_args, pasta_argv, plan, plan_for, JailPlan, PastaPlan, JAIL_IFNAME};
 pub use plan::resolv::session_resolv_conf;
 pub use plan::routes::{net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope, Snapshot};
 pub use run::gate::{GATE_FD, GATE_PATH};
 pub use run::lockdown::probe_filter;
 pub use run::nft::{try_create_probe_table, PROBE_TABLE};
-pub use run::session::run_jailed;
+pub use run::session::{run_jailed, Ended};
 pub(crate) use run::sys::{close_fds_except, die_with_parent, fork_child, ignored as signal_ignored};

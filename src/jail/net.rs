@@ -46,6 +46,53 @@ impl Ipv4Net {
     pub fn contains(&self, ip: Ipv4Addr) -> bool {
         u32::from(ip) & mask(self.prefix) == u32::from(self.addr)
     }
+
+    /// Every address of `other` is in this prefix.
+    pub fn covers(&self, other: &Ipv4Net) -> bool {
+        self.prefix <= other.prefix && self.contains(other.addr)
+    }
+
+    /// The prefix one bit shorter that holds this one and its sibling;
+    /// never the default route (two /1 halves stay two: 0.0.0.0/0 is the
+    /// jail's own way out, never a block).
+    fn parent(&self) -> Option<Ipv4Net> {
+        self.prefix.checked_sub(1).filter(|p| *p > 0).and_then(|p| Ipv4Net::new(self.addr, p))
+    }
+}
+
+/// The fewest prefixes covering exactly the addresses of `nets` that
+/// `keep` does not already cover: prefixes inside another (or inside one
+/// of `keep`) go, two halves of a prefix become that prefix. Sorted.
+pub fn aggregate(nets: &[Ipv4Net], keep: &[Ipv4Net]) -> Vec<Ipv4Net> {
+    let mut v: Vec<Ipv4Net> = nets.iter().copied().filter(|n| !keep.iter().any(|k| k.covers(n))).collect();
+    loop {
+        v.sort();
+        v.dedup();
+        // Sorted by (address, prefix): a prefix comes before what it covers.
+        let mut kept: Vec<Ipv4Net> = Vec::with_capacity(v.len());
+        for n in v {
+            if !kept.last().is_some_and(|k| k.covers(&n)) {
+                kept.push(n);
+            }
+        }
+        let mut merged = false;
+        let mut out: Vec<Ipv4Net> = Vec::with_capacity(kept.len());
+        for n in kept {
+            match (out.last(), n.parent()) {
+                (Some(prev), Some(parent)) if prev.prefix == n.prefix && prev.parent() == Some(parent) && *prev != n => {
+                    out.pop();
+                    out.push(parent);
+                    merged = true;
+                }
+                _ => out.push(n),
+            }
+        }
+        v = out.into_iter().filter(|n| !keep.iter().any(|k| k.covers(n))).collect();
+        if !merged {
+            v.sort();
+            return v;
+        }
+    }
 }
 
 fn mask(prefix: u8) -> u32 {
@@ -87,7 +134,8 @@ pub enum Block {
     Unreachable,
 }
 
-/// The ranges every jail blocks (docs/jail.md, "The route plan"), besides the connected subnets.
+/// The ranges every jail blocks (docs/jail.md, "The route plan"), besides what the container
+/// routes other than by its default route (`plan/container.rs`).
 /// The one registry of these literals: the route plan, the docs and the
 /// tests all read it.
 pub const BLOCKED_RANGES: &[(Ipv4Addr, u8, Block, &str)] = &[
@@ -108,7 +156,8 @@ pub fn blocked_ranges() -> Vec<(Ipv4Net, Block)> {
 
 /// Addresses the jail's DNS forwarder may take, in order of preference
 /// (documentation ranges: never routed on the internet). The first one
-/// outside every connected subnet and allowed address is used.
+/// outside everything the container routes other than by its default route
+/// and every allowed address is used.
 pub const FORWARDER_CANDIDATES: &[Ipv4Addr] = &[Ipv4Addr::new(192, 0, 2, 53), Ipv4Addr::new(198, 51, 100, 53), Ipv4Addr::new(203, 0, 113, 53)];
 
 #[cfg(test)]
@@ -133,6 +182,23 @@ mod tests {
         assert_eq!("1.2.3.4".parse::<Ipv4Net>().unwrap().to_string(), "1.2.3.4/32");
         assert!("10.0.0.1/8".parse::<Ipv4Net>().is_err());
         assert!("10.0.0.0/40".parse::<Ipv4Net>().is_err());
+    }
+
+    #[test]
+    fn aggregate_drops_covered_prefixes_and_joins_halves() {
+        let n = |s: &str| s.parse::<Ipv4Net>().unwrap();
+        let got = aggregate(
+            &[n("10.8.0.0/24"), n("203.0.113.0/25"), n("203.0.113.128/25"), n("203.0.113.7/32"), n("198.51.100.7/32"), n("198.51.100.7/32")],
+            &[n("10.0.0.0/8")],
+        );
+        assert_eq!(got, [n("198.51.100.7/32"), n("203.0.113.0/24")]);
+        // Halves of halves, and a merge that lands on a kept prefix.
+        let quarters = ["192.0.2.0/26", "192.0.2.64/26", "192.0.2.128/26", "192.0.2.192/26"].map(n);
+        assert_eq!(aggregate(&quarters, &[]), [n("192.0.2.0/24")]);
+        assert_eq!(aggregate(&[n("10.0.0.0/9"), n("10.128.0.0/9")], &[n("10.0.0.0/8")]), []);
+        // A VPN's redirect-gateway halves stay halves: never a default route.
+        assert_eq!(aggregate(&[n("0.0.0.0/1"), n("128.0.0.0/1")], &[]), [n("0.0.0.0/1"), n("128.0.0.0/1")]);
+        assert!(n("0.0.0.0/0").covers(&n("1.2.3.4/32")) && !n("1.2.3.4/32").covers(&n("1.2.3.0/24")));
     }
 
     #[test]

@@ -162,8 +162,10 @@ pub fn scope_samples(plan: &Plan, spec: &Spec) -> Vec<ScopeSample> {
         .collect()
 }
 
-/// The jail's expected shape: the planned resolv.conf and the host facts.
-pub fn jail_spec(plan: &Plan, config: &Config) -> JailSpec {
+/// The jail's expected shape: the planned resolv.conf, the host facts and
+/// what the jail's plan found the container to route (decided before any
+/// weakening, so a weakened plan is checked against the real container).
+pub fn jail_spec(plan: &Plan, config: &Config, jail: &crate::jail::JailPlan) -> JailSpec {
     let planned = plan.data.iter().find(|d| d.purpose == "resolv.conf").map(|d| String::from_utf8_lossy(&d.bytes).into_owned()).unwrap_or_default();
     let host = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
     let field = |text: &str, key: &str| -> Vec<String> {
@@ -181,20 +183,36 @@ pub fn jail_spec(plan: &Plan, config: &Config) -> JailSpec {
                 .collect()
         })
         .unwrap_or_default();
+    let (connected, routes, addrs) = container_samples(&jail.container);
     JailSpec {
         nameservers: field(&planned, "nameserver").iter().filter_map(|a| a.parse().ok()).collect(),
         kept_lines,
-        outer_connected: connected_subnets(&std::fs::read_to_string("/proc/net/route").unwrap_or_default()),
+        outer_connected: connected,
+        container_total: (routes.len(), addrs.len()),
+        container_routes: routes.into_iter().take(super::spec::SAMPLED).collect(),
+        container_addrs: addrs.into_iter().take(super::spec::SAMPLED).collect(),
         outer_resolvers: field(&host, "nameserver").iter().filter_map(|a| a.parse::<IpAddr>().ok()).collect(),
         outer_v6: v6,
         allow_ip: config.allow_ip.clone(),
     }
 }
 
-/// Directly connected IPv4 subnets from /proc/net/route, read by the same
-/// parser the jail plans its blackholes from.
-pub fn connected_subnets(route: &str) -> Vec<(Ipv4Addr, u8)> {
-    crate::jail::connected_subnets(route).iter().map(|n| (n.network(), n.prefix())).collect()
+/// Prefixes as (network, length).
+type Prefixes = Vec<(Ipv4Addr, u8)>;
+
+/// The container's destinations the jail blocks, split for the checks:
+/// connected subnets (40), other routed prefixes (91), addresses (92).
+pub fn container_samples(all: &[crate::jail::Destination]) -> (Prefixes, Prefixes, Vec<Ipv4Addr>) {
+    use crate::jail::Source;
+    let (mut connected, mut routes, mut addrs) = (Vec::new(), Vec::new(), Vec::new());
+    for d in all {
+        match d.source {
+            Source::Connected => connected.push((d.net.network(), d.net.prefix())),
+            Source::Address if d.net.prefix() == 32 => addrs.push(d.net.network()),
+            _ => routes.push((d.net.network(), d.net.prefix())),
+        }
+    }
+    (connected, routes, addrs)
 }
 
 /// Top-level names of the outer /run, but those the plan binds something
@@ -215,11 +233,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn connected_subnets_come_from_the_route_table() {
-        let route = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
-                     eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
-                     eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
-        assert_eq!(connected_subnets(route), vec![(Ipv4Addr::new(192, 0, 2, 0), 24)]);
+    fn container_destinations_are_split_by_source() {
+        use crate::jail::{Destination, Source};
+        let d = |net: &str, source| Destination { net: net.parse().unwrap(), source, why: String::new() };
+        let all = [
+            d("192.0.2.0/24", Source::Connected),
+            d("203.0.113.0/24", Source::Route),
+            d("198.19.7.0/24", Source::Rule),
+            d("198.51.100.7/32", Source::Address),
+            d("10.9.0.0/16", Source::Address),
+        ];
+        let (c, r, a) = container_samples(&all);
+        assert_eq!(c, [(Ipv4Addr::new(192, 0, 2, 0), 24)]);
+        assert_eq!(r, [(Ipv4Addr::new(203, 0, 113, 0), 24), (Ipv4Addr::new(198, 19, 7, 0), 24), (Ipv4Addr::new(10, 9, 0, 0), 16)]);
+        assert_eq!(a, [Ipv4Addr::new(198, 51, 100, 7)]);
     }
 
     #[test]

@@ -78,6 +78,8 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     let mut spec = facts::spec(&layout, &session.plan, session.jail.is_some());
     report.session = spec.session_id.clone();
 
+    // The jail's facts as decided, before a weakening narrows the plan.
+    let jail_spec = session.jail.as_ref().map(|j| facts::jail_spec(&session.plan, config, j));
     // Step 2: the probe inside, then the weakenings (verify only).
     session.plan.mounts.push(Mount::RoBind { src: own_binary()?, dest: PROBE_PATH.into(), optional: false });
     for w in weakenings {
@@ -108,9 +110,7 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     }
     spec.outside_refuses = super::checks::needs::outside_refusals();
     spec.scope = facts::scope_samples(&session.plan, &spec);
-    if session.jail.is_some() {
-        spec.jail = Some(facts::jail_spec(&session.plan, config));
-    }
+    spec.jail = jail_spec;
     session.plan.command = vec![PROBE_PATH.into(), PROBE_VERB.into(), spec.to_arg().into()];
 
     // Steps 4-6.

@@ -151,7 +151,9 @@ pub const CHECKS: &[Check] = &[
     jail(88, "jail-filter-locked", "creating an nf_tables table fails with EPERM, also after unshare(CLONE_NEWUSER)", net::filter_locked),
     c(89, "root-only-unreachable", RootLauncher, "for a root launcher: a 0600 file, a 0700 directory, a 0600 socket, another user's file granted to root by an ACL only and a 0600 file in a fresh top-level directory show nothing; /proc/slabinfo, /proc/kpageflags, /proc/vmallocinfo and /sys/kernel/slab cannot be read", fs::root_only_unreachable),
     Check { number: PROTECTED_SYMLINK, name: "protected-symlink-refused", kind: Kind::Check, defence: FileSystem, needs_jail: false, asserts: "a workspace whose .devcontainer is a link to the home refuses the launch, naming it", run: Run::Outside },
-    probe(91, "setid-bits-refused", SetId, "set S_ISUID or S_ISGID with chmod, fchmod, fchmodat(2), open(at), creat, mkdir(at), mknod(at) on every ABI (openat2: ENOSYS); chmod u+s/g+s a copy of a program in the workspace", syscalls::setid_bits),
+    jail(91, "jail-blocks-container-routes", "a sample address of every container route that is not a default route (other gateways, other tables, the local table, policy rules' targets) is refused at once", net::container_routes),
+    jail(92, "jail-blocks-container-addresses", "every address of the container but the one the jail shares (on every interface) is refused at once", net::container_addrs),
+    probe(93, "setid-bits-refused", SetId, "set S_ISUID or S_ISGID with chmod, fchmod, fchmodat(2), open(at), creat, mkdir(at), mknod(at) on every ABI (openat2: ENOSYS); chmod u+s/g+s a copy of a program in the workspace", syscalls::setid_bits),
 ];
 
 /// The check with `number`.

@@ -111,6 +111,15 @@ pub struct JailSpec {
     pub kept_lines: Vec<String>,
     /// The container's connected IPv4 subnets (address, prefix).
     pub outer_connected: Vec<(Ipv4Addr, u8)>,
+    /// Every other destination the container routes other than by its
+    /// default route: routes through other gateways, of other tables, of
+    /// the local table, policy rules' targets (address, prefix). At most
+    /// `SAMPLED` (the spec is one command-line argument).
+    pub container_routes: Vec<(Ipv4Addr, u8)>,
+    /// The container's own addresses, on every interface (at most `SAMPLED`).
+    pub container_addrs: Vec<Ipv4Addr>,
+    /// How many of each there were in all (when more than were passed).
+    pub container_total: (usize, usize),
     /// The host's real resolvers.
     pub outer_resolvers: Vec<IpAddr>,
     /// The container's own global IPv6 addresses.
@@ -118,6 +127,9 @@ pub struct JailSpec {
     /// The configuration's allowIp addresses.
     pub allow_ip: Vec<Ipv4Addr>,
 }
+
+/// The most container routes (and addresses) passed to the probe.
+pub const SAMPLED: usize = 512;
 
 impl Spec {
     pub fn to_arg(&self) -> String {

@@ -1,5 +1,5 @@
 //! Test-only weakenings: each removes one defence from a decided plan (the
-//! sandbox's, or the jail's for `jail-filter`), so
+//! sandbox's, or the jail's for `jail-filter` and `jail-container-routes`), so
 //! the tests can show the matching checks fail. Only `verify` applies them
 //! (the command is then always the probe); `run` has no way to reach this.
 //! Pure edits of the plan value; `Plan::args()` re-renders the argv.
@@ -33,6 +33,10 @@ pub enum Weakening {
     Recursion,
     /// The egress jail's packet filter (its routes stay).
     JailFilter,
+    /// What the jail blocks of the container's own routing beyond its
+    /// connected subnets (other gateways, other tables, rules' targets,
+    /// its addresses), and the following of changes.
+    JailContainerRoutes,
     /// A root launcher's host view: its session is root on host files
     /// (not the unprivileged uid) and nothing only root may use is hidden.
     RootOnly,
@@ -64,6 +68,7 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("pid-namespace", Weakening::PidNamespace),
     ("recursion", Weakening::Recursion),
     ("jail-filter", Weakening::JailFilter),
+    ("jail-container-routes", Weakening::JailContainerRoutes),
     ("root-only", Weakening::RootOnly),
     ("tool-dirs", Weakening::ToolDirs),
     ("protections", Weakening::Protections),
@@ -212,7 +217,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
                 _ => false,
             })
         }
-        Weakening::JailFilter | Weakening::RootOnly => {}
+        Weakening::JailFilter | Weakening::JailContainerRoutes | Weakening::RootOnly => {}
     }
 }
 
@@ -223,6 +228,12 @@ pub fn apply_session(session: &mut Session, w: Weakening) {
         Weakening::JailFilter => {
             if let Some(jail) = session.jail.as_mut() {
                 jail.packet_filter = false;
+            }
+        }
+        Weakening::JailContainerRoutes => {
+            if let Some(jail) = session.jail.as_mut() {
+                jail.container = crate::jail::connected_only(&jail.container);
+                jail.follow = false;
             }
         }
         // The session root on host files and nothing hidden: no scan, no

@@ -120,6 +120,13 @@ fn reachability_matrix() {
     script += &format!("tcp subnet_host {} {}\n", lab::SUBNET_HOST, lab::BANNER_PORT);
     script += &format!("tcp container_loopback 127.0.0.1 {}\n", lab::LOOPBACK_ONLY_PORT);
     script += &format!("tcp container_address {} {}\n", lab::CONTAINER, lab::ALL_ADDRS_PORT);
+    // What the container routes other than by its default route, and its
+    // other addresses (outside every fixed range).
+    for (name, addr) in lab::FAR {
+        script += &format!("tcp {name} {addr} {}\n", lab::BANNER_PORT);
+    }
+    script += &format!("tcp container_extra {} {}\n", lab::CONTAINER_EXTRA, lab::ALL_ADDRS_PORT);
+    script += &format!("tcp container_kipvs {} {}\n", lab::CONTAINER_KIPVS, lab::ALL_ADDRS_PORT);
     script += &format!("tcp gateway_to_container_loopback {} {}\n", lab::GATEWAY, lab::LOOPBACK_ONLY_PORT);
     script += "dns internet_fqdn internet.lab\ndns internet_search internet\ndns unknown nothing.lab\nipv6\nroutes\n";
     let (code, out) = run_session(lab_opts(&lab, &script));
@@ -137,7 +144,8 @@ fn reachability_matrix() {
         .iter()
         .map(|(n, _)| *n)
         .filter(|n| !["internet", "allowed"].contains(n))
-        .chain(["subnet_host", "container_loopback", "container_address", "gateway_to_container_loopback"])
+        .chain(["subnet_host", "container_loopback", "container_address", "gateway_to_container_loopback", "container_extra", "container_kipvs"])
+        .chain(lab::FAR.iter().map(|(n, _)| *n))
         .collect();
     for name in blocked {
         let p = tcp.get(name).unwrap_or_else(|| panic!("no probe {name}:\n{ctx}"));
@@ -153,6 +161,9 @@ fn reachability_matrix() {
     assert!(tcp["rfc1918_10"].detail.contains("Invalid argument"), "{:?}", tcp["rfc1918_10"]);
     assert!(tcp["metadata"].detail.contains("No route to host"), "{:?}", tcp["metadata"]);
     assert!(tcp["subnet_host"].detail.contains("Invalid argument"), "{:?}", tcp["subnet_host"]);
+    for name in ["vpn_route", "table_to_rule", "table_ipproto_rule", "container_extra", "container_kipvs"] {
+        assert!(tcp[name].detail.contains("Invalid argument"), "{name} is blackholed: {:?}", tcp[name]);
+    }
 
     let dns = probes(&out, "DNS");
     assert_eq!(dns["internet_fqdn"].result, "resolved", "{ctx}");
@@ -174,6 +185,14 @@ fn reachability_matrix() {
         "10.99.0.7 via 198.18.0.1 dev eth0",
         "blackhole 198.18.0.0/24",
         "198.18.0.1 dev eth0 scope link",
+        // The container's own routing: table 100, table 101, its addresses
+        // on lo and kipvs0, the VPN's subnet (10.200.0.0/24, 10.8.0.0/24,
+        // 10.77.0.1 and 169.254.169.254 are inside fixed ranges).
+        "blackhole 198.19.7.0/24",
+        "blackhole 198.19.8.0/24",
+        "blackhole 198.51.100.7",
+        "blackhole 198.51.100.9",
+        "blackhole 203.0.113.0/24",
         "blackhole 224.0.0.0/4",
         "blackhole 255.255.255.255",
     ];
@@ -181,7 +200,7 @@ fn reachability_matrix() {
     want.sort();
     let mut got = routes.clone();
     got.sort();
-    assert_eq!(got, want, "the session's main table is exactly the plan (no 10.8.0.0/24, no 169.254.169.254 route)");
+    assert_eq!(got, want, "the session's main table is exactly the plan (no 10.8.0.0/24, no 169.254.169.254 route, the container's other routes blackholed)");
     assert_eq!(probes(&out, "ROUTE")["count"].detail, expected.len().to_string(), "no other table has routes: {ctx}");
 }
 
@@ -463,6 +482,9 @@ fn bypass_targets() -> String {
     let mut t: Vec<String> = lab::ROUTER_ADDRS.iter().filter(|(n, _)| *n != "allowed").map(|(n, a)| format!("{n}={a}")).collect();
     t.push(format!("subnet_host={}", lab::SUBNET_HOST));
     t.push(format!("container_other={}", lab::CONTAINER_OTHER));
+    t.push(format!("container_extra={}", lab::CONTAINER_EXTRA));
+    t.push(format!("container_kipvs={}", lab::CONTAINER_KIPVS));
+    t.extend(lab::FAR.iter().map(|(n, a)| format!("{n}={a}")));
     t.join(" ")
 }
 
@@ -551,6 +573,8 @@ fn routes_alone_let_interface_bound_sockets_out() {
         ("IP_UNICAST_IF", "subnet_host"),
         ("IP_PKTINFO", "cgnat"),
         ("SO_BINDTODEVICE", "container_other"),
+        ("SO_BINDTODEVICE", "vpn_route"),
+        ("IP_UNICAST_IF", "container_extra"),
     ] {
         let payload = format!("BYPASS {method} {name}");
         assert!(arrivals.iter().any(|a| a.ends_with(&payload)), "{payload} should arrive without the filter: {arrivals:?}\n{ctx}");
@@ -614,7 +638,9 @@ fn verify_proves_the_second_layer_in_the_lab() {
 /// namespace (so its traffic, weakened or not, reaches only the lab):
 /// `verify` as root and as an ordinary user passes with the packet filter
 /// and nothing arrives at the lab's sinks; without it the second layer's
-/// checks fail and the datagrams arrive.
+/// checks fail and the datagrams arrive; without the container's own
+/// routing blocked, its checks fail; and a route added while a session of
+/// the product runs is blocked as it appears and named afterwards.
 #[test]
 fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
     let _s = serial();
@@ -637,6 +663,7 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         "jail-multicast-blocked",
         "jail-broadcast-blocked",
     ];
+    let own = ["jail-blocks-container-routes", "jail-blocks-container-addresses"];
     for user in ["root", "dev"] {
         let verify = |extra: &str| -> (Option<i32>, serde_json::Value) {
             let out = c.exec_full(user, &[], &["sh", "-c", &format!("cd /work/{user} && /opt/ast/agent-sandbox verify --json {extra}")]);
@@ -650,7 +677,7 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         lab.clear_arrivals();
         let (code, v) = verify("");
         assert_eq!(code, Some(0), "{user}: verify must pass in full: {v:#}");
-        for name in layer2 {
+        for name in layer2.iter().chain(&own) {
             assert_eq!(status(&v, name), "pass", "{user}: {name}: {v:#}");
         }
         std::thread::sleep(Duration::from_millis(300));
@@ -661,6 +688,34 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         }
         std::thread::sleep(Duration::from_millis(300));
         assert!(lab.arrivals().iter().any(|a| a.contains("must not leave the jail")), "{user}: {:?}", lab.arrivals());
+        let (_, v) = verify("--weaken jail-container-routes");
+        for name in own {
+            assert_eq!(status(&v, name), "fail", "{user}: {name} must fail without the container's routes blocked: {v:#}");
+        }
+        // A route added while the product's session runs: blocked as it
+        // appears (the session sees its blackhole), named afterwards.
+        let far = lab::LATER_FAR;
+        let hex = format!("{:08X}", u32::from_ne_bytes(lab::LATER_FAR.octets()) & u32::from_ne_bytes([255, 255, 255, 0]));
+        let script = format!(
+            "touch ready\nfor i in $(seq 1 200); do awk '$2 == \"{hex}\" && $8 == \"00FFFFFF\" {{ f = 1 }} END {{ exit !f }}' /proc/net/route && break; sleep 0.05; done\n\
+             awk '$2 == \"{hex}\" {{ print \"LATER routed\" }}' /proc/net/route\n\
+             if (exec 3<>/dev/tcp/{far}/80) 2>/dev/null; then echo LATER open; else echo LATER blocked; fi"
+        );
+        c.sh(&format!("rm -f /work/{user}/ready && cat > /work/{user}/later.sh <<'EOF'\n{script}\nEOF"));
+        let session = std::thread::scope(|scope| {
+            let run = scope.spawn(|| c.exec_full(user, &[], &["sh", "-c", &format!("cd /work/{user} && /opt/ast/agent-sandbox run -- /bin/bash ./later.sh")]));
+            let deadline = std::time::Instant::now() + SESSION;
+            while !c.exec(&["test", "-e", &format!("/work/{user}/ready")]).status.success() {
+                assert!(std::time::Instant::now() < deadline, "{user}: the session did not start");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            lab.ip_in_container(&["route", "add", lab::LATER_NET, "via", "10.200.0.1", "dev", "vpn0"]);
+            run.join().unwrap()
+        });
+        lab.ip_in_container(&["route", "del", lab::LATER_NET]);
+        let (stdout, stderr) = (String::from_utf8_lossy(&session.stdout).into_owned(), String::from_utf8_lossy(&session.stderr).into_owned());
+        assert!(stdout.contains("LATER routed") && stdout.contains("LATER blocked"), "{user}: {stdout}\n{stderr}");
+        assert!(stderr.contains("blocked as it appeared: 198.19.12.0/24"), "{user}: the end-of-session report: {stderr}");
     }
 }
 
@@ -700,7 +755,7 @@ fn helper_bypass() {
     let mut threads = Vec::new();
     for m in methods.iter().copied().filter(|m| !matches!(m, Method::PktInfo | Method::MulticastIf)) {
         for (name, addr) in &targets {
-            let port = if name == "container_other" { lab::ALL_ADDRS_PORT } else { lab::BANNER_PORT };
+            let port = if name.starts_with("container_") { lab::ALL_ADDRS_PORT } else { lab::BANNER_PORT };
             let (name, dst) = (name.clone(), SocketAddrV4::new(*addr, port));
             threads.push(std::thread::spawn(move || format!("TCP {} {name} {:?}", m.name(), egress::tcp(m, ifname, dst, Duration::from_secs(2)))));
         }
@@ -941,6 +996,295 @@ fn sigint_during_setup_runs_nothing_and_leaves_nothing() {
     signal_during_setup(Signal::SIGINT);
 }
 
+// ---------------------------------------------------------------- the container's own routing
+
+/// The probes of what the container routes other than by its default
+/// route and of its other addresses, with the internet as the control.
+fn own_routing_script() -> String {
+    let mut script = format!("echo \"ID $(id -u)\"\ntcp internet {} {}\n", lab::INTERNET, lab::BANNER_PORT);
+    for (name, addr) in lab::FAR {
+        script += &format!("tcp {name} {addr} {}\n", lab::BANNER_PORT);
+    }
+    script += &format!("tcp container_extra {} {}\n", lab::CONTAINER_EXTRA, lab::ALL_ADDRS_PORT);
+    script += &format!("tcp container_kipvs {} {}\nroutes\n", lab::CONTAINER_KIPVS, lab::ALL_ADDRS_PORT);
+    script
+}
+
+fn assert_own_routing_blocked(out: &[String]) {
+    let ctx = out.join("\n");
+    let tcp = probes(out, "TCP");
+    assert_eq!(tcp.get("internet").map(|p| p.result.as_str()), Some("open"), "the control: {ctx}");
+    for name in lab::FAR.iter().map(|(n, _)| *n).chain(["container_extra", "container_kipvs"]) {
+        let p = tcp.get(name).unwrap_or_else(|| panic!("no probe {name}:\n{ctx}"));
+        assert_eq!(p.result, "blocked", "{name} must be unreachable: {p:?}\n{ctx}");
+        assert!(p.detail.contains("Invalid argument") && p.ms < 1500, "{name} is refused at once by a blackhole: {p:?}");
+    }
+    for route in ["blackhole 203.0.113.0/24", "blackhole 198.19.7.0/24", "blackhole 198.19.8.0/24", "blackhole 198.51.100.7", "blackhole 198.51.100.9"] {
+        assert!(out.iter().any(|l| l == &format!("ROUTE main ok 0 {route}")), "{route} in the session's table:\n{ctx}");
+    }
+}
+
+fn own_routing_session(pasta: Option<PathBuf>, before: fn() -> Result<(), String>) -> Vec<String> {
+    let lab = Lab::up();
+    let mut opts = lab_opts(&lab, &own_routing_script());
+    if let Some(dir) = pasta {
+        opts.probe = HostProbe { pasta_dirs: vec![dir], ..HostProbe::default() };
+    }
+    opts.before = before;
+    let (code, out) = run_session(opts);
+    assert_eq!(code, 0, "{}", out.join("\n"));
+    out
+}
+
+#[test]
+fn the_containers_own_routing_stays_outside_for_a_non_root_launcher() {
+    let _s = serial();
+    let out = own_routing_session(None, become_user);
+    assert!(out.iter().any(|l| l == "ID 1000"), "{out:?}");
+    assert_own_routing_blocked(&out);
+}
+
+#[test]
+fn the_containers_own_routing_stays_outside_with_debian_13_pasta() {
+    let _s = serial();
+    let pasta = lab::debian13_pasta();
+    assert_own_routing_blocked(&own_routing_session(Some(pasta.clone()), || Ok(())));
+    let out = own_routing_session(Some(pasta), become_user);
+    assert!(out.iter().any(|l| l == "ID 1000"), "{out:?}");
+    assert_own_routing_blocked(&out);
+}
+
+/// The blackholes that appear in the session's own table once the jail
+/// followed the changes `change_the_container` makes.
+const LATER_BLOCKS: &[&str] = &["blackhole 198.19.12.0/24", "blackhole 198.51.100.11", "blackhole 198.19.10.0/24"];
+const LATER_ADDR: &str = "198.51.100.11";
+
+/// The session waits (at most LATER_TRIES x 50 ms) until its route table
+/// shows every change followed, then tries the hosts behind them, also
+/// with every way of naming the interface.
+fn later_script() -> String {
+    let mut s = String::from(
+        "echo SESSION READY\nfor i in $(seq 1 \"${LATER_TRIES:-200}\"); do\n  t=$(ip -4 route show table main | sed 's/ proto static//; s/ *$//')\n  ok=1\n",
+    );
+    for b in LATER_BLOCKS {
+        s += &format!("  printf '%s\\n' \"$t\" | grep -qx '{b}' || ok=0\n");
+    }
+    s += "  [ $ok = 1 ] && break\n  sleep 0.05\ndone\nroutes\n";
+    s += &format!("tcp later_route {} {}\ntcp later_addr {LATER_ADDR} {}\n", lab::LATER_FAR, lab::BANNER_PORT, lab::ALL_ADDRS_PORT);
+    s += "JAIL_TEST_HELPER=bypass \"$JAIL_TEST_EXE\" suite::jail::helper_bypass --exact --nocapture --test-threads=1 -q\n";
+    s
+}
+
+/// What comes up in the container after the launch: a route through the
+/// VPN, another address of its own, a policy rule to a second table.
+fn change_the_container(lab: &Lab) {
+    lab.ip_in_container(&["route", "add", lab::LATER_NET, "via", "10.200.0.1", "dev", "vpn0"]);
+    lab.ip_in_container(&["addr", "add", &format!("{LATER_ADDR}/32"), "dev", "lo"]);
+    lab.ip_in_container(&["rule", "add", "pref", "90", "to", "198.19.10.0/24", "lookup", "100"]);
+}
+
+/// Launches `later_script`, changes the container once the session runs,
+/// and returns the session's output (the launcher's end-of-session report
+/// included) and the lab.
+fn route_added_after_launch(pasta: Option<PathBuf>, before: fn() -> Result<(), String>, follow: bool) -> (Vec<String>, Lab) {
+    let lab = Lab::up();
+    let mut opts = lab_opts(&lab, &later_script());
+    if let Some(dir) = pasta {
+        opts.probe = HostProbe { pasta_dirs: vec![dir], ..HostProbe::default() };
+    }
+    opts.before = before;
+    opts.env.push(("JAIL_TEST_TARGETS".into(), format!("later_route={} later_addr={LATER_ADDR} internet={}", lab::LATER_FAR, lab::INTERNET)));
+    if !follow {
+        opts.edit = |p| p.follow = false;
+        opts.env.push(("LATER_TRIES".into(), "10".into()));
+    }
+    let mut l = launch(opts);
+    assert!(l.wait_line("SESSION READY", SESSION).is_some(), "{}", l.output().join("\n"));
+    lab.clear_arrivals();
+    change_the_container(&lab);
+    let code = l.code(SESSION);
+    let out = l.output();
+    assert_eq!(code, 0, "{}", out.join("\n"));
+    std::thread::sleep(Duration::from_millis(300));
+    (out, lab)
+}
+
+fn assert_followed(out: &[String], lab: &Lab) {
+    let ctx = out.join("\n");
+    for b in LATER_BLOCKS {
+        assert!(out.iter().any(|l| l == &format!("ROUTE main ok 0 {b}")), "{b} appeared in the session's table:\n{ctx}");
+    }
+    let tcp = probes(out, "TCP");
+    for name in ["later_route", "later_addr"] {
+        assert!(tcp[name].result == "blocked" && tcp[name].detail.contains("Invalid argument"), "{name}: {:?}\n{ctx}", tcp[name]);
+    }
+    for (proto, method, name, result) in bypass_results(out).iter().filter(|r| r.2.starts_with("later")) {
+        assert!(result != "Sent" && result != "Connected", "{proto} to {name} via {method}: {result}\n{ctx}");
+    }
+    let leaked: Vec<String> = lab.arrivals().into_iter().filter(|a| a.contains("BYPASS") && a.contains(" later")).collect();
+    assert!(leaked.is_empty(), "datagrams reached the new destinations: {leaked:?}");
+    assert!(lab.arrivals().iter().any(|a| a.ends_with("BYPASS routed internet")), "the control: {:?}", lab.arrivals());
+    let report =
+        out.iter().find(|l| l.contains("the container's network changed during the session")).unwrap_or_else(|| panic!("no end-of-session report:\n{ctx}"));
+    for net in [lab::LATER_NET, "198.51.100.11/32", "198.19.10.0/24"] {
+        assert!(report.contains(net), "the report names {net}: {report}");
+    }
+}
+
+#[test]
+fn changes_of_the_containers_routes_after_the_launch_are_followed() {
+    let _s = serial();
+    let (out, lab) = route_added_after_launch(None, || Ok(()), true);
+    assert_followed(&out, &lab);
+}
+
+#[test]
+fn changes_after_the_launch_are_followed_for_a_non_root_launcher() {
+    let _s = serial();
+    let (out, lab) = route_added_after_launch(None, become_user, true);
+    assert!(out.iter().any(|l| l == "BYPASS uid 1000"), "{out:?}");
+    assert_followed(&out, &lab);
+}
+
+#[test]
+fn changes_after_the_launch_are_followed_with_debian_13_pasta() {
+    let _s = serial();
+    let pasta = lab::debian13_pasta();
+    let (out, lab) = route_added_after_launch(Some(pasta.clone()), || Ok(()), true);
+    assert_followed(&out, &lab);
+    let (out, lab) = route_added_after_launch(Some(pasta), become_user, true);
+    assert!(out.iter().any(|l| l == "BYPASS uid 1000"), "{out:?}");
+    assert_followed(&out, &lab);
+}
+
+/// The same session with following switched off: the new route and the
+/// new address are reachable, so the tests above can fail.
+#[test]
+fn without_following_a_route_added_later_is_reachable() {
+    let _s = serial();
+    let (out, lab) = route_added_after_launch(None, || Ok(()), false);
+    let ctx = out.join("\n");
+    let tcp = probes(&out, "TCP");
+    assert_eq!(tcp["later_route"].result, "open", "{ctx}");
+    assert_eq!(tcp["later_route"].detail, format!("lab {}", lab::LATER_FAR), "{ctx}");
+    assert_eq!(tcp["later_addr"].detail, "container-service-secret", "{ctx}");
+    assert!(lab.arrivals().iter().any(|a| a.ends_with("BYPASS routed later_route")), "{:?}", lab.arrivals());
+    assert!(!out.iter().any(|l| l.contains("the container's network changed during the session")), "{ctx}");
+}
+
+/// `--print-plan` and doctor say what the jail treats as the internet and
+/// what of the container's own routing it blocks: a plain container, one
+/// whose default traffic a rule sends through the VPN, one without a
+/// default route.
+#[test]
+fn print_plan_and_doctor_name_the_internet_and_the_containers_routes() {
+    let _s = serial();
+    let lab = Lab::up();
+    let td = launcher::TestDir::new("jail-print-plan");
+    let ws = td.root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let in_lab = |args: &[&str]| -> String {
+        use std::os::unix::process::CommandExt;
+        let ns = std::fs::File::open(format!("/run/netns/{}", lab.container())).unwrap();
+        let mut cmd = std::process::Command::new(launcher::bin());
+        cmd.args(args).current_dir(&ws).env_clear();
+        cmd.envs([("PATH", launcher::SYSTEM_PATH), ("HOME", "/root"), ("USER", "root"), ("LOGNAME", "root"), ("LANG", "C.UTF-8")]);
+        // SAFETY: the pre-exec hook only joins the lab's network namespace.
+        unsafe {
+            cmd.pre_exec(move || nix::sched::setns(&ns, nix::sched::CloneFlags::CLONE_NEWNET).map_err(std::io::Error::from));
+        }
+        let out = cmd.output().expect("agent-sandbox");
+        // JSON goes to stdout; a refusal would be on stderr.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() || args.contains(&"doctor"), "agent-sandbox {args:?}: {err}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let plan = in_lab(&["run", "--print-plan", "--", "/bin/true"]);
+    assert!(plan.contains("the internet: default via 198.18.0.1 dev eth0 (table main, rule 32766)"), "{plan}");
+    for net in [
+        "203.0.113.0/24 (route table main Unicast 203.0.113.0/24 via 10.200.0.1 dev vpn0",
+        "198.19.7.0/24",
+        "198.19.8.0/24 (route table 101",
+        "198.51.100.9/32 (address 198.51.100.9/32 dev kipvs0)",
+    ] {
+        assert!(plan.contains(net), "{net} in:\n{plan}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&in_lab(&["run", "--print-plan", "--json", "--", "/bin/true"])).unwrap();
+    assert_eq!(json["jail"]["internetRoute"]["dev"], "eth0", "{json:#}");
+    assert!(json["jail"]["containerBlocked"].as_array().unwrap().iter().any(|d| d["net"] == "203.0.113.0/24" && d["source"] == "route"), "{json:#}");
+    let doctor: serde_json::Value = serde_json::from_str(&in_lab(&["doctor", "--json"])).unwrap();
+    let finding = |d: &serde_json::Value, id: &str| d["findings"].as_array().unwrap().iter().find(|f| f["id"] == id).cloned();
+    let ok = finding(&doctor, "jail-internet-ok").unwrap_or_else(|| panic!("{doctor:#}"));
+    assert!(ok["message"].as_str().unwrap().contains("default via 198.18.0.1 dev eth0"), "{ok}");
+    let routes = finding(&doctor, "jail-routes-ok").unwrap_or_else(|| panic!("{doctor:#}"));
+    assert!(routes["message"].as_str().unwrap().contains("203.0.113.0/24"), "{routes}");
+
+    // A full tunnel: a rule ahead of main sends all traffic to a table
+    // whose default route goes through the VPN.
+    lab.ip_in_container(&["route", "add", "default", "via", "10.200.0.1", "dev", "vpn0", "table", "102"]);
+    lab.ip_in_container(&["rule", "add", "pref", "50", "lookup", "102"]);
+    let plan = in_lab(&["run", "--print-plan", "--", "/bin/true"]);
+    assert!(plan.contains("the internet: default via 10.200.0.1 dev vpn0 (table 102, rule 50)"), "{plan}");
+    let doctor: serde_json::Value = serde_json::from_str(&in_lab(&["doctor", "--json"])).unwrap();
+    let unusual = finding(&doctor, "jail-internet-unusual").unwrap_or_else(|| panic!("{doctor:#}"));
+    assert_eq!(unusual["severity"], "warning", "{unusual}");
+    assert!(unusual["message"].as_str().unwrap().contains("vpn0 (table 102, rule 50)"), "{unusual}");
+
+    // No default route anywhere.
+    lab.ip_in_container(&["rule", "del", "pref", "50"]);
+    lab.ip_in_container(&["route", "del", "default", "table", "102"]);
+    lab.ip_in_container(&["route", "del", "default"]);
+    let plan = in_lab(&["run", "--print-plan", "--", "/bin/true"]);
+    assert!(plan.contains("the internet: nothing: the container has no default route"), "{plan}");
+    let doctor: serde_json::Value = serde_json::from_str(&in_lab(&["doctor", "--json"])).unwrap();
+    let none = finding(&doctor, "jail-no-internet").unwrap_or_else(|| panic!("{doctor:#}"));
+    assert_eq!(none["severity"], "error", "{none}");
+}
+
+/// `agent-sandbox verify` in the lab: its checks of the container's own
+/// routing pass; with `--weaken jail-container-routes` (only the connected
+/// subnets blocked, as before) they fail, and so do the interface-bound
+/// checks, whose datagrams then reach the VPN's far side.
+#[test]
+fn verify_checks_the_containers_own_routing_in_the_lab() {
+    let _s = serial();
+    let lab = Lab::up();
+    let td = launcher::TestDir::new("jail-verify-routes");
+    let ws = td.root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let run_verify = |extra: &[&str]| -> serde_json::Value {
+        let mut opts = lab_opts(&lab, "");
+        opts.product_in = Some(ws.clone());
+        let mut args: Vec<String> = ["verify", "--json"].iter().map(|s| s.to_string()).collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        opts.product_args = Some(args);
+        let (_, out) = run_session(opts);
+        let json = out.iter().skip_while(|l| !l.starts_with('{')).cloned().collect::<Vec<_>>().join("\n");
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("verify --json: {e}\n{}", out.join("\n")))
+    };
+    let status = |v: &serde_json::Value, name: &str| -> String {
+        v["checks"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .map(|c| c["status"].as_str().unwrap_or("?").to_string())
+            .unwrap_or_else(|| format!("no check {name}: {v}"))
+    };
+    let own = ["jail-blocks-container-routes", "jail-blocks-container-addresses"];
+    let named = ["jail-so-bindtodevice-blocked", "jail-so-bindtoifindex-blocked", "jail-ip-unicast-if-blocked", "jail-ip-pktinfo-blocked"];
+    let v = run_verify(&[]);
+    for name in own.iter().chain(&named).chain(&["jail-blocks-connected-subnets"]) {
+        assert_eq!(status(&v, name), "pass", "{name}: {v:#}");
+    }
+    assert!(lab.arrivals().is_empty(), "verify's datagrams arrived: {:?}", lab.arrivals());
+    let v = run_verify(&["--weaken", "jail-container-routes"]);
+    for name in own.iter().chain(&named) {
+        assert_eq!(status(&v, name), "fail", "{name} must fail without the container's routes blocked: {v:#}");
+    }
+    assert_eq!(status(&v, "jail-blocks-connected-subnets"), "pass", "{v:#}");
+    let far = lab.far();
+    assert!(lab.arrivals().iter().any(|a| a.starts_with(&far) && a.contains("must not leave the jail")), "{:?}", lab.arrivals());
+}
+
 // ---------------------------------------------------------------- refusals
 
 fn assert_no_switch(msg: &str) {
@@ -1124,21 +1468,26 @@ fn nft_lists_exactly_the_planned_filter() {
     let lines: Vec<&str> = listed.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let want = [
         "table ip agent_sandbox {",
+        "set blocked {",
+        "type ipv4_addr",
+        "flags interval",
+        "elements = { 10.0.0.0/8, 100.64.0.0/10,",
+        "168.63.129.16, 169.254.0.0/16,",
+        "172.16.0.0/12, 192.168.0.0/16,",
+        "198.18.0.0/24, 198.19.7.0-198.19.8.255,",
+        "198.51.100.7, 198.51.100.9,",
+        "203.0.113.0/24, 224.0.0.0/4,",
+        "255.255.255.255 }",
+        "}",
         "chain egress {",
         "type filter hook output priority filter; policy accept;",
         "oifname \"lo\" accept",
+        "ip daddr 192.0.2.53 udp dport 53 accept",
+        "ip daddr 192.0.2.53 tcp dport 53 accept",
         "ip daddr 10.99.0.7 accept",
-        "ip daddr 192.0.2.53 accept",
         "ip daddr 198.18.0.1 accept",
-        "ip daddr 10.0.0.0/8 drop",
-        "ip daddr 100.64.0.0/10 drop",
-        "ip daddr 168.63.129.16 drop",
-        "ip daddr 169.254.0.0/16 drop",
-        "ip daddr 172.16.0.0/12 drop",
-        "ip daddr 192.168.0.0/16 drop",
-        "ip daddr 198.18.0.0/24 drop",
-        "ip daddr 224.0.0.0/4 drop",
-        "ip daddr 255.255.255.255 drop",
+        "ip daddr 192.0.2.53 drop",
+        "ip daddr @blocked drop",
         "}",
         "}",
     ];
@@ -1327,7 +1676,7 @@ fn bench_child() -> i32 {
                 args.push(a.into());
             }
         }
-        jail::run_jailed(&plan, &mut || Ok(()), &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec(), None)
+        jail::run_jailed(&plan, &mut || Ok(()), &mut || std::process::Command::new("/usr/bin/bwrap").args(&args).exec(), None).map(|ended| ended.code)
     };
     match run() {
         Ok(code) => code,

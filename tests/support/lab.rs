@@ -49,6 +49,19 @@ pub const ROUTER_ADDRS: &[(&str, Ipv4Addr)] = &[
 /// Another address of the "devcontainer" itself (on its loopback), where
 /// its all-addresses service also answers.
 pub const CONTAINER_OTHER: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
+/// Addresses of the container outside every fixed range: on its loopback
+/// and on another interface (kipvs0); its all-addresses service answers
+/// on both.
+pub const CONTAINER_EXTRA: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 7);
+pub const CONTAINER_KIPVS: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 9);
+/// Hosts on the far side of the container's VPN-like link (vpn0), in
+/// public-looking ranges: behind a main-table route through the VPN's
+/// gateway, behind table 100 (`to` rule), behind table 101 (`ipproto tcp`
+/// rule), and behind the route a test adds after the launch.
+pub const FAR: &[(&str, Ipv4Addr)] =
+    &[("vpn_route", Ipv4Addr::new(203, 0, 113, 10)), ("table_to_rule", Ipv4Addr::new(198, 19, 7, 10)), ("table_ipproto_rule", Ipv4Addr::new(198, 19, 8, 10))];
+pub const LATER_NET: &str = "198.19.12.0/24";
+pub const LATER_FAR: Ipv4Addr = Ipv4Addr::new(198, 19, 12, 10);
 /// The UDP port the sinks listen on (discard), and the multicast groups
 /// (mDNS, SSDP) the router's sinks join.
 pub const SINK_PORT: u16 = 9;
@@ -100,7 +113,16 @@ impl Lab {
             lab.sink(&rt, *port, Some(*group));
         }
         lab.sink(&dc, SINK_PORT, None);
+        let vp = lab.far();
+        lab.serve(&vp, ([0, 0, 0, 0], BANNER_PORT).into(), Server::Banner);
+        lab.sink(&vp, SINK_PORT, None);
         lab
+    }
+
+    /// Runs `ip -n CONTAINER ARGS...` (a change of the container's network).
+    pub fn ip_in_container(&self, args: &[&str]) {
+        let out = std::process::Command::new("ip").arg("-n").arg(self.container()).args(args).output().expect("running ip");
+        assert!(out.status.success(), "ip {args:?} in the lab's container: {}", String::from_utf8_lossy(&out.stderr));
     }
 
     /// A UDP sink on 0.0.0.0:`port` in `ns` (joined to `group` on the
@@ -142,6 +164,11 @@ impl Lab {
 
     pub fn router(&self) -> String {
         format!("jrt{}", self.tag)
+    }
+
+    /// The far side of the container's VPN-like link.
+    pub fn far(&self) -> String {
+        format!("jvp{}", self.tag)
     }
 
     /// A TCP server in namespace `ns`.
@@ -211,6 +238,31 @@ impl Drop for Lab {
         }
         let _ = std::process::Command::new("sh").arg(script("lab.sh")).args(["down", &self.tag]).status();
     }
+}
+
+/// A root-owned directory holding Debian 13's pasta (2025-05) for
+/// `HostProbe.pasta_dirs`: the real program, run by Debian 13's own C
+/// library (`lab/debian13-pasta.sh`, which fetches both once from Debian's
+/// archive). With it the lab tests run against both supported pastas on
+/// this Debian 12 machine.
+pub fn debian13_pasta() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let cache = super::root().join("target/tmp/debian13-pasta");
+        // One fixed place (rewritten by each run), so no run leaves one behind.
+        let dir = PathBuf::from("/run/agent-sandbox-jailtest-debian13");
+        let out = std::process::Command::new("sh").arg(script("debian13-pasta.sh")).arg(&cache).arg(&dir).output().expect("running lab/debian13-pasta.sh");
+        assert!(
+            out.status.success(),
+            "fetching Debian 13's pasta failed (apt-get download from deb.debian.org, dpkg-deb): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let version = std::process::Command::new(dir.join("pasta")).arg("--version").output().expect("running Debian 13's pasta");
+        let text = String::from_utf8_lossy(&version.stdout).into_owned() + &String::from_utf8_lossy(&version.stderr);
+        assert!(version.status.success(), "Debian 13's pasta does not run here: {text}");
+        dir
+    })
+    .clone()
 }
 
 fn next_id() -> u32 {

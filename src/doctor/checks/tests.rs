@@ -17,6 +17,7 @@ fn healthy() -> HostFacts {
         pasta_version: Some("pasta 0^20250512".into()),
         attach: Some(Attach::Attached),
         filter: Some(Filter::Works),
+        container: Ok(plain_container()),
         fresh_proc: true,
         landlock: Support::Abi(7),
         abstract_scoping: Scoping::Enforced { abi: 7 },
@@ -27,6 +28,20 @@ fn healthy() -> HostFacts {
         root: false,
         boundary: crate::doctor::boundary::Boundary { in_container: false, uid_map: "0 0 4294967295".into(), proc_sys_writable: true },
         exec: None,
+    }
+}
+
+/// A container with a default route and its connected subnet.
+fn plain_container() -> crate::jail::ContainerNet {
+    use crate::jail::plan::container::{PolicyRule, RuleAction};
+    use crate::jail::Route;
+    let gw = std::net::Ipv4Addr::new(172, 17, 0, 1);
+    let rule =
+        |priority, table| PolicyRule { priority, table, action: RuleAction::Lookup, to: None, selectors: vec![], invert: false, suppress_prefixlen: None };
+    crate::jail::ContainerNet {
+        routes: vec![Route::via(crate::jail::Ipv4Net::default_route(), gw, "eth0"), Route::on_link("172.17.0.0/16".parse().unwrap(), "eth0")],
+        rules: vec![rule(0, 255), rule(32766, 254), rule(32767, 253)],
+        addrs: vec![],
     }
 }
 
@@ -47,6 +62,8 @@ fn a_healthy_host_is_all_ok() {
             ("filter-ok", Severity::Ok),
             ("mounts-ok", Severity::Ok),
             ("proc-ok", Severity::Ok),
+            ("jail-internet-ok", Severity::Ok),
+            ("jail-routes-ok", Severity::Ok),
             ("abstract-scope-ok", Severity::Ok),
             ("install-ok", Severity::Ok),
             ("path-ok", Severity::Ok),
@@ -77,6 +94,8 @@ fn a_broken_container() {
             ("filter-unavailable", Severity::Error),
             ("mounts-ok", Severity::Ok),
             ("proc-masked", Severity::Error),
+            ("jail-internet-ok", Severity::Ok),
+            ("jail-routes-ok", Severity::Ok),
             ("abstract-scope-ok", Severity::Ok),
             ("not-installed", Severity::Warning),
             ("path-vendor-first", Severity::Error),

@@ -11,14 +11,22 @@
 //! where pasta forwards it. Every packet the jail sends, however it was
 //! routed, passes the IPv4 `output` hook, so the filter sits there.
 //!
-//! Layout (one table, one base chain, policy accept, rules in order):
+//! Layout (one table with one interval set and one base chain, policy
+//! accept, rules in order):
 //! 1. `meta oifname "lo" accept` — the jail's own loopback (relays, a
 //!    session talking to itself) never leaves the namespace;
-//! 2. `ip daddr X/32 accept` for every /32 the route plan sends out on
-//!    purpose: the gateway, the DNS forwarder, each allowIp;
-//! 3. `ip daddr NET drop` for every blocked prefix of the route plan
-//!    (connected subnets with their broadcast addresses, private ranges,
-//!    link-local, multicast, the limited broadcast...).
+//! 2. `ip daddr FORWARDER udp dport 53 accept` and the same for TCP: DNS,
+//!    which pasta answers itself;
+//! 3. `ip daddr X/32 accept` for every other /32 the route plan sends out
+//!    on purpose: the gateway, each allowIp;
+//! 4. `ip daddr FORWARDER drop`: the forwarder is pasta's for DNS only;
+//!    anything else sent to its address would go wherever the container
+//!    routes it;
+//! 5. `ip daddr @blocked drop`, the set holding every blocked prefix of the
+//!    route plan (connected subnets with their broadcast addresses, the
+//!    container's other routes and addresses, private ranges, link-local,
+//!    multicast, the limited broadcast...) as disjoint intervals: one
+//!    lookup per packet however many prefixes the container routes.
 //!
 //! The session cannot change it: changing nf_tables needs CAP_NET_ADMIN
 //! over the jail's network namespace, which only its owner (the jail's
@@ -28,11 +36,14 @@ use super::routes::{NetPlan, RouteKind};
 use crate::jail::net::Ipv4Net;
 use std::collections::BTreeSet;
 use std::fmt;
+use std::net::Ipv4Addr;
 
 /// `NFPROTO_IPV4`: the table's family (IPv6 is off in the jail).
 pub const FAMILY_IPV4: u8 = 2;
 pub const TABLE: &str = "agent_sandbox";
 pub const CHAIN: &str = "egress";
+/// The set of blocked destinations.
+pub const BLOCKED_SET: &str = "blocked";
 /// `NF_INET_LOCAL_OUT`: every locally generated IPv4 packet.
 const HOOK_OUTPUT: u32 = 3;
 /// `NF_IP_PRI_FILTER`.
@@ -41,14 +52,25 @@ const CHAIN_TYPE: &str = "filter";
 const NF_DROP: i32 = 0;
 const NF_ACCEPT: i32 = 1;
 const NFT_META_OIFNAME: u32 = 7;
+const NFT_META_L4PROTO: u32 = 16;
 const NFT_PAYLOAD_NETWORK_HEADER: u32 = 1;
+const NFT_PAYLOAD_TRANSPORT_HEADER: u32 = 2;
 /// The destination address in an IPv4 header.
 const IPV4_DADDR: (u32, u32) = (16, 4);
+/// The destination port in a UDP or TCP header.
+const L4_DPORT: (u32, u32) = (2, 2);
 /// `NFT_REG_1`: the first 128-bit data register.
 const REG_1: u32 = 1;
 const NFT_CMP_EQ: u32 = 0;
 const IFNAMSIZ: usize = 16;
 pub const LOOPBACK: &str = "lo";
+/// `NFT_SET_INTERVAL`: the set holds ranges.
+pub const NFT_SET_INTERVAL: u32 = 0x4;
+/// nft's data type `ipv4_addr` (how `nft list` prints the keys).
+pub const TYPE_IPV4_ADDR: u32 = 7;
+pub const IPPROTO_TCP: u8 = 6;
+pub const IPPROTO_UDP: u8 = 17;
+pub const DNS_PORT: u16 = 53;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
@@ -69,6 +91,14 @@ impl Verdict {
 pub enum Match {
     OutputInterface(String),
     Destination(Ipv4Net),
+    /// One address, protocol (TCP or UDP) and destination port.
+    Service {
+        addr: Ipv4Addr,
+        proto: u8,
+        port: u16,
+    },
+    /// The destination is in the named set.
+    DestinationIn(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,10 +107,13 @@ pub struct FilterRule {
     pub verdict: Verdict,
 }
 
-/// The filter's rules, in evaluation order.
+/// The filter: its rules, in evaluation order, and the blocked set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FilterPlan {
     pub rules: Vec<FilterRule>,
+    /// The blocked set's ranges (first, last address), sorted, disjoint
+    /// and not adjacent (the kernel refuses overlapping ranges).
+    pub blocked: Vec<(Ipv4Addr, Ipv4Addr)>,
 }
 
 /// One nf_tables expression, as planned and as read back. Anything the
@@ -107,6 +140,12 @@ pub enum Expr {
         sreg: u32,
         op: u32,
         data: Vec<u8>,
+    },
+    /// Whether the register's value is in a set (`flags` 1 inverts).
+    Lookup {
+        sreg: u32,
+        set: String,
+        flags: u32,
     },
     /// An immediate verdict (accept, drop...).
     Verdict(i32),
@@ -135,6 +174,32 @@ pub struct ChainState {
     pub kind: Option<String>,
 }
 
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SetState {
+    pub family: u8,
+    pub table: String,
+    pub name: String,
+    pub flags: u32,
+    pub key_type: u32,
+    pub key_len: u32,
+    /// What the jail does not plan (a map's data, timeouts, expressions).
+    pub extra: Vec<String>,
+}
+
+/// One element of a set as nf_tables holds it: an interval set keeps a
+/// start element for each range and an end element (the address after
+/// its last) unless the range runs to the end of the address space.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ElementState {
+    pub family: u8,
+    pub table: String,
+    pub set: String,
+    pub key: Vec<u8>,
+    pub end: bool,
+    /// Anything else the kernel reported about the element.
+    pub extra: Vec<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleState {
     pub family: u8,
@@ -148,30 +213,47 @@ pub struct RuleState {
 pub struct Ruleset {
     pub tables: Vec<TableState>,
     pub chains: Vec<ChainState>,
+    pub sets: Vec<SetState>,
+    pub elements: Vec<ElementState>,
     pub rules: Vec<RuleState>,
 }
 
-/// The filter for a route plan: what the plan routes out on purpose as a
-/// /32 is accepted, what it blocks is dropped.
+/// The filter for a route plan: DNS to the forwarder and every other /32
+/// the plan routes out on purpose are accepted, anything else to the
+/// forwarder and everything the plan blocks is dropped.
 pub fn filter_plan(net: &NetPlan) -> FilterPlan {
     let mut accept = BTreeSet::new();
-    let mut drop = BTreeSet::new();
+    let mut drop = Vec::new();
     for r in &net.main {
         match r.kind {
-            RouteKind::Blackhole | RouteKind::Unreachable => {
-                drop.insert(r.dst);
-            }
-            RouteKind::Unicast if r.dst.prefix() == 32 => {
+            RouteKind::Blackhole | RouteKind::Unreachable => drop.push(r.dst),
+            RouteKind::Unicast if r.dst.prefix() == 32 && r.dst.network() != net.forwarder => {
                 accept.insert(r.dst);
             }
             _ => {}
         }
     }
     let rule = |what, verdict| FilterRule { what, verdict };
-    let mut rules = vec![rule(Match::OutputInterface(LOOPBACK.into()), Verdict::Accept)];
+    let dns = |proto| rule(Match::Service { addr: net.forwarder, proto, port: DNS_PORT }, Verdict::Accept);
+    let mut rules = vec![rule(Match::OutputInterface(LOOPBACK.into()), Verdict::Accept), dns(IPPROTO_UDP), dns(IPPROTO_TCP)];
     rules.extend(accept.into_iter().map(|n| rule(Match::Destination(n), Verdict::Accept)));
-    rules.extend(drop.into_iter().map(|n| rule(Match::Destination(n), Verdict::Drop)));
-    FilterPlan { rules }
+    rules.push(rule(Match::Destination(Ipv4Net::host(net.forwarder)), Verdict::Drop));
+    rules.push(rule(Match::DestinationIn(BLOCKED_SET.into()), Verdict::Drop));
+    FilterPlan { rules, blocked: ranges(&drop) }
+}
+
+/// The prefixes as disjoint, non-adjacent ranges, sorted.
+pub fn ranges(nets: &[Ipv4Net]) -> Vec<(Ipv4Addr, Ipv4Addr)> {
+    let mut spans: Vec<(u64, u64)> = nets.iter().map(|n| (u64::from(u32::from(n.network())), u64::from(u32::from(n.broadcast())))).collect();
+    spans.sort();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in spans {
+        match out.last_mut() {
+            Some((_, last)) if a <= *last + 1 => *last = (*last).max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out.into_iter().map(|(a, b)| (Ipv4Addr::from(a as u32), Ipv4Addr::from(b as u32))).collect()
 }
 
 pub fn table() -> TableState {
@@ -189,26 +271,78 @@ pub fn chain() -> ChainState {
     }
 }
 
+pub fn blocked_set() -> SetState {
+    SetState {
+        family: FAMILY_IPV4,
+        table: TABLE.into(),
+        name: BLOCKED_SET.into(),
+        flags: NFT_SET_INTERVAL,
+        key_type: TYPE_IPV4_ADDR,
+        key_len: 4,
+        extra: Vec::new(),
+    }
+}
+
+/// The elements nf_tables keeps for `ranges` in the set `set`.
+pub fn elements(set: &SetState, ranges: &[(Ipv4Addr, Ipv4Addr)]) -> Vec<ElementState> {
+    let elem = |key: Ipv4Addr, end| ElementState {
+        family: set.family,
+        table: set.table.clone(),
+        set: set.name.clone(),
+        key: key.octets().to_vec(),
+        end,
+        extra: vec![],
+    };
+    let mut v = Vec::new();
+    for (first, last) in ranges {
+        v.push(elem(*first, false));
+        if let Some(after) = u32::from(*last).checked_add(1) {
+            v.push(elem(Ipv4Addr::from(after), true));
+        }
+    }
+    v.sort();
+    v
+}
+
+fn load_daddr() -> Expr {
+    let (offset, len) = IPV4_DADDR;
+    Expr::Payload { base: NFT_PAYLOAD_NETWORK_HEADER, offset, len, dreg: REG_1 }
+}
+
+fn cmp(data: Vec<u8>) -> Expr {
+    Expr::Cmp { sreg: REG_1, op: NFT_CMP_EQ, data }
+}
+
 impl FilterRule {
-    /// The rule's expressions: load the field into register 1, compare,
-    /// then the verdict.
+    /// The rule's expressions: load a field into register 1, compare (or
+    /// look it up in a set), and so on; the verdict last.
     pub fn exprs(&self) -> Vec<Expr> {
         let mut v = match &self.what {
             Match::OutputInterface(name) => {
                 let mut data = name.as_bytes().to_vec();
                 data.resize(IFNAMSIZ, 0);
-                vec![Expr::Meta { key: NFT_META_OIFNAME, dreg: REG_1 }, Expr::Cmp { sreg: REG_1, op: NFT_CMP_EQ, data }]
+                vec![Expr::Meta { key: NFT_META_OIFNAME, dreg: REG_1 }, cmp(data)]
             }
             Match::Destination(net) => {
-                let (offset, len) = IPV4_DADDR;
-                let mut v = vec![Expr::Payload { base: NFT_PAYLOAD_NETWORK_HEADER, offset, len, dreg: REG_1 }];
-                let mask = prefix_mask(net.prefix());
+                let mut v = vec![load_daddr()];
                 if net.prefix() < 32 {
-                    v.push(Expr::Bitwise { sreg: REG_1, dreg: REG_1, mask: mask.to_vec(), xor: vec![0; 4] });
+                    v.push(Expr::Bitwise { sreg: REG_1, dreg: REG_1, mask: prefix_mask(net.prefix()).to_vec(), xor: vec![0; 4] });
                 }
-                v.push(Expr::Cmp { sreg: REG_1, op: NFT_CMP_EQ, data: net.network().octets().to_vec() });
+                v.push(cmp(net.network().octets().to_vec()));
                 v
             }
+            Match::Service { addr, proto, port } => {
+                let (offset, len) = L4_DPORT;
+                vec![
+                    load_daddr(),
+                    cmp(addr.octets().to_vec()),
+                    Expr::Meta { key: NFT_META_L4PROTO, dreg: REG_1 },
+                    cmp(vec![*proto]),
+                    Expr::Payload { base: NFT_PAYLOAD_TRANSPORT_HEADER, offset, len, dreg: REG_1 },
+                    cmp(port.to_be_bytes().to_vec()),
+                ]
+            }
+            Match::DestinationIn(set) => vec![load_daddr(), Expr::Lookup { sreg: REG_1, set: set.clone(), flags: 0 }],
         };
         v.push(Expr::Verdict(self.verdict.code()));
         v
@@ -225,6 +359,13 @@ impl FilterRule {
         let body = &exprs[..exprs.len() - 1];
         let what = match body {
             [Expr::Meta { .. }, Expr::Cmp { data, .. }] => Match::OutputInterface(String::from_utf8_lossy(data).trim_end_matches('\0').to_string()),
+            [Expr::Payload { .. }, Expr::Lookup { set, .. }] => Match::DestinationIn(set.clone()),
+            [Expr::Payload { .. }, Expr::Cmp { data: a, .. }, Expr::Meta { .. }, Expr::Cmp { data: p, .. }, Expr::Payload { .. }, Expr::Cmp { data: port, .. }] =>
+            {
+                let addr: [u8; 4] = a.as_slice().try_into().ok()?;
+                let port: [u8; 2] = port.as_slice().try_into().ok()?;
+                Match::Service { addr: addr.into(), proto: *p.first()?, port: u16::from_be_bytes(port) }
+            }
             [Expr::Payload { .. }, rest @ ..] => {
                 let (mask, cmp) = match rest {
                     [Expr::Bitwise { mask, .. }, Expr::Cmp { data, .. }] => (mask.clone(), data),
@@ -247,12 +388,22 @@ fn prefix_mask(prefix: u8) -> [u8; 4] {
     m.to_be_bytes()
 }
 
+fn proto_name(p: u8) -> String {
+    match p {
+        IPPROTO_TCP => "tcp".into(),
+        IPPROTO_UDP => "udp".into(),
+        p => format!("l4proto {p}"),
+    }
+}
+
 impl fmt::Display for FilterRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.what {
             Match::OutputInterface(n) => write!(f, "meta oifname \"{n}\"")?,
             Match::Destination(net) if net.prefix() == 32 => write!(f, "ip daddr {}", net.network())?,
             Match::Destination(net) => write!(f, "ip daddr {net}")?,
+            Match::Service { addr, proto, port } => write!(f, "ip daddr {addr} {} dport {port}", proto_name(*proto))?,
+            Match::DestinationIn(set) => write!(f, "ip daddr @{set}")?,
         }
         match self.verdict {
             Verdict::Accept => write!(f, " accept"),
@@ -293,6 +444,30 @@ impl fmt::Display for TableState {
     }
 }
 
+impl fmt::Display for SetState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "set {} {}/{} flags {:#x} key type {} len {}", family_name(self.family), self.table, self.name, self.flags, self.key_type, self.key_len)?;
+        for e in &self.extra {
+            write!(f, " {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for ElementState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = match <[u8; 4]>::try_from(self.key.as_slice()) {
+            Ok(k) => Ipv4Addr::from(k).to_string(),
+            Err(_) => format!("{:?}", self.key),
+        };
+        write!(f, "element of {} {}/{}: {key}{}", family_name(self.family), self.table, self.set, if self.end { " (end of a range)" } else { "" })?;
+        for e in &self.extra {
+            write!(f, " {e}")?;
+        }
+        Ok(())
+    }
+}
+
 fn family_name(family: u8) -> String {
     match family {
         1 => "inet".into(),
@@ -308,22 +483,21 @@ fn family_name(family: u8) -> String {
 /// The whole expected nf_tables state for `plan`.
 pub fn expected(plan: &FilterPlan) -> Ruleset {
     let rules = plan.rules.iter().map(|r| RuleState { family: FAMILY_IPV4, table: TABLE.into(), chain: CHAIN.into(), exprs: r.exprs() }).collect();
-    Ruleset { tables: vec![table()], chains: vec![chain()], rules }
+    let set = blocked_set();
+    Ruleset { tables: vec![table()], chains: vec![chain()], elements: elements(&set, &plan.blocked), sets: vec![set], rules }
 }
 
 /// Every difference between the planned filter and the namespace's whole
-/// nf_tables state (any other table, chain or rule, in any family, is a
-/// difference: a table with a higher-priority accept could undo ours).
+/// nf_tables state (any other table, chain, set, element or rule, in any
+/// family, is a difference: a table with a higher-priority accept could
+/// undo ours, a missing element would open a range).
 pub fn compare(plan: &FilterPlan, actual: &Ruleset) -> Vec<String> {
     let want = expected(plan);
     let mut diffs = Vec::new();
-    let mut set = |want: Vec<String>, have: Vec<String>| {
-        let (w, h): (BTreeSet<String>, BTreeSet<String>) = (want.into_iter().collect(), have.into_iter().collect());
-        diffs.extend(w.difference(&h).map(|x| format!("missing {x}")));
-        diffs.extend(h.difference(&w).map(|x| format!("unexpected {x}")));
-    };
-    set(want.tables.iter().map(ToString::to_string).collect(), actual.tables.iter().map(ToString::to_string).collect());
-    set(want.chains.iter().map(ToString::to_string).collect(), actual.chains.iter().map(ToString::to_string).collect());
+    differ(&want.tables, &actual.tables, &mut diffs);
+    differ(&want.chains, &actual.chains, &mut diffs);
+    differ(&want.sets, &actual.sets, &mut diffs);
+    differ(&want.elements, &actual.elements, &mut diffs);
     // Rules: the exact list in order (an accept moved ahead of a drop
     // would open a range).
     if want.rules != actual.rules {
@@ -338,6 +512,68 @@ pub fn compare(plan: &FilterPlan, actual: &Ruleset) -> Vec<String> {
         ));
     }
     diffs
+}
+
+/// The objects of `want` missing from `have` and those of `have` not
+/// wanted, compared as values (a large set's thousands of elements are
+/// formatted only when they differ).
+fn differ<T: Ord + fmt::Display>(want: &[T], have: &[T], diffs: &mut Vec<String>) {
+    let (w, h): (BTreeSet<&T>, BTreeSet<&T>) = (want.iter().collect(), have.iter().collect());
+    diffs.extend(w.difference(&h).map(|x| format!("missing {x}")));
+    diffs.extend(h.difference(&w).map(|x| format!("unexpected {x}")));
+}
+
+/// One change of the blocked set that must be applied in one transaction:
+/// the elements of the ranges a new range covers go, the new range's come
+/// (adding first would overlap them; removing alone would open them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetChange {
+    pub remove: Vec<ElementState>,
+    pub add: Vec<ElementState>,
+}
+
+/// The changes that turn the blocked set holding `from` into one holding
+/// `to`, which covers every range of `from` (the jail's set only grows).
+pub fn set_changes(from: &[(Ipv4Addr, Ipv4Addr)], to: &[(Ipv4Addr, Ipv4Addr)]) -> Vec<SetChange> {
+    let set = blocked_set();
+    let old: BTreeSet<_> = from.iter().copied().collect();
+    to.iter()
+        .filter(|r| !old.contains(r))
+        .map(|&(a, b)| {
+            let covered: Vec<_> = from.iter().copied().filter(|&(x, y)| x >= a && y <= b).collect();
+            let (was, will): (BTreeSet<ElementState>, BTreeSet<ElementState>) =
+                (elements(&set, &covered).into_iter().collect(), elements(&set, &[(a, b)]).into_iter().collect());
+            SetChange { remove: was.difference(&will).cloned().collect(), add: will.difference(&was).cloned().collect() }
+        })
+        .collect()
+}
+
+/// The ranges the jail's blocked set holds in `state` (its start elements,
+/// each up to the next end element or the end of the address space).
+pub fn ranges_of(state: &Ruleset) -> Vec<(Ipv4Addr, Ipv4Addr)> {
+    let mut elems: Vec<(u32, bool)> = state
+        .elements
+        .iter()
+        .filter(|e| e.family == FAMILY_IPV4 && e.table == TABLE && e.set == BLOCKED_SET)
+        .filter_map(|e| <[u8; 4]>::try_from(e.key.as_slice()).ok().map(|k| (u32::from_be_bytes(k), e.end)))
+        .collect();
+    elems.sort();
+    let mut out = Vec::new();
+    let mut open: Option<u32> = None;
+    for (key, end) in elems {
+        match (end, open) {
+            (false, None) => open = Some(key),
+            (true, Some(start)) if key > start => {
+                out.push((Ipv4Addr::from(start), Ipv4Addr::from(key - 1)));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(start) = open {
+        out.push((Ipv4Addr::from(start), Ipv4Addr::BROADCAST));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! plan itself needs what pasta configured and is computed inside the
 //! namespace (`routes::net_plan`) from `JailPlan::route_inputs`.
 
+use super::container::{destinations, internet, Destination, Internet};
 use super::resolv::session_resolv_conf;
 use super::routes::PlanInputs;
 use crate::config::Config;
@@ -33,8 +34,15 @@ pub struct JailPlan {
     pub local_ports: Vec<u16>,
     /// Container 127.0.0.1:P → the session's listener on 127.0.0.1:P. Sorted.
     pub callback_ports: Vec<u16>,
-    /// The container's connected subnets, blackholed in the jail.
-    pub outer_connected: Vec<Ipv4Net>,
+    /// What the container reaches other than through its default route
+    /// (`container::destinations`), blocked in the jail.
+    pub container: Vec<Destination>,
+    /// What the jail treats as the internet (`container::internet`).
+    pub internet: Internet,
+    /// Whether the launcher follows the container's route changes during
+    /// the session (`run/follow.rs`). Always true from [`plan`]; only
+    /// weakened-plan tests switch it off, with `container` narrowed.
+    pub follow: bool,
     /// The session's /etc/resolv.conf.
     pub resolv_conf: String,
     pub pasta: PastaPlan,
@@ -62,7 +70,7 @@ pub struct JailPlan {
 impl JailPlan {
     /// The launch inputs of the route plan.
     pub fn route_inputs(&self) -> PlanInputs {
-        PlanInputs { forwarder: self.forwarder, allow_ip: self.allow_ip.clone(), outer_connected: self.outer_connected.clone() }
+        PlanInputs { forwarder: self.forwarder, allow_ip: self.allow_ip.clone(), container: self.container.iter().map(|d| d.net).collect() }
     }
 
     pub fn has_relays(&self) -> bool {
@@ -89,13 +97,17 @@ pub fn plan_for(config: &Config, host: &HostFacts, outer: (u32, u32)) -> Result<
     if let Some(port) = local_ports.iter().find(|p| callback_ports.contains(p)) {
         return Err(JailError::PortConflict { port: *port });
     }
-    let forwarder = choose_forwarder(&host.outer_connected, &allow_ip)?;
+    let container = destinations(&host.container);
+    let routed: Vec<Ipv4Net> = container.iter().map(|d| d.net).collect();
+    let forwarder = choose_forwarder(&routed, &allow_ip)?;
     Ok(JailPlan {
         forwarder,
         allow_ip,
         local_ports,
         callback_ports,
-        outer_connected: host.outer_connected.clone(),
+        internet: internet(&host.container, host.uid),
+        container,
+        follow: true,
         resolv_conf: session_resolv_conf(&host.resolv_conf, forwarder),
         pasta: PastaPlan { path: host.pasta.clone(), args: pasta_args(host.uid, forwarder) },
         uid: host.uid,
@@ -154,8 +166,9 @@ fn check_allow_ip(ip: Ipv4Addr) -> Result<(), JailError> {
     Err(JailError::BadAllowIp { ip, why: why.into() })
 }
 
-/// The first candidate outside every connected subnet and not allowed
-/// explicitly (which would make the forwarder shadow that address).
+/// The first candidate outside everything the container routes other than
+/// by its default route (the forwarder's /32 is routed out, so it would
+/// shadow such a destination) and not allowed explicitly.
 fn choose_forwarder(connected: &[Ipv4Net], allow_ip: &[Ipv4Addr]) -> Result<Ipv4Addr, JailError> {
     FORWARDER_CANDIDATES
         .iter()

@@ -4,9 +4,10 @@
 //! values. Executing them is `super::run`.
 
 pub(super) mod compare;
+pub mod container;
 pub mod filter;
 pub(super) mod launch;
 pub mod nftwire;
-pub(super) mod readback;
+pub(crate) mod readback;
 pub(super) mod resolv;
 pub(super) mod routes;

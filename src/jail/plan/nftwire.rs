@@ -1,7 +1,9 @@
 //! The nf_tables netlink messages the jail's packet filter needs, as pure
-//! encoders and decoders: one batch that creates the table, its chain and
-//! rules, and the parsers for the kernel's dumps of tables, chains and
-//! rules. No socket here (`run/nft.rs` sends and receives).
+//! encoders and decoders: batches (transactions) that create the table,
+//! its chain, its set, the set's elements and the rules, or add and remove
+//! elements; and the parsers for the kernel's dumps of tables, chains,
+//! sets, elements and rules. No socket here (`run/nft.rs` sends and
+//! receives).
 //!
 //! Wire facts (from the kernel's uapi headers `linux/netlink.h`,
 //! `linux/netfilter/nfnetlink.h`, `linux/netfilter/nf_tables.h`):
@@ -12,7 +14,7 @@
 //! - nf_tables' own integers (hook numbers, priorities, registers, verdicts,
 //!   payload offsets) are 32-bit big-endian.
 
-use super::filter::{ChainState, Expr, RuleState, TableState};
+use super::filter::{ChainState, ElementState, Expr, RuleState, SetState, TableState};
 
 pub const NETLINK_NETFILTER: i32 = 12;
 
@@ -39,6 +41,11 @@ const NFT_MSG_NEWCHAIN: u16 = 3;
 const NFT_MSG_GETCHAIN: u16 = 4;
 const NFT_MSG_NEWRULE: u16 = 6;
 const NFT_MSG_GETRULE: u16 = 7;
+const NFT_MSG_NEWSET: u16 = 9;
+const NFT_MSG_GETSET: u16 = 10;
+const NFT_MSG_NEWSETELEM: u16 = 12;
+const NFT_MSG_GETSETELEM: u16 = 13;
+const NFT_MSG_DELSETELEM: u16 = 14;
 
 const NFTA_TABLE_NAME: u16 = 1;
 const NFTA_TABLE_FLAGS: u16 = 2;
@@ -58,6 +65,33 @@ const NFTA_EXPR_DATA: u16 = 2;
 const NFTA_DATA_VALUE: u16 = 1;
 const NFTA_DATA_VERDICT: u16 = 2;
 const NFTA_VERDICT_CODE: u16 = 1;
+const NFTA_SET_TABLE: u16 = 1;
+const NFTA_SET_NAME: u16 = 2;
+const NFTA_SET_FLAGS: u16 = 3;
+const NFTA_SET_KEY_TYPE: u16 = 4;
+const NFTA_SET_KEY_LEN: u16 = 5;
+const NFTA_SET_ID: u16 = 10;
+/// Reported by the kernel, not planned, and harmless: the handle, the
+/// userspace's own notes, the backend hint, the size description, the
+/// garbage-collection interval, the backend's type and the element count
+/// (newer kernels).
+const NFTA_SET_POLICY: u16 = 8;
+const NFTA_SET_DESC: u16 = 9;
+const NFTA_SET_GC_INTERVAL: u16 = 12;
+const NFTA_SET_USERDATA: u16 = 13;
+const NFTA_SET_HANDLE: u16 = 16;
+const NFTA_SET_TYPE: u16 = 19;
+const NFTA_SET_COUNT: u16 = 20;
+const NFTA_SET_ELEM_LIST_TABLE: u16 = 1;
+const NFTA_SET_ELEM_LIST_SET: u16 = 2;
+const NFTA_SET_ELEM_LIST_ELEMENTS: u16 = 3;
+const NFTA_SET_ELEM_LIST_SET_ID: u16 = 4;
+const NFTA_SET_ELEM_KEY: u16 = 1;
+const NFTA_SET_ELEM_FLAGS: u16 = 3;
+/// `NFT_SET_ELEM_INTERVAL_END`.
+const ELEM_INTERVAL_END: u32 = 1;
+/// The id that names the jail's set within the transaction creating it.
+const SET_ID: u32 = 1;
 
 // Per-expression attributes (each expression numbers its own from 1).
 const NFTA_META_DREG: u16 = 1;
@@ -78,6 +112,10 @@ const NFTA_CMP_OP: u16 = 2;
 const NFTA_CMP_DATA: u16 = 3;
 const NFTA_IMMEDIATE_DREG: u16 = 1;
 const NFTA_IMMEDIATE_DATA: u16 = 2;
+const NFTA_LOOKUP_SET: u16 = 1;
+const NFTA_LOOKUP_SREG: u16 = 2;
+const NFTA_LOOKUP_SET_ID: u16 = 4;
+const NFTA_LOOKUP_FLAGS: u16 = 5;
 
 /// One message before encoding: its netlink type, flags, family and
 /// attributes (already encoded).
@@ -185,6 +223,14 @@ fn expression(e: &Expr) -> (&str, Vec<u8>) {
             nested(&mut d, NFTA_CMP_DATA, &data_value(data));
             ("cmp", d)
         }
+        Expr::Lookup { sreg, set, flags } => {
+            attr(&mut d, NFTA_LOOKUP_SET, &strz(set));
+            attr(&mut d, NFTA_LOOKUP_SREG, &be32(*sreg));
+            // In the transaction that creates the set, its id names it.
+            attr(&mut d, NFTA_LOOKUP_SET_ID, &be32(SET_ID));
+            attr(&mut d, NFTA_LOOKUP_FLAGS, &be32(*flags));
+            ("lookup", d)
+        }
         Expr::Verdict(code) => {
             let mut verdict = Vec::new();
             attr(&mut verdict, NFTA_VERDICT_CODE, &be32(*code as u32));
@@ -199,46 +245,47 @@ fn expression(e: &Expr) -> (&str, Vec<u8>) {
     }
 }
 
-/// One transaction creating `table`, its base `chain` (if any) and
-/// `rules` in order. Every object message asks for an acknowledgement;
-/// the sequence numbers are `seq + 1 ..= seq + n` (the batch's own begin
-/// and end use `seq` and `seq + n + 1`). Returns the bytes and `n`.
-pub fn create_batch(table: &TableState, chain: Option<&ChainState>, rules: &[RuleState], seq: u32) -> (Vec<u8>, u32) {
-    let mut msgs = Vec::new();
-    let mut t = Vec::new();
-    attr(&mut t, NFTA_TABLE_NAME, &strz(&table.name));
-    attr(&mut t, NFTA_TABLE_FLAGS, &be32(table.flags));
+/// One object a transaction creates (or, for elements, removes).
+pub enum Obj<'a> {
+    Table(&'a TableState),
+    Chain(&'a ChainState),
+    Set(&'a SetState),
+    Elements { set: &'a SetState, elements: &'a [ElementState], remove: bool },
+    Rule(&'a RuleState),
+}
+
+/// Elements per message: their list is one attribute, whose length is 16
+/// bits.
+pub const ELEMENTS_PER_MESSAGE: usize = 1000;
+
+/// One transaction of `objs`, in order: all of it or nothing. Every object
+/// message asks for an acknowledgement; the sequence numbers are
+/// `seq + 1 ..= seq + n` (the batch's own begin and end use `seq` and
+/// `seq + n + 1`). Returns the bytes and `n`.
+pub fn batch(objs: &[Obj<'_>], seq: u32) -> (Vec<u8>, u32) {
     let create = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
-    msgs.push(Msg { kind: nft(NFT_MSG_NEWTABLE), flags: create, family: table.family, attrs: t });
-
-    if let Some(chain) = chain {
-        let mut c = Vec::new();
-        attr(&mut c, NFTA_CHAIN_TABLE, &strz(&chain.table));
-        attr(&mut c, NFTA_CHAIN_NAME, &strz(&chain.name));
-        if let Some((hooknum, priority)) = chain.hook {
-            let mut h = Vec::new();
-            attr(&mut h, NFTA_HOOK_HOOKNUM, &be32(hooknum));
-            attr(&mut h, NFTA_HOOK_PRIORITY, &be32(priority as u32));
-            nested(&mut c, NFTA_CHAIN_HOOK, &h);
+    let mut msgs = Vec::new();
+    for o in objs {
+        match o {
+            Obj::Table(t) => msgs.push(Msg { kind: nft(NFT_MSG_NEWTABLE), flags: create, family: t.family, attrs: table_attrs(t) }),
+            Obj::Chain(c) => msgs.push(Msg { kind: nft(NFT_MSG_NEWCHAIN), flags: create, family: c.family, attrs: chain_attrs(c) }),
+            Obj::Set(set) => msgs.push(Msg { kind: nft(NFT_MSG_NEWSET), flags: create, family: set.family, attrs: set_attrs(set) }),
+            Obj::Elements { set, elements, remove } => {
+                let (kind, flags) = if *remove { (NFT_MSG_DELSETELEM, NLM_F_REQUEST | NLM_F_ACK) } else { (NFT_MSG_NEWSETELEM, create) };
+                for chunk in elements.chunks(ELEMENTS_PER_MESSAGE) {
+                    msgs.push(Msg { kind: nft(kind), flags, family: set.family, attrs: element_attrs(set, chunk) });
+                }
+            }
+            Obj::Rule(r) => {
+                let mut a = Vec::new();
+                attr(&mut a, NFTA_RULE_TABLE, &strz(&r.table));
+                attr(&mut a, NFTA_RULE_CHAIN, &strz(&r.chain));
+                nested(&mut a, NFTA_RULE_EXPRESSIONS, &expressions(&r.exprs));
+                let flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_APPEND;
+                msgs.push(Msg { kind: nft(NFT_MSG_NEWRULE), flags, family: r.family, attrs: a });
+            }
         }
-        if let Some(policy) = chain.policy {
-            attr(&mut c, NFTA_CHAIN_POLICY, &be32(policy as u32));
-        }
-        if let Some(kind) = &chain.kind {
-            attr(&mut c, NFTA_CHAIN_TYPE, &strz(kind));
-        }
-        msgs.push(Msg { kind: nft(NFT_MSG_NEWCHAIN), flags: create, family: chain.family, attrs: c });
     }
-
-    for r in rules {
-        let mut a = Vec::new();
-        attr(&mut a, NFTA_RULE_TABLE, &strz(&r.table));
-        attr(&mut a, NFTA_RULE_CHAIN, &strz(&r.chain));
-        nested(&mut a, NFTA_RULE_EXPRESSIONS, &expressions(&r.exprs));
-        let flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_APPEND;
-        msgs.push(Msg { kind: nft(NFT_MSG_NEWRULE), flags, family: r.family, attrs: a });
-    }
-
     let n = msgs.len() as u32;
     let mut out = Vec::new();
     let edge = |kind| Msg { kind, flags: NLM_F_REQUEST, family: 0, attrs: Vec::new() };
@@ -250,11 +297,76 @@ pub fn create_batch(table: &TableState, chain: Option<&ChainState>, rules: &[Rul
     (out, n)
 }
 
+/// The transaction creating `table`, its base `chain` (if any) and `rules`
+/// in order (see [`batch`]).
+pub fn create_batch(table: &TableState, chain: Option<&ChainState>, rules: &[RuleState], seq: u32) -> (Vec<u8>, u32) {
+    let mut objs = vec![Obj::Table(table)];
+    objs.extend(chain.map(Obj::Chain));
+    objs.extend(rules.iter().map(Obj::Rule));
+    batch(&objs, seq)
+}
+
+fn table_attrs(t: &TableState) -> Vec<u8> {
+    let mut a = Vec::new();
+    attr(&mut a, NFTA_TABLE_NAME, &strz(&t.name));
+    attr(&mut a, NFTA_TABLE_FLAGS, &be32(t.flags));
+    a
+}
+
+fn chain_attrs(chain: &ChainState) -> Vec<u8> {
+    let mut c = Vec::new();
+    attr(&mut c, NFTA_CHAIN_TABLE, &strz(&chain.table));
+    attr(&mut c, NFTA_CHAIN_NAME, &strz(&chain.name));
+    if let Some((hooknum, priority)) = chain.hook {
+        let mut h = Vec::new();
+        attr(&mut h, NFTA_HOOK_HOOKNUM, &be32(hooknum));
+        attr(&mut h, NFTA_HOOK_PRIORITY, &be32(priority as u32));
+        nested(&mut c, NFTA_CHAIN_HOOK, &h);
+    }
+    if let Some(policy) = chain.policy {
+        attr(&mut c, NFTA_CHAIN_POLICY, &be32(policy as u32));
+    }
+    if let Some(kind) = &chain.kind {
+        attr(&mut c, NFTA_CHAIN_TYPE, &strz(kind));
+    }
+    c
+}
+
+fn set_attrs(set: &SetState) -> Vec<u8> {
+    let mut a = Vec::new();
+    attr(&mut a, NFTA_SET_TABLE, &strz(&set.table));
+    attr(&mut a, NFTA_SET_NAME, &strz(&set.name));
+    attr(&mut a, NFTA_SET_FLAGS, &be32(set.flags));
+    attr(&mut a, NFTA_SET_KEY_TYPE, &be32(set.key_type));
+    attr(&mut a, NFTA_SET_KEY_LEN, &be32(set.key_len));
+    attr(&mut a, NFTA_SET_ID, &be32(SET_ID));
+    a
+}
+
+fn element_attrs(set: &SetState, elements: &[ElementState]) -> Vec<u8> {
+    let mut a = Vec::new();
+    attr(&mut a, NFTA_SET_ELEM_LIST_TABLE, &strz(&set.table));
+    attr(&mut a, NFTA_SET_ELEM_LIST_SET, &strz(&set.name));
+    attr(&mut a, NFTA_SET_ELEM_LIST_SET_ID, &be32(SET_ID));
+    let mut list = Vec::new();
+    for e in elements {
+        let mut elem = Vec::new();
+        nested(&mut elem, NFTA_SET_ELEM_KEY, &data_value(&e.key));
+        if e.end {
+            attr(&mut elem, NFTA_SET_ELEM_FLAGS, &be32(ELEM_INTERVAL_END));
+        }
+        nested(&mut list, NFTA_LIST_ELEM, &elem);
+    }
+    nested(&mut a, NFTA_SET_ELEM_LIST_ELEMENTS, &list);
+    a
+}
+
 /// What to dump: every object of a kind, of every family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dump {
     Tables,
     Chains,
+    Sets,
     Rules,
 }
 
@@ -262,10 +374,21 @@ pub fn dump_request(what: Dump, seq: u32) -> Vec<u8> {
     let kind = match what {
         Dump::Tables => NFT_MSG_GETTABLE,
         Dump::Chains => NFT_MSG_GETCHAIN,
+        Dump::Sets => NFT_MSG_GETSET,
         Dump::Rules => NFT_MSG_GETRULE,
     };
     let mut out = Vec::new();
     message(&mut out, &Msg { kind: nft(kind), flags: NLM_F_REQUEST | NLM_F_DUMP, family: 0, attrs: Vec::new() }, seq);
+    out
+}
+
+/// A dump of one set's elements (the kernel lists elements per set).
+pub fn elements_request(set: &SetState, seq: u32) -> Vec<u8> {
+    let mut a = Vec::new();
+    attr(&mut a, NFTA_SET_ELEM_LIST_TABLE, &strz(&set.table));
+    attr(&mut a, NFTA_SET_ELEM_LIST_SET, &strz(&set.name));
+    let mut out = Vec::new();
+    message(&mut out, &Msg { kind: nft(NFT_MSG_GETSETELEM), flags: NLM_F_REQUEST | NLM_F_DUMP, family: set.family, attrs: a }, seq);
     out
 }
 
@@ -282,6 +405,8 @@ pub enum Reply {
     },
     Table(TableState),
     Chain(ChainState),
+    Set(SetState),
+    Elements(Vec<ElementState>),
     Rule(RuleState),
     /// Something this code does not know (kept so it counts as a difference).
     Unknown {
@@ -320,6 +445,8 @@ fn parse_one(kind: u16, seq: u32, body: &[u8]) -> Result<Reply, String> {
                 NFT_MSG_NEWTABLE => Ok(Reply::Table(table(family, &attrs))),
                 NFT_MSG_NEWCHAIN => Ok(Reply::Chain(chain(family, &attrs)?)),
                 NFT_MSG_NEWRULE => Ok(Reply::Rule(rule(family, &attrs)?)),
+                NFT_MSG_NEWSET => Ok(Reply::Set(set(family, &attrs))),
+                NFT_MSG_NEWSETELEM => Ok(Reply::Elements(set_elements(family, &attrs)?)),
                 _ => Ok(Reply::Unknown { kind }),
             }
         }
@@ -380,6 +507,40 @@ fn chain(family: u8, a: &[(u16, &[u8])]) -> Result<ChainState, String> {
     })
 }
 
+fn set(family: u8, a: &[(u16, &[u8])]) -> SetState {
+    let known = [NFTA_SET_TABLE, NFTA_SET_NAME, NFTA_SET_FLAGS, NFTA_SET_KEY_TYPE, NFTA_SET_KEY_LEN, NFTA_SET_ID];
+    let harmless = [NFTA_SET_POLICY, NFTA_SET_DESC, NFTA_SET_GC_INTERVAL, NFTA_SET_USERDATA, NFTA_SET_HANDLE, NFTA_SET_TYPE, NFTA_SET_COUNT];
+    SetState {
+        family,
+        table: text(find(a, NFTA_SET_TABLE)),
+        name: text(find(a, NFTA_SET_NAME)),
+        flags: u32_be(find(a, NFTA_SET_FLAGS)).unwrap_or(0),
+        key_type: u32_be(find(a, NFTA_SET_KEY_TYPE)).unwrap_or(0),
+        key_len: u32_be(find(a, NFTA_SET_KEY_LEN)).unwrap_or(0),
+        extra: a.iter().filter(|(k, _)| !known.contains(k) && !harmless.contains(k)).map(|(k, v)| format!("attribute {k} {v:?}")).collect(),
+    }
+}
+
+fn set_elements(family: u8, a: &[(u16, &[u8])]) -> Result<Vec<ElementState>, String> {
+    let (table, set) = (text(find(a, NFTA_SET_ELEM_LIST_TABLE)), text(find(a, NFTA_SET_ELEM_LIST_SET)));
+    let mut out = Vec::new();
+    for (kind, elem) in attrs(find(a, NFTA_SET_ELEM_LIST_ELEMENTS).unwrap_or_default())? {
+        if kind != NFTA_LIST_ELEM {
+            return Err(format!("unexpected attribute {kind} in an element list"));
+        }
+        let e = attrs(elem)?;
+        let flags = u32_be(find(&e, NFTA_SET_ELEM_FLAGS)).unwrap_or(0);
+        let mut extra: Vec<String> =
+            e.iter().filter(|(k, _)| ![NFTA_SET_ELEM_KEY, NFTA_SET_ELEM_FLAGS].contains(k)).map(|(k, v)| format!("attribute {k} {v:?}")).collect();
+        if flags & !ELEM_INTERVAL_END != 0 {
+            extra.push(format!("flags {flags:#x}"));
+        }
+        let key = value(find(&e, NFTA_SET_ELEM_KEY))?.unwrap_or_default();
+        out.push(ElementState { family, table: table.clone(), set: set.clone(), key, end: flags & ELEM_INTERVAL_END != 0, extra });
+    }
+    Ok(out)
+}
+
 fn rule(family: u8, a: &[(u16, &[u8])]) -> Result<RuleState, String> {
     let mut exprs = Vec::new();
     for (kind, elem) in attrs(find(a, NFTA_RULE_EXPRESSIONS).unwrap_or_default())? {
@@ -430,6 +591,10 @@ fn decode_expr(name: &str, data: &[u8]) -> Result<Expr, String> {
             (Some(sreg), Some(op), Some(data)) => Some(Expr::Cmp { sreg, op, data }),
             _ => None,
         },
+        // The set id only names a set within its own transaction.
+        "lookup" if known(&[NFTA_LOOKUP_SET, NFTA_LOOKUP_SREG, NFTA_LOOKUP_SET_ID, NFTA_LOOKUP_FLAGS]) => {
+            g(NFTA_LOOKUP_SREG).map(|sreg| Expr::Lookup { sreg, set: text(find(&a, NFTA_LOOKUP_SET)), flags: g(NFTA_LOOKUP_FLAGS).unwrap_or(0) })
+        }
         "immediate" if known(&[NFTA_IMMEDIATE_DREG, NFTA_IMMEDIATE_DATA]) && g(NFTA_IMMEDIATE_DREG) == Some(0) => {
             verdict(find(&a, NFTA_IMMEDIATE_DATA))?.map(Expr::Verdict)
         }

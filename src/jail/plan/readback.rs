@@ -3,11 +3,12 @@
 //! `extra` so that it shows up as a difference. Pure: tests feed it
 //! fabricated messages.
 
+use super::container::{PolicyRule, RuleAction as Act, Selector};
 use super::routes::{Family, IfAddr, Route, RouteKind, Rule, Scope};
 use crate::jail::net::Ipv4Net;
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, RouteScope, RouteType};
-use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleMessage};
+use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleFlag, RuleMessage};
 use netlink_packet_route::AddressFamily;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -157,6 +158,68 @@ pub(crate) fn rule(msg: &RuleMessage) -> Option<Rule> {
             RuleAttribute::SuppressPrefixLen(u32::MAX) | RuleAttribute::SuppressIfGroup(u32::MAX) => {}
             other => r.extra.push(format!("{other:?}")),
         }
+    }
+    Some(r)
+}
+
+/// An IPv4 policy rule of the container, with its selectors kept apart
+/// (`container::internet` weighs them); `None` for other families.
+pub(crate) fn policy_rule(msg: &RuleMessage) -> Option<PolicyRule> {
+    let h = &msg.header;
+    if h.family != AddressFamily::Inet {
+        return None;
+    }
+    let mut r = PolicyRule {
+        priority: 0,
+        table: u32::from(h.table),
+        action: Act::Lookup,
+        to: None,
+        selectors: Vec::new(),
+        invert: h.flags.contains(&RuleFlag::Invert),
+        suppress_prefixlen: None,
+    };
+    r.action = match h.action {
+        RuleAction::ToTable => Act::Lookup,
+        RuleAction::Nop => Act::Nop,
+        RuleAction::Goto => Act::Goto(0),
+        RuleAction::Blackhole => Act::Refuse("blackhole".into()),
+        RuleAction::Unreachable => Act::Refuse("unreachable".into()),
+        RuleAction::Prohibit => Act::Refuse("prohibit".into()),
+        other => Act::Refuse(format!("action {other:?}")),
+    };
+    if h.tos != 0 {
+        r.selectors.push(Selector::Tos(h.tos));
+    }
+    for attr in &msg.attributes {
+        match attr {
+            RuleAttribute::Priority(p) => r.priority = *p,
+            RuleAttribute::Table(t) => r.table = *t,
+            RuleAttribute::Goto(p) => r.action = Act::Goto(*p),
+            RuleAttribute::Destination(IpAddr::V4(a)) => r.to = Ipv4Net::new(*a, h.dst_len),
+            RuleAttribute::Source(IpAddr::V4(a)) => r.selectors.extend(Ipv4Net::new(*a, h.src_len).map(Selector::From)),
+            RuleAttribute::Iifname(d) => r.selectors.push(Selector::Iif(d.clone())),
+            RuleAttribute::Oifname(d) => r.selectors.push(Selector::Oif(d.clone())),
+            RuleAttribute::FwMark(m) => {
+                let mask = msg.attributes.iter().find_map(|a| if let RuleAttribute::FwMask(m) = a { Some(*m) } else { None }).unwrap_or(u32::MAX);
+                r.selectors.push(Selector::FwMark { mark: *m, mask });
+            }
+            RuleAttribute::FwMask(_) | RuleAttribute::Protocol(_) => {}
+            RuleAttribute::UidRange(u) => r.selectors.push(Selector::UidRange { start: u.start, end: u.end }),
+            RuleAttribute::IpProtocol(p) => r.selectors.push(Selector::IpProto(i32::from(*p) as u8)),
+            RuleAttribute::SourcePortRange(p) => r.selectors.push(Selector::SourcePorts(p.start, p.end)),
+            RuleAttribute::DestinationPortRange(p) => r.selectors.push(Selector::DestinationPorts(p.start, p.end)),
+            RuleAttribute::L3MDev(true) => r.selectors.push(Selector::L3mdev),
+            RuleAttribute::L3MDev(false) | RuleAttribute::SuppressIfGroup(u32::MAX) | RuleAttribute::SuppressPrefixLen(u32::MAX) => {}
+            RuleAttribute::SuppressPrefixLen(n) => r.suppress_prefixlen = Some(*n),
+            other => r.selectors.push(Selector::Other(format!("{other:?}"))),
+        }
+    }
+    // A `to`/`from` the attributes did not carry is still a selector.
+    if h.dst_len != 0 && r.to.is_none() {
+        r.selectors.push(Selector::Other(format!("to /{}", h.dst_len)));
+    }
+    if h.src_len != 0 && !r.selectors.iter().any(|s| matches!(s, Selector::From(_))) {
+        r.selectors.push(Selector::Other(format!("from /{}", h.src_len)));
     }
     Some(r)
 }

@@ -1,10 +1,11 @@
 //! The jail's network plan as a pure value: which routes, rules, addresses
 //! and links the jail's namespace must hold once it is locked, computed
 //! from what pasta configured (the interface, its addresses, the gateway)
-//! and the launch inputs (forwarder, allowIp, the container's connected
-//! subnets). Applying it is `run/lockdown.rs`; checking it is `compare.rs`.
+//! and the launch inputs (forwarder, allowIp, the container's destinations
+//! other than its default route: `container.rs`). Applying it is
+//! `run/lockdown.rs`; checking it is `compare.rs`.
 
-use crate::jail::net::{blocked_ranges, Block, Ipv4Net};
+use crate::jail::net::{aggregate, blocked_ranges, Block, Ipv4Net};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -208,13 +209,17 @@ pub enum ObserveError {
 pub struct PlanInputs {
     pub forwarder: Ipv4Addr,
     pub allow_ip: Vec<Ipv4Addr>,
-    /// The container's connected subnets (outside the jail).
-    pub outer_connected: Vec<Ipv4Net>,
+    /// What the container reaches other than through its default route
+    /// (`container::destinations`): blocked in the jail.
+    pub container: Vec<Ipv4Net>,
 }
 
 /// The whole expected state of the locked namespace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetPlan {
+    /// The DNS forwarder (its /32 is routed out; the filter lets only DNS
+    /// through to it).
+    pub forwarder: Ipv4Addr,
     /// The main table, in install order: routes without a gateway first,
     /// then those via the gateway; each group sorted by destination.
     pub main: Vec<Route>,
@@ -251,9 +256,11 @@ pub fn observe(snap: &Snapshot) -> Result<Observed, ObserveError> {
     Ok(Observed { dev: dev.to_string(), addrs, gateway })
 }
 
-/// The plan (docs/jail.md, "The route plan"): blackhole every connected subnet and the private
-/// ranges, unreachable link-local, then the gateway on-link, the default
-/// route, the DNS forwarder and one /32 per allowIp via the gateway.
+/// The plan (docs/jail.md, "The route plan"): blackhole everything the
+/// container routes other than by its default route, the jail's connected
+/// subnet and the private ranges, unreachable link-local, then the gateway
+/// on-link, the default route, the DNS forwarder and one /32 per allowIp
+/// via the gateway.
 pub fn net_plan(obs: &Observed, inputs: &PlanInputs) -> NetPlan {
     let mut main = main_table(obs, inputs);
     main.sort_by_key(|r| (r.needs_gateway(), r.dst));
@@ -262,6 +269,7 @@ pub fn net_plan(obs: &Observed, inputs: &PlanInputs) -> NetPlan {
     addrs.sort();
     let (local, local_optional) = local_table(&addrs);
     NetPlan {
+        forwarder: inputs.forwarder,
         main,
         local,
         local_optional,
@@ -278,14 +286,22 @@ pub fn net_plan(obs: &Observed, inputs: &PlanInputs) -> NetPlan {
 /// Main-table routes keyed by destination: a later insert with the same
 /// destination wins, so the order below is the precedence (an allowed /32,
 /// the forwarder and the gateway override a block of the same /32).
+/// The blocked prefixes: every fixed range, then the container's
+/// destinations and the jail's connected subnets, aggregated (a prefix a
+/// fixed range or another covers adds nothing; two halves are one prefix),
+/// so that a container routing thousands of prefixes gets as few routes
+/// as cover them.
 fn main_table(obs: &Observed, inputs: &PlanInputs) -> Vec<Route> {
     let mut by_dst: BTreeMap<Ipv4Net, Route> = BTreeMap::new();
+    let fixed = blocked_ranges();
+    let fixed_nets: Vec<Ipv4Net> = fixed.iter().map(|(n, _)| *n).collect();
     let connected = obs.addrs.iter().filter_map(IfAddr::subnet).filter(|n| n.prefix() < 32);
-    for net in inputs.outer_connected.iter().copied().chain(connected) {
+    let others: Vec<Ipv4Net> = inputs.container.iter().copied().chain(connected).collect();
+    for net in aggregate(&others, &fixed_nets) {
         by_dst.insert(net, Route::blocked(net, Block::Blackhole));
     }
-    for (net, block) in blocked_ranges() {
-        by_dst.entry(net).or_insert_with(|| Route::blocked(net, block));
+    for (net, block) in fixed {
+        by_dst.insert(net, Route::blocked(net, block));
     }
     let gw = obs.gateway;
     let dev = obs.dev.as_str();

@@ -12,6 +12,10 @@
 //! the routes, then install the packet filter derived from them; report
 //! `Locked` or `Failed`; exit.
 //!
+//! The follower (`spawn_follow`) is the same child later in the session:
+//! it joins, moves the locked jail to a plan with more blocked
+//! destinations (`lockdown::follow`), reports and exits.
+//!
 //! Joining needs the launcher's own rights only: the launcher's user owns
 //! the jail's user namespace (the holder made it), so a process of that
 //! user in the parent namespace holds every capability in it. The
@@ -24,7 +28,7 @@ use crate::jail::error::{errno, JailError};
 use crate::jail::plan::routes::PlanInputs;
 use nix::sched::CloneFlags;
 use nix::unistd::Pid;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The jail's namespaces, opened through the holder once it made them;
 /// the locker and the relays join them.
@@ -45,30 +49,77 @@ impl Namespaces {
 
 /// Forks the locker. It inherits the launcher's descriptors (pasta's
 /// readiness pipe among them). `packet_filter` is false only in
-/// weakened-plan tests.
-pub(crate) fn spawn(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -> Result<Helper, JailError> {
+/// weakened-plan tests. The launcher writes the lock's inputs (JSON) to
+/// the returned pipe after `Step::Lock`, and closes it: they are known
+/// only then (the container is read again while pasta starts), and a pipe
+/// takes inputs of any size.
+pub(crate) fn spawn(ns: &Namespaces, packet_filter: bool) -> Result<(Helper, OwnedFd), JailError> {
     let parent = nix::unistd::getpid();
-    holder::spawn_reporting("forking the route locker", |chan| {
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", errno(e)))?;
+    let write_raw = write.as_raw_fd();
+    let helper = holder::spawn_reporting("forking the route locker", |chan| {
+        let _ = nix::unistd::close(write_raw);
         if die_with_parent(parent).is_err() {
             return 1;
         }
-        // The launcher is single-threaded, so its fork may join a user
-        // namespace; the network namespace's owner is that namespace.
-        for (fd, kind, what) in [(&ns.user, CloneFlags::CLONE_NEWUSER, "user"), (&ns.net, CloneFlags::CLONE_NEWNET, "network")] {
-            if let Err(e) = nix::sched::setns(fd, kind) {
-                let message = format!("joining the jail's {what} namespace: {}", errno(e));
-                return holder::fail(chan, Failure::Netlink { step: "joining the jail".into(), message });
-            }
+        if let Err(f) = join(ns) {
+            return holder::fail(chan, f);
         }
         if holder::report(chan, &Report::Ready).is_err() || !holder::await_step(chan, Step::Lock) {
             return 1;
         }
-        let locked = lockdown::lock(inputs).and_then(|net| {
+        let inputs = match read_inputs(read.as_raw_fd()) {
+            Ok(i) => i,
+            Err(message) => return holder::fail(chan, Failure::Netlink { step: "reading the lock's inputs".into(), message }),
+        };
+        let locked = lockdown::lock(&inputs).and_then(|net| {
             let filter_rules = if packet_filter { lockdown::lock_filter(&net)? } else { 0 };
             Ok(Report::Locked { routes: net.main.len(), filter_rules })
         });
         match locked {
             Ok(report) => i32::from(holder::report(chan, &report).is_err()),
+            Err(f) => holder::fail(chan, f),
+        }
+    })?;
+    drop(read);
+    Ok((helper, write))
+}
+
+/// The lock's inputs, as the launcher wrote them to the pipe.
+fn read_inputs(fd: std::os::fd::RawFd) -> Result<PlanInputs, String> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: the pipe's read end, owned by this (forked) process alone;
+    // the File takes it over and closes it.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+}
+
+/// The launcher is single-threaded, so its fork may join a user
+/// namespace; the network namespace's owner is that namespace.
+fn join(ns: &Namespaces) -> Result<(), Failure> {
+    for (fd, kind, what) in [(&ns.user, CloneFlags::CLONE_NEWUSER, "user"), (&ns.net, CloneFlags::CLONE_NEWNET, "network")] {
+        if let Err(e) = nix::sched::setns(fd, kind) {
+            let message = format!("joining the jail's {what} namespace: {}", errno(e));
+            return Err(Failure::Netlink { step: "joining the jail".into(), message });
+        }
+    }
+    Ok(())
+}
+
+/// Forks the follower: joins the jail and moves it to the plan for
+/// `inputs`; reports `Locked` or `Failed`.
+pub(crate) fn spawn_follow(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -> Result<Helper, JailError> {
+    let parent = nix::unistd::getpid();
+    holder::spawn_reporting("forking the route follower", |chan| {
+        if die_with_parent(parent).is_err() {
+            return 1;
+        }
+        let followed = join(ns).and_then(|()| lockdown::follow(inputs, packet_filter));
+        match followed {
+            Ok(net) => i32::from(holder::report(chan, &Report::Locked { routes: net.main.len(), filter_rules: 0 }).is_err()),
             Err(f) => holder::fail(chan, f),
         }
     })

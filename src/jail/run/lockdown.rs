@@ -2,9 +2,11 @@
 //! pasta attached: read the namespace, plan, flush the main table, install
 //! the plan, read every table, rule, address and link back, and fail on
 //! any difference. Then the second layer: the packet filter derived from
-//! the same plan, installed and read back the same way. rtnetlink runs on
-//! a current-thread tokio runtime made here, after the fork (never before:
-//! the locker had to be single-threaded to join the namespaces).
+//! the same plan, installed and read back the same way. Netlink is spoken
+//! with the blocking client (`rtnl.rs`): no runtime, requests sent in
+//! batches whose acknowledgements are read afterwards, so a container
+//! that routes a thousand prefixes costs a thousand messages, not a
+//! thousand round trips.
 //!
 //! Order (security-relevant):
 //! 1. snapshot what pasta configured and plan from it (pure);
@@ -14,17 +16,23 @@
 //!    routes via the gateway;
 //! 4. snapshot again and compare with the plan (pure); any difference is
 //!    a refusal;
-//! 5. the packet filter (`lock_filter`): installed in one transaction, then
-//!    every nf_tables object of the namespace read back and compared.
+//! 5. the packet filter (`lock_filter`): installed, then every nf_tables
+//!    object of the namespace read back and compared.
+//!
+//! `follow` moves a locked jail to a plan with more blocked destinations
+//! during the session (`follow.rs`): the filter first (its set grows in
+//! transactions that never open a range), then the new routes, then the
+//! routes they replace; both read back.
 
 use super::nft;
+use super::rtnl::{self, Rtnl};
 use crate::jail::plan::compare::compare;
 use crate::jail::plan::filter;
 use crate::jail::plan::readback::{self, LinkNames};
 use crate::jail::plan::routes::{net_plan, observe, NetPlan, ObserveError, PlanInputs, Route, Snapshot, TABLE_MAIN};
-use futures::TryStreamExt;
-use netlink_packet_route::route::RouteMessage;
-use rtnetlink::{Handle, IpVersion};
+use netlink_packet_core::{NLM_F_CREATE, NLM_F_EXCL};
+use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, RouteProtocol};
+use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use serde::{Deserialize, Serialize};
 
 /// Why the holder stopped (sent to the launcher, which turns it into a
@@ -82,34 +90,59 @@ pub(crate) fn disable_ipv6() -> Result<(), Failure> {
 
 /// Locks the routes; returns the plan now in force.
 pub(crate) fn lock(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build().map_err(|e| netlink("starting the netlink runtime", e))?;
-    rt.block_on(lock_async(inputs))
-}
-
-async fn lock_async(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
-    let (conn, handle, _) = rtnetlink::new_connection().map_err(|e| netlink("opening netlink", e))?;
-    tokio::spawn(conn);
+    let mut nl = Rtnl::open().map_err(|e| netlink("opening netlink", e))?;
     // 1. What pasta configured, and the plan for it.
-    let (before, raw) = snapshot(&handle).await?;
+    let (before, raw) = snapshot(&mut nl)?;
     let observed = observe(&before).map_err(Failure::Observe)?;
     let plan = net_plan(&observed, inputs);
-    let names = raw.names.clone();
     // 2. Flush the main table.
-    for msg in raw.routes.into_iter().filter(|m| is_main(m, &names)) {
-        handle.route().del(msg).execute().await.map_err(|e| netlink("flushing the main table", e))?;
-    }
+    let flush: Vec<RouteNetlinkMessage> = raw.routes.into_iter().filter(|m| is_main(m, &raw.names)).map(RouteNetlinkMessage::DelRoute).collect();
+    nl.batch(&flush, 0).map_err(|(_, e)| netlink("flushing the main table", e))?;
     // 3. Install the plan, in order.
-    for route in &plan.main {
-        install(&handle, route, &names).await?;
-    }
+    install(&mut nl, &plan.main, &raw.names)?;
     // 4. Read everything back.
-    let (after, _) = snapshot(&handle).await?;
-    let differences = compare(&plan, &after);
+    check(&mut nl, &plan)?;
+    Ok(plan)
+}
+
+/// The routes of a locked jail moved to the plan for `inputs` (which
+/// blocks at least what the plan in force blocks), the filter first when
+/// `packet_filter`. Returns the new plan.
+pub(crate) fn follow(inputs: &PlanInputs, packet_filter: bool) -> Result<NetPlan, Failure> {
+    let mut nl = Rtnl::open().map_err(|e| netlink("opening netlink", e))?;
+    let (now, raw) = snapshot(&mut nl)?;
+    let observed = observe(&now).map_err(Failure::Observe)?;
+    let plan = net_plan(&observed, inputs);
+    if packet_filter {
+        grow_filter(&filter::filter_plan(&plan))?;
+    }
+    let current: Vec<&Route> = now.routes.iter().filter(|r| r.table == TABLE_MAIN).collect();
+    let added: Vec<Route> = plan.main.iter().filter(|r| !current.contains(r)).cloned().collect();
+    install(&mut nl, &added, &raw.names)?;
+    let obsolete: Vec<RouteNetlinkMessage> = raw
+        .routes
+        .into_iter()
+        .filter(|m| readback::route_v4(m, &raw.names).is_some_and(|r| r.table == TABLE_MAIN && !plan.main.contains(&r)))
+        .map(RouteNetlinkMessage::DelRoute)
+        .collect();
+    nl.batch(&obsolete, 0).map_err(|(_, e)| netlink("removing routes a wider block replaced", e))?;
+    check(&mut nl, &plan)?;
+    Ok(plan)
+}
+
+/// Step 4: every table, rule, address and link against the plan.
+fn check(nl: &mut Rtnl, plan: &NetPlan) -> Result<(), Failure> {
+    let (after, _) = snapshot(nl)?;
+    let differences = compare(plan, &after);
     if differences.is_empty() {
-        Ok(plan)
+        Ok(())
     } else {
         Err(Failure::Unexpected(differences.iter().map(|d| d.to_string()).collect()))
     }
+}
+
+fn nft_failed(e: nft::NftError) -> Failure {
+    Failure::Filter { step: e.step.into(), errno: e.errno, message: e.message }
 }
 
 /// The second layer (`plan/filter.rs`): installs the packet filter derived
@@ -117,12 +150,25 @@ async fn lock_async(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
 /// fails on any difference. Returns the number of filter rules.
 pub(crate) fn lock_filter(net: &NetPlan) -> Result<usize, Failure> {
     let plan = filter::filter_plan(net);
-    let failed = |e: nft::NftError| Failure::Filter { step: e.step.into(), errno: e.errno, message: e.message };
-    nft::install(&plan).map_err(failed)?;
-    let actual = nft::read_back().map_err(failed)?;
-    let differences = filter::compare(&plan, &actual);
+    nft::install(&plan).map_err(nft_failed)?;
+    read_back_filter(&plan)?;
+    Ok(plan.rules.len())
+}
+
+/// The filter in force grown to `plan` (same rules, more blocked ranges),
+/// then read back.
+fn grow_filter(plan: &filter::FilterPlan) -> Result<(), Failure> {
+    let now = nft::read_back().map_err(nft_failed)?;
+    let in_force: Vec<(std::net::Ipv4Addr, std::net::Ipv4Addr)> = filter::ranges_of(&now);
+    nft::grow_set(&filter::set_changes(&in_force, &plan.blocked)).map_err(nft_failed)?;
+    read_back_filter(plan)
+}
+
+fn read_back_filter(plan: &filter::FilterPlan) -> Result<(), Failure> {
+    let actual = nft::read_back().map_err(nft_failed)?;
+    let differences = filter::compare(plan, &actual);
     if differences.is_empty() {
-        Ok(plan.rules.len())
+        Ok(())
     } else {
         Err(Failure::Unexpected(differences))
     }
@@ -139,7 +185,7 @@ pub fn probe_filter() -> Result<(), (String, Option<i32>)> {
         addrs: vec![IfAddr::new(crate::jail::JAIL_IFNAME, Ipv4Addr::new(10, 0, 2, 15), 24)],
         gateway: Ipv4Addr::new(10, 0, 2, 2),
     };
-    let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), outer_connected: Vec::new() };
+    let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), container: Vec::new() };
     match lock_filter(&net_plan(&observed, &inputs)) {
         Ok(_) => Ok(()),
         Err(Failure::Filter { step, errno, message }) => Err((format!("{step}: {message}"), errno)),
@@ -152,25 +198,38 @@ fn is_main(msg: &RouteMessage, names: &LinkNames) -> bool {
     readback::route_v4(msg, names).is_some_and(|r| r.table == TABLE_MAIN)
 }
 
-async fn install(handle: &Handle, route: &Route, names: &LinkNames) -> Result<(), Failure> {
-    let step = format!("adding {route}");
-    let mut req = handle
-        .route()
-        .add()
-        .v4()
-        .table_id(route.table)
-        .destination_prefix(route.dst.network(), route.dst.prefix())
-        .kind(readback::route_type_of(&route.kind))
-        .scope(readback::route_scope_of(&route.scope));
+/// Installs `routes` in order (one batch: the kernel takes the requests
+/// one after the other, so a gateway route is in place before the routes
+/// through it).
+fn install(nl: &mut Rtnl, routes: &[Route], names: &LinkNames) -> Result<(), Failure> {
+    let msgs = routes.iter().map(|r| add_message(r, names)).collect::<Result<Vec<_>, _>>()?;
+    let flags = NLM_F_CREATE | NLM_F_EXCL;
+    nl.batch(&msgs, flags).map_err(|(i, e)| netlink(&format!("adding {}", routes.get(i).map(ToString::to_string).unwrap_or_default()), e))
+}
+
+fn add_message(route: &Route, names: &LinkNames) -> Result<RouteNetlinkMessage, Failure> {
+    let mut m = RouteMessage::default();
+    m.header.address_family = AddressFamily::Inet;
+    m.header.destination_prefix_length = route.dst.prefix();
+    m.header.protocol = RouteProtocol::Static;
+    m.header.scope = readback::route_scope_of(&route.scope);
+    m.header.kind = readback::route_type_of(&route.kind);
+    match u8::try_from(route.table) {
+        Ok(t) => m.header.table = t,
+        Err(_) => m.attributes.push(RouteAttribute::Table(route.table)),
+    }
+    if route.dst.prefix() > 0 {
+        m.attributes.push(RouteAttribute::Destination(RouteAddress::Inet(route.dst.network())));
+    }
     if let Some(dev) = &route.dev {
         let index = names.iter().find(|(_, n)| *n == dev).map(|(i, _)| *i);
-        let index = index.ok_or_else(|| netlink(&step, format!("no interface {dev}")))?;
-        req = req.output_interface(index);
+        let index = index.ok_or_else(|| netlink(&format!("adding {route}"), format!("no interface {dev}")))?;
+        m.attributes.push(RouteAttribute::Oif(index));
     }
     if let Some(gw) = route.gateway {
-        req = req.gateway(gw);
+        m.attributes.push(RouteAttribute::Gateway(RouteAddress::Inet(gw)));
     }
-    req.execute().await.map_err(|e| netlink(&step, e))
+    Ok(RouteNetlinkMessage::NewRoute(m))
 }
 
 /// The raw IPv4 routes (kept for the flush) and the interface names.
@@ -180,38 +239,41 @@ struct Raw {
 }
 
 /// Links, addresses, routes of every table and rules, both families.
-async fn snapshot(handle: &Handle) -> Result<(Snapshot, Raw), Failure> {
-    let names = links()?;
+fn snapshot(nl: &mut Rtnl) -> Result<(Snapshot, Raw), Failure> {
+    let names = rtnl::link_names().map_err(|e| netlink("listing interfaces", e))?;
     let mut snap = Snapshot { links: names.values().cloned().collect(), ..Snapshot::default() };
     snap.links.sort();
-    let addrs: Vec<_> = handle.address().get().execute().try_collect().await.map_err(|e| netlink("dumping addresses", e))?;
-    for msg in &addrs {
-        match readback::address(msg, &names) {
-            Ok(a) => snap.addrs.push(a),
-            Err(other) => snap.addrs6.push(other),
+    for m in nl.dump(rtnl::get_addresses(AddressFamily::Unspec)).map_err(|e| netlink("dumping addresses", e))? {
+        if let RouteNetlinkMessage::NewAddress(a) = m {
+            match readback::address(&a, &names) {
+                Ok(a) => snap.addrs.push(a),
+                Err(other) => snap.addrs6.push(other),
+            }
         }
     }
     snap.addrs.sort();
-    let routes: Vec<RouteMessage> = dump_routes(handle, IpVersion::V4).await?;
+    let routes = dump_routes(nl, AddressFamily::Inet)?;
     snap.routes = routes.iter().filter_map(|m| readback::route_v4(m, &names)).collect();
     snap.routes.sort();
-    snap.routes6 = dump_routes(handle, IpVersion::V6).await?.iter().map(readback::describe_route).collect();
-    for version in [IpVersion::V4, IpVersion::V6] {
-        let rules: Vec<_> = handle.rule().get(version).execute().try_collect().await.map_err(|e| netlink("dumping rules", e))?;
-        snap.rules.extend(rules.iter().filter_map(readback::rule));
+    snap.routes6 = dump_routes(nl, AddressFamily::Inet6)?.iter().map(readback::describe_route).collect();
+    for family in [AddressFamily::Inet, AddressFamily::Inet6] {
+        for m in nl.dump(rtnl::get_rules(family)).map_err(|e| netlink("dumping rules", e))? {
+            if let RouteNetlinkMessage::NewRule(r) = m {
+                snap.rules.extend(readback::rule(&r));
+            }
+        }
     }
     snap.rules.sort();
     Ok((snap, Raw { routes, names }))
 }
 
-async fn dump_routes(handle: &Handle, version: IpVersion) -> Result<Vec<RouteMessage>, Failure> {
-    handle.route().get(version).execute().try_collect().await.map_err(|e| netlink("dumping routes", e))
-}
-
-/// Interface names by index (if_nameindex: a netlink dump of the current
-/// namespace, without the per-family link statistics rtnetlink would
-/// have to parse).
-fn links() -> Result<LinkNames, Failure> {
-    let list = nix::net::if_::if_nameindex().map_err(|e| netlink("listing interfaces", e))?;
-    Ok(list.iter().map(|i| (i.index(), i.name().to_string_lossy().into_owned())).collect())
+fn dump_routes(nl: &mut Rtnl, family: AddressFamily) -> Result<Vec<RouteMessage>, Failure> {
+    let msgs = nl.dump(rtnl::get_routes(family)).map_err(|e| netlink("dumping routes", e))?;
+    Ok(msgs
+        .into_iter()
+        .filter_map(|m| match m {
+            RouteNetlinkMessage::NewRoute(r) => Some(r),
+            _ => None,
+        })
+        .collect())
 }

@@ -4,6 +4,7 @@
 //! back to it (`readback`, `compare`) to judge.
 
 pub(super) mod fdpass;
+pub(super) mod follow;
 pub mod gate;
 pub(super) mod holder;
 pub(super) mod join;
@@ -11,6 +12,7 @@ pub(crate) mod lockdown;
 pub(super) mod nft;
 pub(super) mod pasta;
 pub(super) mod relay;
+pub(crate) mod rtnl;
 pub(super) mod session;
 pub(super) mod sys;
 pub(crate) mod tap;

@@ -1,10 +1,11 @@
-//! Installs the jail's packet filter (`plan/filter.rs`) and reads the whole
-//! nf_tables state back, over a plain NETLINK_NETFILTER socket in the
-//! jail's namespace (run by the locker, which has joined it). The messages
-//! themselves are built and parsed in `plan/nftwire.rs`.
+//! Installs the jail's packet filter (`plan/filter.rs`), grows its blocked
+//! set, and reads the whole nf_tables state back, over a plain
+//! NETLINK_NETFILTER socket in the jail's namespace (run by the locker,
+//! which has joined it). The messages themselves are built and parsed in
+//! `plan/nftwire.rs`.
 
-use crate::jail::plan::filter::{self, FilterPlan, Ruleset};
-use crate::jail::plan::nftwire::{self, Dump, Reply};
+use crate::jail::plan::filter::{self, FilterPlan, Ruleset, SetChange};
+use crate::jail::plan::nftwire::{self, Dump, Obj, Reply};
 use nix::sys::socket::{recv, send, MsgFlags};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
@@ -57,6 +58,21 @@ impl Socket {
             let e = std::io::Error::last_os_error();
             return Err(NftError::new("setting the netlink receive timeout", e.raw_os_error(), e.to_string()));
         }
+        // A transaction is one datagram: room for the largest the jail
+        // sends (the kernel caps this at net.core.wmem_max; see
+        // `ELEMENTS_PER_TRANSACTION`).
+        let size: libc::c_int = 1 << 20;
+        // SAFETY: SO_SNDBUF with a valid int of the size given; failing
+        // leaves the default, which still holds a transaction.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
         Ok(Socket { fd, seq: 1 })
     }
 
@@ -84,11 +100,52 @@ impl Socket {
     }
 }
 
-/// Creates the filter's table, chain and rules in one transaction: all of
-/// it or nothing.
+/// Elements per transaction: about 24 bytes each, so a transaction stays
+/// well under the default socket send buffer (208 KiB).
+const ELEMENTS_PER_TRANSACTION: usize = 4 * nftwire::ELEMENTS_PER_MESSAGE;
+
+/// Creates the filter: the table, its chain, the blocked set with its
+/// first elements and the rules in one transaction; a set too large for
+/// one gets the rest of its elements in further ones (the launch has not
+/// opened the gate yet, so nothing runs in between).
 pub(crate) fn install(plan: &FilterPlan) -> Result<(), NftError> {
     let want = filter::expected(plan);
-    transact(&want.tables[0], Some(&want.chains[0]), &want.rules)
+    let (set, elements) = (&want.sets[0], &want.elements);
+    let mut chunks = elements.chunks(ELEMENTS_PER_TRANSACTION);
+    let first = chunks.next().unwrap_or_default();
+    let mut objs = vec![Obj::Table(&want.tables[0]), Obj::Chain(&want.chains[0]), Obj::Set(set)];
+    if !first.is_empty() {
+        objs.push(Obj::Elements { set, elements: first, remove: false });
+    }
+    objs.extend(want.rules.iter().map(Obj::Rule));
+    transact_objs(&objs)?;
+    for chunk in chunks {
+        transact_objs(&[Obj::Elements { set, elements: chunk, remove: false }])?;
+    }
+    Ok(())
+}
+
+/// Applies each change to the blocked set in a transaction of its own.
+pub(crate) fn grow_set(changes: &[SetChange]) -> Result<(), NftError> {
+    let set = filter::blocked_set();
+    for c in changes {
+        if c.remove.len() + c.add.len() > ELEMENTS_PER_TRANSACTION {
+            return Err(NftError::new(
+                "growing the blocked set",
+                None,
+                format!("one change replaces {} elements, more than one transaction holds", c.remove.len()),
+            ));
+        }
+        let mut objs = Vec::new();
+        if !c.remove.is_empty() {
+            objs.push(Obj::Elements { set: &set, elements: &c.remove, remove: true });
+        }
+        if !c.add.is_empty() {
+            objs.push(Obj::Elements { set: &set, elements: &c.add, remove: false });
+        }
+        transact_objs(&objs)?;
+    }
+    Ok(())
 }
 
 /// The name `verify` tries to create from inside a session (never the
@@ -100,12 +157,12 @@ pub const PROBE_TABLE: &str = "agent_sandbox_probe";
 /// Returns the errno of the refusal.
 pub fn try_create_probe_table() -> Result<(), i32> {
     let t = filter::TableState { family: filter::FAMILY_IPV4, name: PROBE_TABLE.into(), flags: 0 };
-    transact(&t, None, &[]).map_err(|e| e.errno.unwrap_or(libc::EIO))
+    transact_objs(&[Obj::Table(&t)]).map_err(|e| e.errno.unwrap_or(libc::EIO))
 }
 
-fn transact(table: &filter::TableState, chain: Option<&filter::ChainState>, rules: &[filter::RuleState]) -> Result<(), NftError> {
+fn transact_objs(objs: &[Obj<'_>]) -> Result<(), NftError> {
     let sock = Socket::open()?;
-    let (bytes, n) = nftwire::create_batch(table, chain, rules, sock.seq);
+    let (bytes, n) = nftwire::batch(objs, sock.seq);
     let step = "installing the packet filter";
     sock.send(step, &bytes)?;
     let mut acked = 0;
@@ -125,31 +182,46 @@ fn transact(table: &filter::TableState, chain: Option<&filter::ChainState>, rule
     Ok(())
 }
 
-/// Every table, chain and rule of every family in the namespace.
+/// Every table, chain, set (with its elements) and rule of every family
+/// in the namespace.
 pub(crate) fn read_back() -> Result<Ruleset, NftError> {
     let mut sock = Socket::open()?;
-    let mut set = Ruleset::default();
-    for what in [Dump::Tables, Dump::Chains, Dump::Rules] {
+    let mut state = Ruleset::default();
+    for what in [Dump::Tables, Dump::Chains, Dump::Sets, Dump::Rules] {
         sock.seq += 1;
-        sock.send("reading the packet filter back", &nftwire::dump_request(what, sock.seq))?;
-        'dump: loop {
-            for reply in sock.receive("reading the packet filter back")? {
-                match reply {
-                    Reply::Done { .. } => break 'dump,
-                    Reply::Ack { error, .. } if error != 0 => {
-                        let errno = -error;
-                        return Err(NftError::new("reading the packet filter back", Some(errno), std::io::Error::from_raw_os_error(errno).to_string()));
-                    }
-                    Reply::Table(t) => set.tables.push(t),
-                    Reply::Chain(c) => set.chains.push(c),
-                    Reply::Rule(r) => set.rules.push(r),
-                    Reply::Unknown { kind } => {
-                        return Err(NftError::new("reading the packet filter back", None, format!("an nf_tables message of unknown type {kind:#x}")));
-                    }
-                    Reply::Ack { .. } => {}
+        let req = nftwire::dump_request(what, sock.seq);
+        dump(&sock, &req, &mut state)?;
+    }
+    for set in state.sets.clone() {
+        sock.seq += 1;
+        let req = nftwire::elements_request(&set, sock.seq);
+        dump(&sock, &req, &mut state)?;
+    }
+    Ok(state)
+}
+
+const READ_BACK: &str = "reading the packet filter back";
+
+fn dump(sock: &Socket, req: &[u8], state: &mut Ruleset) -> Result<(), NftError> {
+    sock.send(READ_BACK, req)?;
+    loop {
+        for reply in sock.receive(READ_BACK)? {
+            match reply {
+                Reply::Done { .. } => return Ok(()),
+                Reply::Ack { error, .. } if error != 0 => {
+                    let errno = -error;
+                    return Err(NftError::new(READ_BACK, Some(errno), std::io::Error::from_raw_os_error(errno).to_string()));
                 }
+                Reply::Table(t) => state.tables.push(t),
+                Reply::Chain(c) => state.chains.push(c),
+                Reply::Set(s) => state.sets.push(s),
+                Reply::Elements(e) => state.elements.extend(e),
+                Reply::Rule(r) => state.rules.push(r),
+                Reply::Unknown { kind } => {
+                    return Err(NftError::new(READ_BACK, None, format!("an nf_tables message of unknown type {kind:#x}")));
+                }
+                Reply::Ack { .. } => {}
             }
         }
     }
-    Ok(set)
 }

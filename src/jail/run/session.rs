@@ -12,8 +12,11 @@
 //!    for its pid file (= configured);
 //! 4. the locker joins the namespaces, locks the routes and reads them
 //!    back; a difference stops the launch;
-//! 5. relays up (if any ports), then the gate opens: the command starts;
-//! 6. wait: forward signals; the session's status is the exit code;
+//! 5. relays up (if any ports); what the container's network changed
+//!    since the lock is followed (`follow.rs`); then the gate opens: the
+//!    command starts;
+//! 6. wait: forward signals, follow the container's network; the
+//!    session's status is the exit code;
 //! 7. every path: kill and reap the holder, pasta, the locker and the
 //!    relay, close the gate, and reap what the launcher adopted meanwhile
 //!    (the zombies pasta leaves; a sandbox stopped before the gate opened,
@@ -23,13 +26,14 @@
 //! if the launcher dies, the gate closes and the waiting command never
 //! runs (`gate.rs`).
 
+use super::follow::Watch;
 use super::gate::GATE_FD;
 use super::holder::{self, GateEnd, Heard, Helper, Ids, Report, Step};
 use super::join::{self, Namespaces};
 use super::lockdown::Failure;
 use super::pasta::{self, ReadyPipe};
 use super::relay::{self, RelaySpec};
-use super::sys::{signal_status, wait_fd, Event, Signals, Subreaper};
+use super::sys::{signal_status, wait_fd, wait_fds, Event, Events, Signals, Subreaper};
 use crate::jail::error::JailError;
 use crate::jail::host::{current_userns_facts, userns_diagnosis};
 use crate::jail::plan::launch::JailPlan;
@@ -44,6 +48,16 @@ use std::time::Instant;
 /// `si_code` of signals the kernel sends itself (e.g. the terminal's
 /// Ctrl-C to the whole foreground process group, the session included).
 const SI_KERNEL: i32 = 0x80;
+
+/// How a jailed session ended: its status (the launcher's exit code) and
+/// what the launcher reports about the jail afterwards (the container's
+/// network changed during the session: `follow.rs`), for the caller to
+/// print once the terminal is its own again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub code: i32,
+    pub notes: Vec<String>,
+}
 
 /// Runs the session inside the jail. `before_ns` is called in the holder
 /// before it makes the jail's namespaces (with the launcher's rights: a
@@ -64,22 +78,25 @@ pub fn run_jailed(
     before_ns: &mut dyn FnMut() -> std::io::Result<()>,
     exec_inner: &mut dyn FnMut() -> std::io::Error,
     before_gate: Option<OwnedFd>,
-) -> Result<i32, JailError> {
+) -> Result<Ended, JailError> {
     let signals = Signals::block()?;
     let orphans = Subreaper::adopt_orphans();
     let mut kids = Kids::default();
-    let result = run(plan, before_ns, exec_inner, before_gate.as_ref(), &signals, &mut kids);
+    let mut watch = None;
+    let result = run(plan, before_ns, exec_inner, before_gate.as_ref(), &signals, &mut kids, &mut watch);
     let t = Instant::now();
     kids.stop_all();
     orphans.reap_dying(&signals);
     tracing::debug!("egress jail: helpers stopped in {:?}", t.elapsed());
-    match result {
-        Ok(code) => Ok(code),
-        Err(Stop::Signal(n)) => Ok(signal_status(n)),
-        Err(Stop::Exited(code)) => Ok(code),
-        Err(Stop::Failed(f)) => Err(failure(f, plan)),
-        Err(Stop::Error(e)) => Err(e),
-    }
+    let notes = watch.map(|w| w.notes()).unwrap_or_default();
+    let code = match result {
+        Ok(code) => code,
+        Err(Stop::Signal(n)) => signal_status(n),
+        Err(Stop::Exited(code)) => code,
+        Err(Stop::Failed(f)) => return Err(failure(f, plan)),
+        Err(Stop::Error(e)) => return Err(e),
+    };
+    Ok(Ended { code, notes })
 }
 
 /// Why the launch or the session stopped early.
@@ -111,6 +128,8 @@ struct Kids {
     relay: Option<Pid>,
     factory: Option<Pid>,
     locker: Option<Pid>,
+    /// The child following a change of the container's network.
+    follower: Option<Pid>,
     /// The gate's write end until it opens; dropping it closes the gate.
     gate: Option<OwnedFd>,
     /// The holder exec'd the sandbox: its exit is the sandbox's.
@@ -122,7 +141,7 @@ struct Kids {
 impl Kids {
     /// Reaps whichever helper exited, without blocking.
     fn reap(&mut self) {
-        for pid in [self.holder, self.pasta, self.relay, self.factory, self.locker].into_iter().flatten() {
+        for pid in [self.holder, self.pasta, self.relay, self.factory, self.locker, self.follower].into_iter().flatten() {
             if let Ok(st) = waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
                 if st != WaitStatus::StillAlive {
                     self.exited.push(st);
@@ -133,7 +152,7 @@ impl Kids {
     }
 
     fn forget(&mut self, pid: Pid) {
-        for slot in [&mut self.holder, &mut self.pasta, &mut self.relay, &mut self.factory, &mut self.locker] {
+        for slot in [&mut self.holder, &mut self.pasta, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.follower] {
             if *slot == Some(pid) {
                 *slot = None;
             }
@@ -156,8 +175,10 @@ impl Kids {
     fn stop_all(&mut self) {
         // All killed first, then reaped: they die in parallel. pasta's
         // exit is quick because its device outlives it (`tap.rs`).
-        let pids: Vec<Pid> =
-            [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.pasta].into_iter().filter_map(|slot| slot.take()).collect();
+        let pids: Vec<Pid> = [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.follower, &mut self.pasta]
+            .into_iter()
+            .filter_map(|slot| slot.take())
+            .collect();
         for pid in &pids {
             let _ = kill(*pid, Signal::SIGKILL);
         }
@@ -182,6 +203,7 @@ fn run(
     before_gate: Option<&OwnedFd>,
     signals: &Signals,
     kids: &mut Kids,
+    watch: &mut Option<Watch>,
 ) -> Result<i32, Stop> {
     let start = Instant::now();
     let deadline = start + plan.setup_timeout;
@@ -200,6 +222,8 @@ fn run(
         holder::write_maps_of(holder.pid, &plan.uid_map, &plan.gid_map).map_err(|e| JailError::sys("writing the jail's id maps", e))?;
         holder.send(Step::Maps)?;
     }
+    // Watch the container's network from now on (read again below).
+    *watch = Watch::subscribe(plan)?;
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
     let ns = Namespaces::of(holder.pid)?;
     step("namespaces ready");
@@ -207,7 +231,7 @@ fn run(
     // pasta, while the sandbox sets itself up, attached to the locker's
     // namespaces (the holder may be an unprivileged uid by then).
     let ready = ReadyPipe::new()?;
-    let locker = join::spawn(&ns, &plan.route_inputs(), plan.packet_filter)?;
+    let (locker, lock_inputs) = join::spawn(&ns, plan.packet_filter)?;
     kids.locker = Some(locker.pid);
     // The locker's copy of the write end, at the same number.
     let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
@@ -216,14 +240,22 @@ fn run(
     let p = pasta::spawn(&plan.pasta, locker.pid, pid_file)?;
     kids.pasta = Some(p.pid);
     kids.pasta_stderr = p.stderr;
+    // While pasta starts: what changed in the container since the plan was
+    // decided joins the lock's inputs.
+    if let Some(w) = watch.as_mut() {
+        w.reread()?;
+    }
+    let inputs = watch.as_ref().map_or_else(|| plan.route_inputs(), Watch::inputs);
     expect("the holder", &holder, signals, kids, deadline, Want::Closed, plan)?;
     kids.sandbox_started = true;
     step("sandbox started, waiting at the gate");
     await_pasta(&ready.read, signals, kids, deadline, plan)?;
     drop(ready.read);
     step("pasta attached");
-    // 4. The route lock.
+    // 4. The route lock. (A locker that died cannot read: its report, or
+    // its silence, says why below.)
     locker.send(Step::Lock)?;
+    let _ = std::io::Write::write_all(&mut std::fs::File::from(lock_inputs), &serde_json::to_vec(&inputs).unwrap_or_default());
     expect("the route locker", &locker, signals, kids, deadline, Want::Locked, plan)?;
     step("routes locked");
     // 5. Relays, then the gate.
@@ -234,11 +266,19 @@ fn run(
         await_before_gate(fd, signals, kids, deadline, plan)?;
         step("the sandbox's side ready");
     }
+    // What changed in the container meanwhile is blocked before anything
+    // runs; a jail that cannot follow does not launch.
+    if let Some(w) = watch.as_mut() {
+        if w.changed()? {
+            follow(w, &ns, plan, signals, kids, deadline)
+                .map_err(|message| JailError::RouteLock { step: "following a change of the container's routes".into(), message })?;
+        }
+    }
     open_gate(kids);
     step("gate opened");
     // 6. The session.
     crate::resident::shed_text();
-    let code = wait_session(holder.pid, signals, kids);
+    let code = wait_session(holder.pid, signals, kids, plan, &ns, watch.as_mut());
     step("session ended");
     code
 }
@@ -391,8 +431,9 @@ fn await_report(fd: &OwnedFd, what: &'static str, signals: &Signals, kids: &mut 
 
 /// Step 6: until the session ends, forward signals sent to the launcher
 /// (the terminal's own signals already reached the session), log pasta's
-/// complaints, and return the session's status.
-fn wait_session(holder: Pid, signals: &Signals, kids: &mut Kids) -> Result<i32, Stop> {
+/// complaints, follow the container's network, and return the session's
+/// status.
+fn wait_session(holder: Pid, signals: &Signals, kids: &mut Kids, plan: &JailPlan, ns: &Namespaces, mut watch: Option<&mut Watch>) -> Result<i32, Stop> {
     loop {
         // The holder may have been reaped already, while the launch waited
         // for its exec.
@@ -400,27 +441,93 @@ fn wait_session(holder: Pid, signals: &Signals, kids: &mut Kids) -> Result<i32, 
             return Ok(exit_code(st));
         }
         let stderr = kids.pasta_stderr.as_ref().map(|f| f.as_fd());
-        match wait_fd(stderr, signals, None)? {
-            Event::Ready => drain_pasta(kids),
-            Event::Timeout => {}
-            Event::Signal(info) if info.ssi_signo == Signal::SIGCHLD as u32 => {
-                let (pasta, relay) = (kids.pasta, kids.relay.and(kids.factory));
-                kids.reap();
-                if pasta.is_some() && kids.pasta.is_none() {
-                    tracing::warn!("egress jail: pasta exited; the session has no network any more");
+        let changes = watch.as_ref().map(|w| w.fd());
+        match wait_fds(&[stderr, changes], signals, None)? {
+            Events::Ready(ready) => {
+                if ready.first() == Some(&true) {
+                    drain_pasta(kids);
                 }
-                if relay.is_some() && (kids.relay.is_none() || kids.factory.is_none()) {
-                    tracing::warn!("egress jail: the loopback relay exited; relayed ports no longer answer");
+                if let (Some(true), Some(w)) = (ready.get(1), watch.as_deref_mut()) {
+                    on_container_change(w, ns, plan, signals, kids);
                 }
             }
-            Event::Signal(info) => {
-                if info.ssi_code != SI_KERNEL {
-                    if let Ok(sig) = Signal::try_from(info.ssi_signo as i32) {
-                        let _ = kill(holder, sig);
-                    }
-                }
-            }
+            Events::Timeout => {}
+            Events::Signal(info) if info.ssi_signo == Signal::SIGCHLD as u32 => on_child_exit(kids),
+            Events::Signal(info) => forward(&info, holder),
         }
+    }
+}
+
+fn on_child_exit(kids: &mut Kids) {
+    let (pasta, relay) = (kids.pasta, kids.relay.and(kids.factory));
+    kids.reap();
+    if pasta.is_some() && kids.pasta.is_none() {
+        tracing::warn!("egress jail: pasta exited; the session has no network any more");
+    }
+    if relay.is_some() && (kids.relay.is_none() || kids.factory.is_none()) {
+        tracing::warn!("egress jail: the loopback relay exited; relayed ports no longer answer");
+    }
+}
+
+/// A signal sent to the launcher goes on to the session.
+fn forward(info: &siginfo, holder: Pid) {
+    if info.ssi_code != SI_KERNEL {
+        if let Ok(sig) = Signal::try_from(info.ssi_signo as i32) {
+            let _ = kill(holder, sig);
+        }
+    }
+}
+
+/// The container's network changed during the session: follow it, or cut
+/// the session's network (stop pasta) when the jail cannot.
+fn on_container_change(watch: &mut Watch, ns: &Namespaces, plan: &JailPlan, signals: &Signals, kids: &mut Kids) {
+    let outcome = match watch.changed() {
+        Ok(false) => return,
+        Ok(true) => follow(watch, ns, plan, signals, kids, Instant::now() + plan.setup_timeout),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(why) = outcome {
+        tracing::warn!(
+            "egress jail: the jail could not follow a change of the container's routes ({why}); stopping pasta: the session has no network any more"
+        );
+        if let Some(pid) = kids.pasta.take() {
+            let _ = kill(pid, Signal::SIGKILL);
+            let _ = waitpid(pid, None);
+        }
+        watch.failed(why);
+    }
+}
+
+/// Moves the jail to the watch's inputs (a follower joins it and reports),
+/// forwarding signals to the session meanwhile.
+fn follow(watch: &Watch, ns: &Namespaces, plan: &JailPlan, signals: &Signals, kids: &mut Kids, deadline: Instant) -> Result<(), String> {
+    let t = Instant::now();
+    let follower = join::spawn_follow(ns, &watch.inputs(), plan.packet_filter).map_err(|e| e.to_string())?;
+    kids.follower = Some(follower.pid);
+    let heard = loop {
+        match follower.hear(signals, deadline) {
+            Ok(Heard::Signal(info)) if info.ssi_signo == Signal::SIGCHLD as u32 => on_child_exit(kids),
+            Ok(Heard::Signal(info)) => {
+                if let Some(h) = kids.holder {
+                    forward(&info, h);
+                }
+            }
+            other => break other,
+        }
+    };
+    if let Some(pid) = kids.follower.take() {
+        let _ = kill(pid, Signal::SIGKILL);
+        let _ = waitpid(pid, None);
+    }
+    match heard {
+        Ok(Heard::Report(Report::Locked { routes, .. })) => {
+            tracing::debug!("egress jail: followed the container's network in {:?} ({routes} main-table routes)", t.elapsed());
+            Ok(())
+        }
+        Ok(Heard::Report(Report::Failed(f))) => Err(failure(f, plan).to_string()),
+        Ok(Heard::Timeout) => Err(format!("the follower did not answer within {} s", plan.setup_timeout.as_secs())),
+        Ok(_) => Err("the follower ended without a word".into()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -136,28 +136,46 @@ pub(crate) enum Event {
 
 /// Waits until `fd` is readable, a signal arrives or `deadline` passes.
 pub(crate) fn wait_fd(fd: Option<BorrowedFd<'_>>, signals: &Signals, deadline: Option<Instant>) -> Result<Event, JailError> {
+    match wait_fds(&[fd], signals, deadline)? {
+        Events::Ready(_) => Ok(Event::Ready),
+        Events::Signal(info) => Ok(Event::Signal(info)),
+        Events::Timeout => Ok(Event::Timeout),
+    }
+}
+
+/// What ended a wait on several descriptors.
+pub(crate) enum Events {
+    /// Which of the watched descriptors are readable (or hung up).
+    Ready(Vec<bool>),
+    Signal(siginfo),
+    Timeout,
+}
+
+/// Waits until one of `fds` is readable, a signal arrives or `deadline`
+/// passes (absent descriptors are not watched).
+pub(crate) fn wait_fds(fds: &[Option<BorrowedFd<'_>>], signals: &Signals, deadline: Option<Instant>) -> Result<Events, JailError> {
     loop {
         if let Some(info) = signals.next() {
-            return Ok(Event::Signal(info));
+            return Ok(Events::Signal(info));
         }
         let timeout = match deadline {
             None => PollTimeout::NONE,
             Some(d) => match d.checked_duration_since(Instant::now()) {
-                None => return Ok(Event::Timeout),
+                None => return Ok(Events::Timeout),
                 Some(left) => millis(left),
             },
         };
-        let mut fds = vec![PollFd::new(signals.fd.as_fd(), PollFlags::POLLIN)];
-        if let Some(fd) = fd {
-            fds.push(PollFd::new(fd, PollFlags::POLLIN));
-        }
-        match poll(&mut fds, timeout) {
+        let watched: Vec<BorrowedFd<'_>> = fds.iter().flatten().copied().collect();
+        let mut polled = vec![PollFd::new(signals.fd.as_fd(), PollFlags::POLLIN)];
+        polled.extend(watched.iter().map(|fd| PollFd::new(*fd, PollFlags::POLLIN)));
+        match poll(&mut polled, timeout) {
             Ok(_) | Err(Errno::EINTR) => {}
             Err(e) => return Err(JailError::sys("poll", errno(e))),
         }
-        let ready = fds.get(1).and_then(|p| p.revents()).is_some_and(|r| !r.is_empty());
-        if ready {
-            return Ok(Event::Ready);
+        let mut ready = polled.iter().skip(1).map(|p| p.revents().is_some_and(|r| !r.is_empty()));
+        let flags: Vec<bool> = fds.iter().map(|fd| fd.is_some() && ready.next().unwrap_or(false)).collect();
+        if flags.iter().any(|r| *r) {
+            return Ok(Events::Ready(flags));
         }
     }
 }

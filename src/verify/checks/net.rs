@@ -3,9 +3,11 @@
 //! cannot be changed (also from a new user namespace); DNS answers only
 //! through the jail's forwarder; the container's loopback and the host's
 //! resolvers are out of reach; nothing is forwarded inwards; IPv6 is closed;
-//! and the second layer: a socket that names its interface, multicast and
-//! broadcast still cannot send to a blocked destination, and the packet
-//! filter cannot be changed.
+//! what the container routes other than by its default route (other
+//! gateways, other tables, policy rules' targets) and its own addresses
+//! are refused; and the second layer: a socket that names its interface,
+//! multicast and broadcast still cannot send to a blocked destination, and
+//! the packet filter cannot be changed.
 
 use super::sys::{self, in_child, route_add, tcp_connect, Reach, NO, OK};
 use super::Ctx;
@@ -109,6 +111,65 @@ pub fn connected_subnets(c: &Ctx) -> Outcome {
         return Outcome::pass_note("the container has no connected subnet");
     }
     Outcome::from_problems(bad)
+}
+
+/// What a sample of a container destination must not be: the jail's own
+/// addresses (the session's, not the container's) and gateway, the
+/// forwarder, an allowIp (the user's explicit choice).
+fn not_sampled(j: &JailSpec) -> Vec<Ipv4Addr> {
+    let mut avoid = own_addrs();
+    avoid.extend(j.nameservers.iter().copied());
+    avoid.extend(j.allow_ip.iter().copied());
+    avoid
+}
+
+fn sampled_note(passed: usize, total: usize, what: &str) -> Option<String> {
+    (total > passed).then(|| format!("{passed} of the container's {total} {what} sampled"))
+}
+
+/// A sample address of every container route that is not a default route
+/// (another gateway, another table, the local table, a policy rule's
+/// target) is refused at once.
+pub fn container_routes(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    if j.container_routes.is_empty() {
+        return Outcome::pass_note("the container routes nothing but its default route and connected subnets");
+    }
+    let avoid = not_sampled(j);
+    let bad: Vec<String> = j
+        .container_routes
+        .iter()
+        .filter_map(|(net, prefix)| sample_in(*net, *prefix, &avoid).map(|a| (a, *net, *prefix)))
+        .filter_map(|(a, net, prefix)| refused_fast(IpAddr::V4(a)).err().map(|e| format!("{e} (the container routes {net}/{prefix})")))
+        .collect();
+    with_note(Outcome::from_problems(bad), sampled_note(j.container_routes.len(), j.container_total.0, "routes"))
+}
+
+/// Every address of the container (but the jail's own, which pasta gave
+/// the session) is refused at once: a service of the container bound to
+/// all addresses must not be reachable through another of them.
+pub fn container_addrs(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    let avoid = not_sampled(j);
+    let targets: Vec<Ipv4Addr> = j.container_addrs.iter().copied().filter(|a| !avoid.contains(a)).collect();
+    if targets.is_empty() {
+        return Outcome::pass_note("the container has no address besides the one the jail shares");
+    }
+    let bad: Vec<String> = targets.iter().filter_map(|a| refused_fast(IpAddr::V4(*a)).err().map(|e| format!("{e} (an address of the container)"))).collect();
+    with_note(Outcome::from_problems(bad), sampled_note(j.container_addrs.len(), j.container_total.1, "addresses"))
+}
+
+fn with_note(o: Outcome, note: Option<String>) -> Outcome {
+    match note {
+        Some(n) if o.status == crate::verify::Status::Pass => Outcome::pass_note(n),
+        _ => o,
+    }
 }
 
 /// A harmless route (TEST-NET-3) nobody else uses.
@@ -301,17 +362,23 @@ fn jail_subnet() -> Option<(Ipv4Addr, u8)> {
     })
 }
 
+/// Interface-bound datagrams go to at most this many of the container's
+/// routes and addresses each.
+const NAMED_SAMPLES: usize = 64;
+
 /// Unicast destinations a session must never reach: a sample of every
-/// blocked range and of every connected subnet (the container's and the
-/// jail's own, gateway excluded).
+/// blocked range, of every connected subnet (the container's and the
+/// jail's own, gateway excluded), of the container's other routes and its
+/// addresses.
 fn blocked_unicast(j: &JailSpec) -> Vec<Ipv4Addr> {
     let mut v: Vec<Ipv4Addr> = [[10, 11, 12, 13], [172, 16, 0, 10], [192, 168, 1, 1], [100, 64, 0, 1], [169, 254, 169, 254], [168, 63, 129, 16]]
         .into_iter()
         .map(Ipv4Addr::from)
         .collect();
-    let avoid = own_addrs();
-    let subnets = j.outer_connected.iter().copied().chain(jail_subnet());
+    let avoid = not_sampled(j);
+    let subnets = j.outer_connected.iter().copied().chain(jail_subnet()).chain(j.container_routes.iter().take(NAMED_SAMPLES).copied());
     v.extend(subnets.filter_map(|(net, prefix)| sample_in(net, prefix, &avoid)));
+    v.extend(j.container_addrs.iter().take(NAMED_SAMPLES).filter(|a| !avoid.contains(a)));
     v.retain(|a| !j.allow_ip.contains(a));
     v.sort();
     v.dedup();

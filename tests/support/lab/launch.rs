@@ -197,7 +197,11 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
     (opts.edit)(&mut plan);
     let resolv = plan.resolv_conf.clone();
     let mut inner = || exec_bwrap(&resolv, &opts.product_exe, &opts.script, &opts.env, &opts.bwrap_args);
-    jail::run_jailed(&plan, &mut || Ok(()), &mut inner, None)
+    // The end-of-session report, as the launcher prints it.
+    jail::run_jailed(&plan, &mut || Ok(()), &mut inner, None).map(|ended| {
+        ended.notes.iter().for_each(|n| say(n));
+        ended.code
+    })
 }
 
 /// `agent-sandbox run -- bash -c SCRIPT` (or `args`) as root, in `ws`,

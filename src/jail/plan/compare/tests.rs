@@ -9,7 +9,7 @@ fn ip(s: &str) -> Ipv4Addr {
 
 fn plan() -> NetPlan {
     let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("198.18.0.2"), 24)], gateway: ip("198.18.0.1") };
-    net_plan(&obs, &PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("10.99.0.7")], outer_connected: vec![] })
+    net_plan(&obs, &PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("10.99.0.7")], container: vec![] })
 }
 
 /// The namespace exactly as planned (what the kernel reports after a

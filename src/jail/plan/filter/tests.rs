@@ -11,45 +11,107 @@ fn lab_plan() -> NetPlan {
     let inputs = PlanInputs {
         forwarder: Ipv4Addr::new(192, 0, 2, 53),
         allow_ip: vec![Ipv4Addr::new(10, 99, 0, 7)],
-        outer_connected: vec![net("198.18.0.0/24"), net("172.17.0.0/16")],
+        container: vec![net("198.18.0.0/24"), net("172.17.0.0/16")],
     };
     net_plan(&obs, &inputs)
 }
 
 #[test]
 fn the_filter_accepts_what_the_routes_send_out_and_drops_what_they_block() {
-    let got: Vec<String> = filter_plan(&lab_plan()).rules.iter().map(ToString::to_string).collect();
+    let plan = filter_plan(&lab_plan());
+    let got: Vec<String> = plan.rules.iter().map(ToString::to_string).collect();
     assert_eq!(
         got,
         [
             "meta oifname \"lo\" accept",
+            "ip daddr 192.0.2.53 udp dport 53 accept",
+            "ip daddr 192.0.2.53 tcp dport 53 accept",
             "ip daddr 10.99.0.7 accept",
-            "ip daddr 192.0.2.53 accept",
             "ip daddr 198.18.0.1 accept",
-            "ip daddr 10.0.0.0/8 drop",
-            "ip daddr 100.64.0.0/10 drop",
-            "ip daddr 168.63.129.16 drop",
-            "ip daddr 169.254.0.0/16 drop",
-            "ip daddr 172.16.0.0/12 drop",
-            "ip daddr 172.17.0.0/16 drop",
-            "ip daddr 192.168.0.0/16 drop",
-            "ip daddr 198.18.0.0/24 drop",
-            "ip daddr 224.0.0.0/4 drop",
-            "ip daddr 255.255.255.255 drop",
+            "ip daddr 192.0.2.53 drop",
+            "ip daddr @blocked drop",
+        ]
+    );
+    let a = |s: &str| s.parse::<Ipv4Addr>().unwrap();
+    assert_eq!(
+        plan.blocked,
+        [
+            (a("10.0.0.0"), a("10.255.255.255")),
+            (a("100.64.0.0"), a("100.127.255.255")),
+            (a("168.63.129.16"), a("168.63.129.16")),
+            (a("169.254.0.0"), a("169.254.255.255")),
+            (a("172.16.0.0"), a("172.31.255.255")),
+            (a("192.168.0.0"), a("192.168.255.255")),
+            (a("198.18.0.0"), a("198.18.0.255")),
+            (a("224.0.0.0"), a("239.255.255.255")),
+            (a("255.255.255.255"), a("255.255.255.255")),
         ]
     );
 }
 
 #[test]
-fn every_blocked_route_is_dropped_and_accepts_come_first() {
+fn every_blocked_route_is_in_the_set_and_accepts_come_first() {
     let net = lab_plan();
     let plan = filter_plan(&net);
     let first_drop = plan.rules.iter().position(|r| r.verdict == Verdict::Drop).unwrap();
     assert!(plan.rules[first_drop..].iter().all(|r| r.verdict == Verdict::Drop));
+    assert_eq!(plan.rules.last().map(|r| &r.what), Some(&Match::DestinationIn(BLOCKED_SET.into())));
+    let inside = |ip: Ipv4Addr| plan.blocked.iter().any(|(a, b)| *a <= ip && ip <= *b);
     for r in net.main.iter().filter(|r| matches!(r.kind, RouteKind::Blackhole | RouteKind::Unreachable)) {
-        let rule = FilterRule { what: Match::Destination(r.dst), verdict: Verdict::Drop };
-        assert!(plan.rules.contains(&rule), "{r} is not dropped");
+        assert!(inside(r.dst.network()) && inside(r.dst.broadcast()), "{r} is not in the set");
     }
+}
+
+#[test]
+fn ranges_join_what_touches_and_keep_the_end_of_the_address_space() {
+    let n = |s: &str| s.parse::<Ipv4Net>().unwrap();
+    let a = |s: &str| s.parse::<Ipv4Addr>().unwrap();
+    let got = ranges(&[
+        n("203.0.113.0/25"),
+        n("203.0.113.128/25"),
+        n("203.0.113.7/32"),
+        n("198.51.100.7/32"),
+        n("255.255.255.255/32"),
+        n("240.0.0.0/5"),
+        n("248.0.0.0/6"),
+        n("252.0.0.0/6"),
+    ]);
+    assert_eq!(got, [(a("198.51.100.7"), a("198.51.100.7")), (a("203.0.113.0"), a("203.0.113.255")), (a("240.0.0.0"), a("255.255.255.255"))]);
+    let els = elements(&blocked_set(), &got);
+    let keys: Vec<(String, bool)> = els.iter().map(|e| (Ipv4Addr::from(<[u8; 4]>::try_from(e.key.as_slice()).unwrap()).to_string(), e.end)).collect();
+    // The last range runs to the end: no end element.
+    assert_eq!(
+        keys,
+        [("198.51.100.7", false), ("198.51.100.8", true), ("203.0.113.0", false), ("203.0.114.0", true), ("240.0.0.0", false)].map(|(k, e)| (k.to_string(), e))
+    );
+    let state = Ruleset { elements: els, ..Ruleset::default() };
+    assert_eq!(ranges_of(&state), got);
+}
+
+#[test]
+fn growing_the_set_replaces_covered_ranges_in_one_change() {
+    let a = |s: &str| s.parse::<Ipv4Addr>().unwrap();
+    let old = [(a("10.0.0.0"), a("10.255.255.255")), (a("203.0.113.7"), a("203.0.113.7")), (a("203.0.113.9"), a("203.0.113.9"))];
+    let new = [(a("10.0.0.0"), a("10.255.255.255")), (a("198.19.9.0"), a("198.19.9.255")), (a("203.0.113.0"), a("203.0.113.255"))];
+    let changes = set_changes(&old, &new);
+    assert_eq!(changes.len(), 2);
+    let show = |els: &[ElementState]| els.iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert_eq!(show(&changes[0].remove), Vec::<String>::new());
+    assert_eq!(show(&changes[0].add), ["element of ip agent_sandbox/blocked: 198.19.9.0", "element of ip agent_sandbox/blocked: 198.19.10.0 (end of a range)"]);
+    assert_eq!(
+        show(&changes[1].remove),
+        [
+            "element of ip agent_sandbox/blocked: 203.0.113.7",
+            "element of ip agent_sandbox/blocked: 203.0.113.8 (end of a range)",
+            "element of ip agent_sandbox/blocked: 203.0.113.9",
+            "element of ip agent_sandbox/blocked: 203.0.113.10 (end of a range)",
+        ]
+    );
+    assert_eq!(
+        show(&changes[1].add),
+        ["element of ip agent_sandbox/blocked: 203.0.113.0", "element of ip agent_sandbox/blocked: 203.0.114.0 (end of a range)"]
+    );
+    assert_eq!(set_changes(&new, &new), []);
 }
 
 #[test]
@@ -73,7 +135,25 @@ fn expressions_of_a_prefix_a_host_and_the_loopback() {
     let mut name = b"lo".to_vec();
     name.resize(16, 0);
     assert_eq!(lo.exprs(), vec![Expr::Meta { key: 7, dreg: 1 }, Expr::Cmp { sreg: 1, op: 0, data: name }, Expr::Verdict(1)]);
-    for r in [drop, host, lo] {
+    let dns = FilterRule { what: Match::Service { addr: "192.0.2.53".parse().unwrap(), proto: IPPROTO_UDP, port: 53 }, verdict: Verdict::Accept };
+    assert_eq!(
+        dns.exprs(),
+        vec![
+            Expr::Payload { base: 1, offset: 16, len: 4, dreg: 1 },
+            Expr::Cmp { sreg: 1, op: 0, data: vec![192, 0, 2, 53] },
+            Expr::Meta { key: 16, dreg: 1 },
+            Expr::Cmp { sreg: 1, op: 0, data: vec![17] },
+            Expr::Payload { base: 2, offset: 2, len: 2, dreg: 1 },
+            Expr::Cmp { sreg: 1, op: 0, data: vec![0, 53] },
+            Expr::Verdict(1)
+        ]
+    );
+    let set = FilterRule { what: Match::DestinationIn("blocked".into()), verdict: Verdict::Drop };
+    assert_eq!(
+        set.exprs(),
+        vec![Expr::Payload { base: 1, offset: 16, len: 4, dreg: 1 }, Expr::Lookup { sreg: 1, set: "blocked".into(), flags: 0 }, Expr::Verdict(0)]
+    );
+    for r in [drop, host, lo, dns, set] {
         assert_eq!(FilterRule::from_exprs(&r.exprs()), Some(r));
     }
 }
@@ -124,6 +204,15 @@ fn every_deviation_is_a_difference() {
         },
     );
     cases.push(("an extra accept", s2));
+    let mut s = good.clone();
+    s.sets.push(SetState { name: "other".into(), ..blocked_set() });
+    cases.push(("another set", s));
+    let mut s = good.clone();
+    s.elements.pop();
+    cases.push(("a missing element", s));
+    let mut s = good.clone();
+    s.elements.push(ElementState { key: vec![8, 8, 8, 8], end: true, ..s.elements[0].clone() });
+    cases.push(("an extra end element (a range cut short)", s));
     for (what, state) in cases {
         let d = compare(&plan, &state);
         assert!(!d.is_empty(), "{what} went unnoticed");
@@ -131,11 +220,21 @@ fn every_deviation_is_a_difference() {
 }
 
 #[test]
-fn differences_name_the_rules() {
+fn differences_name_the_rules_and_elements() {
     let plan = filter_plan(&lab_plan());
     let mut s = expected(&plan);
     s.rules.remove(4);
     let d = compare(&plan, &s);
     assert_eq!(d.len(), 1);
-    assert!(d[0].contains("rule 5") && d[0].contains("ip daddr 10.0.0.0/8 drop"), "{d:?}");
+    assert!(d[0].contains("rule 5") && d[0].contains("ip daddr 198.18.0.1 accept"), "{d:?}");
+    // A range's end element gone: the range would run on to the next.
+    let mut s = expected(&plan);
+    s.elements.retain(|e| !(e.end && e.key == vec![11, 0, 0, 0]));
+    assert_eq!(compare(&plan, &s), ["missing element of ip agent_sandbox/blocked: 11.0.0.0 (end of a range)"]);
+    let mut s = expected(&plan);
+    s.sets[0].flags = 0;
+    assert_eq!(compare(&plan, &s).len(), 2, "{:?}", compare(&plan, &s));
+    let mut s = expected(&plan);
+    s.elements[0].extra.push("attribute 4 [0, 0, 0, 1]".into());
+    assert_eq!(compare(&plan, &s).len(), 2);
 }

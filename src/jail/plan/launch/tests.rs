@@ -1,11 +1,22 @@
 use super::*;
 use crate::jail::host::UsernsFacts;
+use crate::jail::plan::container::{ContainerNet, PolicyRule, RuleAction, Source};
+use crate::jail::plan::routes::Route;
+
+/// A container with a default route and these (gateway-less) subnets.
+fn container(connected: &[&str]) -> ContainerNet {
+    let rule =
+        |priority, table| PolicyRule { priority, table, action: RuleAction::Lookup, to: None, selectors: vec![], invert: false, suppress_prefixlen: None };
+    let mut routes = vec![Route::via(Ipv4Net::default_route(), Ipv4Addr::new(172, 17, 0, 1), "eth0")];
+    routes.extend(connected.iter().map(|c| Route::on_link(c.parse().unwrap(), "eth0")));
+    ContainerNet { routes, rules: vec![rule(0, 255), rule(32766, 254), rule(32767, 253)], addrs: vec![] }
+}
 
 fn facts(uid: u32, connected: &[&str]) -> HostFacts {
     HostFacts {
         pasta: "/usr/bin/passt".into(),
         resolv_conf: "nameserver 10.255.255.53\nsearch corp.example\n".into(),
-        outer_connected: connected.iter().map(|c| c.parse().unwrap()).collect(),
+        container: container(connected),
         uid,
         gid: uid,
         userns: UsernsFacts::default(),
@@ -41,7 +52,18 @@ fn the_whole_plan_as_root() {
             allow_ip: vec![Ipv4Addr::new(10, 1, 2, 3), Ipv4Addr::new(192, 168, 1, 50)],
             local_ports: vec![8080, 11434],
             callback_ports: vec![1455],
-            outer_connected: vec!["172.17.0.0/16".parse().unwrap()],
+            container: vec![Destination {
+                net: "172.17.0.0/16".parse().unwrap(),
+                source: Source::Connected,
+                why: "route table main Unicast 172.17.0.0/16 dev eth0 scope Link".into()
+            }],
+            internet: Internet {
+                route: Some((32766, Route::via(Ipv4Net::default_route(), Ipv4Addr::new(172, 17, 0, 1), "eth0"))),
+                none: None,
+                conditional: vec![],
+                not_first: None
+            },
+            follow: true,
             resolv_conf: "# agent-sandbox egress jail: DNS goes through the jail's forwarder\n\
                           search corp.example\nnameserver 192.0.2.53\n"
                 .into(),
@@ -114,6 +136,18 @@ fn the_forwarder_avoids_connected_subnets_and_allowed_addresses() {
     assert_eq!(p.forwarder, Ipv4Addr::new(203, 0, 113, 53));
     let e = plan(&cfg, &facts(0, &["192.0.2.0/24", "203.0.113.0/24"])).unwrap_err();
     assert!(matches!(e, JailError::NoForwarderAddress { .. }), "{e}");
+}
+
+#[test]
+fn the_forwarder_avoids_whatever_the_container_routes_elsewhere() {
+    // A VPN route over the first candidate, an address over the second.
+    let mut f = facts(0, &[]);
+    f.container.routes.push(Route::via("192.0.2.0/24".parse().unwrap(), Ipv4Addr::new(10, 200, 0, 1), "vpn0"));
+    f.container.addrs.push(crate::jail::plan::routes::IfAddr::new("lo", Ipv4Addr::new(198, 51, 100, 53), 32));
+    assert_eq!(plan(&Config::default(), &f).unwrap().forwarder, Ipv4Addr::new(203, 0, 113, 53));
+    let p = plan(&Config::default(), &f).unwrap();
+    let routed: Vec<String> = p.route_inputs().container.iter().map(ToString::to_string).collect();
+    assert_eq!(routed, ["192.0.2.0/24", "198.51.100.53/32"]);
 }
 
 #[test]

@@ -16,11 +16,7 @@ fn docker_observed() -> Observed {
 }
 
 fn inputs() -> PlanInputs {
-    PlanInputs {
-        forwarder: ip("192.0.2.53"),
-        allow_ip: vec![ip("10.1.2.3"), ip("192.168.1.50")],
-        outer_connected: vec![net("172.17.0.0/16"), net("172.18.0.0/16")],
-    }
+    PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("10.1.2.3"), ip("192.168.1.50")], container: vec![net("172.17.0.0/16"), net("172.18.0.0/16")] }
 }
 
 #[test]
@@ -35,10 +31,9 @@ fn the_whole_plan_for_a_docker_container() {
             "table main Blackhole 100.64.0.0/10 scope Universe",
             "table main Blackhole 168.63.129.16/32 scope Universe",
             "table main Unreachable 169.254.0.0/16 scope Universe",
+            // The container's 172.17/16 and 172.18/16 are inside 172.16/12.
             "table main Blackhole 172.16.0.0/12 scope Universe",
-            "table main Blackhole 172.17.0.0/16 scope Universe",
             "table main Unicast 172.17.0.1/32 dev eth0 scope Link",
-            "table main Blackhole 172.18.0.0/16 scope Universe",
             "table main Blackhole 192.168.0.0/16 scope Universe",
             "table main Blackhole 224.0.0.0/4 scope Universe",
             "table main Blackhole 255.255.255.255/32 scope Universe",
@@ -85,8 +80,9 @@ fn every_blocked_range_and_connected_subnet_is_in_the_plan() {
     for (range, _) in blocked_ranges() {
         assert!(plan.main.iter().any(|r| r.dst == range && r.gateway.is_none() && r.dev.is_none()), "{range}");
     }
-    for c in inputs().outer_connected {
-        assert!(plan.main.iter().any(|r| r.dst == c && r.kind == RouteKind::Blackhole), "{c}");
+    for c in inputs().container {
+        let blocked = |r: &Route| matches!(r.kind, RouteKind::Blackhole | RouteKind::Unreachable) && r.dst.covers(&c);
+        assert!(plan.main.iter().any(blocked), "{c}");
     }
 }
 
@@ -95,7 +91,7 @@ fn a_specific_allow_or_gateway_wins_over_a_block_of_the_same_prefix() {
     // Azure wireserver allowed explicitly; a link-local gateway (as some
     // Kubernetes CNIs use); a /32 connected "subnet" equal to the gateway.
     let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("10.0.0.5"), 32)], gateway: ip("169.254.1.1") };
-    let inputs = PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("168.63.129.16")], outer_connected: vec![net("169.254.1.1/32")] };
+    let inputs = PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("168.63.129.16")], container: vec![net("169.254.1.1/32")] };
     let plan = net_plan(&obs, &inputs);
     let find = |d: &str| plan.main.iter().filter(|r| r.dst == net(d)).collect::<Vec<_>>();
     assert_eq!(find("168.63.129.16/32"), [&Route::via(net("168.63.129.16/32"), ip("169.254.1.1"), "eth0")]);
@@ -112,7 +108,7 @@ fn a_specific_allow_or_gateway_wins_over_a_block_of_the_same_prefix() {
 #[test]
 fn a_connected_subnet_equal_to_a_private_range_is_blocked_once() {
     let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("10.1.1.1"), 8)], gateway: ip("10.0.0.1") };
-    let plan = net_plan(&obs, &PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![], outer_connected: vec![] });
+    let plan = net_plan(&obs, &PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![], container: vec![] });
     assert_eq!(plan.main.iter().filter(|r| r.dst == net("10.0.0.0/8")).count(), 1);
 }
 
@@ -142,4 +138,43 @@ fn observe_refuses_what_it_cannot_plan_for() {
     assert_eq!(observe(&snap), Err(ObserveError::Interfaces(vec!["eth0".into(), "eth1".into()])));
     let snap = snapshot_with(vec![], &["eth0", "lo"], vec![]);
     assert_eq!(observe(&snap), Err(ObserveError::NoAddress("eth0".into())));
+}
+
+#[test]
+fn the_containers_other_routes_and_addresses_are_blocked_in_as_few_routes_as_cover_them() {
+    let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("198.18.0.2"), 24)], gateway: ip("198.18.0.1") };
+    let container =
+        ["198.18.0.0/24", "10.200.0.0/24", "203.0.113.0/25", "203.0.113.128/25", "198.19.7.0/24", "198.51.100.7/32", "198.18.0.255/32", "10.200.0.2/32"];
+    let inputs = PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("203.0.113.10")], container: container.map(net).to_vec() };
+    let plan = net_plan(&obs, &inputs);
+    let blocked: Vec<String> = plan.main.iter().filter(|r| r.kind == RouteKind::Blackhole).map(|r| r.dst.to_string()).collect();
+    assert_eq!(
+        blocked,
+        [
+            "10.0.0.0/8",
+            "100.64.0.0/10",
+            "168.63.129.16/32",
+            "172.16.0.0/12",
+            "192.168.0.0/16",
+            "198.18.0.0/24",
+            "198.19.7.0/24",
+            "198.51.100.7/32",
+            "203.0.113.0/24",
+            "224.0.0.0/4",
+            "255.255.255.255/32"
+        ]
+    );
+    // An allowIp inside a blocked route is the user's choice: its /32 wins.
+    assert!(plan.main.contains(&Route::via(net("203.0.113.10/32"), ip("198.18.0.1"), "eth0")));
+    assert_eq!(plan.forwarder, ip("192.0.2.53"));
+}
+
+#[test]
+fn a_redirect_gateway_pair_never_becomes_a_blocked_default_route() {
+    let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("198.18.0.2"), 24)], gateway: ip("198.18.0.1") };
+    let inputs = PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![], container: vec![net("0.0.0.0/1"), net("128.0.0.0/1")] };
+    let plan = net_plan(&obs, &inputs);
+    assert!(plan.main.contains(&Route::blocked(net("0.0.0.0/1"), crate::jail::net::Block::Blackhole)));
+    assert!(plan.main.contains(&Route::blocked(net("128.0.0.0/1"), crate::jail::net::Block::Blackhole)));
+    assert!(plan.main.contains(&Route::via(Ipv4Net::default_route(), ip("198.18.0.1"), "eth0")));
 }
