@@ -22,8 +22,10 @@
 //!   (`join`) and locks them there (`lockdown`: routes, then the packet
 //!   filter, sent by `nft`, each read back), the relays (`relay`,
 //!   `fdpass`), the gate (`gate`), then the sandbox; during the session
-//!   the watch on the container's routes (`follow`); `rtnl` is the
-//!   blocking rtnetlink client, `sys` the process plumbing they share.
+//!   the watch on the container's routes (`follow`); `netlink` is how
+//!   the locker and the follower speak rtnetlink (a current-thread
+//!   runtime, inside the namespaces), `rtnl` the launcher's blocking
+//!   client, `sys` the process plumbing they share.
 //!
 //! Not here: the sandbox itself (bwrap argv, `sandbox`), the config
 //! parser (`config`), deciding whether the jail is on (the launcher).

@@ -3,10 +3,10 @@
 //! the plan, read every table, rule, address and link back, and fail on
 //! any difference. Then the second layer: the packet filter derived from
 //! the same plan, installed and read back the same way. Netlink is spoken
-//! with the blocking client (`rtnl.rs`): no runtime, requests sent in
-//! batches whose acknowledgements are read afterwards, so a container
-//! that routes a thousand prefixes costs a thousand messages, not a
-//! thousand round trips.
+//! through rtnetlink on a current-thread runtime (`netlink.rs`), requests
+//! sent in chunks whose acknowledgements are awaited afterwards, so a
+//! container that routes a thousand prefixes costs a thousand messages,
+//! not a thousand round trips.
 //!
 //! Order (security-relevant):
 //! 1. snapshot what pasta configured and plan from it (pure);
@@ -24,8 +24,9 @@
 //! transactions that never open a range), then the new routes, then the
 //! routes they replace; both read back.
 
+use super::netlink::Netlink;
 use super::nft;
-use super::rtnl::{self, Rtnl};
+use super::rtnl::{self, RouteSocket};
 use crate::jail::plan::compare::compare;
 use crate::jail::plan::filter;
 use crate::jail::plan::readback::{self, LinkNames};
@@ -90,7 +91,7 @@ pub(crate) fn disable_ipv6() -> Result<(), Failure> {
 
 /// Locks the routes; returns the plan now in force.
 pub(crate) fn lock(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
-    let mut nl = Rtnl::open().map_err(|e| netlink("opening netlink", e))?;
+    let mut nl = Netlink::open().map_err(|e| netlink("opening netlink", e))?;
     // 1. What pasta configured, and the plan for it.
     let (before, raw) = snapshot(&mut nl)?;
     let observed = observe(&before).map_err(Failure::Observe)?;
@@ -109,7 +110,7 @@ pub(crate) fn lock(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
 /// blocks at least what the plan in force blocks), the filter first when
 /// `packet_filter`. Returns the new plan.
 pub(crate) fn follow(inputs: &PlanInputs, packet_filter: bool) -> Result<NetPlan, Failure> {
-    let mut nl = Rtnl::open().map_err(|e| netlink("opening netlink", e))?;
+    let mut nl = Netlink::open().map_err(|e| netlink("opening netlink", e))?;
     let (now, raw) = snapshot(&mut nl)?;
     let observed = observe(&now).map_err(Failure::Observe)?;
     let plan = net_plan(&observed, inputs);
@@ -131,7 +132,7 @@ pub(crate) fn follow(inputs: &PlanInputs, packet_filter: bool) -> Result<NetPlan
 }
 
 /// Step 4: every table, rule, address and link against the plan.
-fn check(nl: &mut Rtnl, plan: &NetPlan) -> Result<(), Failure> {
+fn check(nl: &mut dyn RouteSocket, plan: &NetPlan) -> Result<(), Failure> {
     let (after, _) = snapshot(nl)?;
     let differences = compare(plan, &after);
     if differences.is_empty() {
@@ -201,7 +202,7 @@ fn is_main(msg: &RouteMessage, names: &LinkNames) -> bool {
 /// Installs `routes` in order (one batch: the kernel takes the requests
 /// one after the other, so a gateway route is in place before the routes
 /// through it).
-fn install(nl: &mut Rtnl, routes: &[Route], names: &LinkNames) -> Result<(), Failure> {
+fn install(nl: &mut dyn RouteSocket, routes: &[Route], names: &LinkNames) -> Result<(), Failure> {
     let msgs = routes.iter().map(|r| add_message(r, names)).collect::<Result<Vec<_>, _>>()?;
     let flags = NLM_F_CREATE | NLM_F_EXCL;
     nl.batch(&msgs, flags).map_err(|(i, e)| netlink(&format!("adding {}", routes.get(i).map(ToString::to_string).unwrap_or_default()), e))
@@ -239,7 +240,7 @@ struct Raw {
 }
 
 /// Links, addresses, routes of every table and rules, both families.
-fn snapshot(nl: &mut Rtnl) -> Result<(Snapshot, Raw), Failure> {
+fn snapshot(nl: &mut dyn RouteSocket) -> Result<(Snapshot, Raw), Failure> {
     let names = rtnl::link_names().map_err(|e| netlink("listing interfaces", e))?;
     let mut snap = Snapshot { links: names.values().cloned().collect(), ..Snapshot::default() };
     snap.links.sort();
@@ -267,7 +268,7 @@ fn snapshot(nl: &mut Rtnl) -> Result<(Snapshot, Raw), Failure> {
     Ok((snap, Raw { routes, names }))
 }
 
-fn dump_routes(nl: &mut Rtnl, family: AddressFamily) -> Result<Vec<RouteMessage>, Failure> {
+fn dump_routes(nl: &mut dyn RouteSocket, family: AddressFamily) -> Result<Vec<RouteMessage>, Failure> {
     let msgs = nl.dump(rtnl::get_routes(family)).map_err(|e| netlink("dumping routes", e))?;
     Ok(msgs
         .into_iter()

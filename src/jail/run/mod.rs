@@ -9,6 +9,7 @@ pub mod gate;
 pub(super) mod holder;
 pub(super) mod join;
 pub(crate) mod lockdown;
+pub(super) mod netlink;
 pub(super) mod nft;
 pub(super) mod pasta;
 pub(super) mod relay;

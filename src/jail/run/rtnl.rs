@@ -4,7 +4,8 @@
 //! rule and address changes of its network namespace. No runtime and no
 //! thread: the launcher reads the container with it and watches it during
 //! the session while staying single-threaded (it forks, and its children
-//! join namespaces); the locker uses it inside the jail. Messages are
+//! join namespaces); inside the jail the locker and the follower speak
+//! rtnetlink on a runtime instead (`netlink.rs`). Messages are
 //! built and parsed by netlink-packet-route; the normalising is
 //! `plan/readback.rs`.
 
@@ -30,6 +31,29 @@ const BATCH: usize = 256;
 /// `RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV4_RULE`
 /// (linux/rtnetlink.h): what changes the container's IPv4 destinations.
 pub(crate) const IPV4_CHANGES: u32 = 0x10 | 0x40 | 0x80;
+
+/// What the route lock needs of a netlink client: dumps and batches of
+/// requests. The locker and the follower use rtnetlink (`netlink.rs`);
+/// the launcher this module's blocking socket.
+pub(crate) trait RouteSocket {
+    /// Every message a dump of `req` returns, repeated when the kernel
+    /// says a change interrupted it.
+    fn dump(&mut self, req: RouteNetlinkMessage) -> io::Result<Vec<RouteNetlinkMessage>>;
+    /// Sends every request (with `flags`, an acknowledgement asked for
+    /// each), in order, then reads the acknowledgements. The first refusal
+    /// is returned with the index of its request; the kernel has applied
+    /// the requests before it, and those after it were still tried.
+    fn batch(&mut self, reqs: &[RouteNetlinkMessage], flags: u16) -> Result<(), (usize, io::Error)>;
+}
+
+impl RouteSocket for Rtnl {
+    fn dump(&mut self, req: RouteNetlinkMessage) -> io::Result<Vec<RouteNetlinkMessage>> {
+        Rtnl::dump(self, req)
+    }
+    fn batch(&mut self, reqs: &[RouteNetlinkMessage], flags: u16) -> Result<(), (usize, io::Error)> {
+        Rtnl::batch(self, reqs, flags)
+    }
+}
 
 pub(crate) struct Rtnl {
     fd: OwnedFd,
