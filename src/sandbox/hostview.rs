@@ -186,7 +186,9 @@ fn wanted(m: &Mount, plan: &Plan) -> (bool, bool) {
     match m {
         Mount::TmpfsRo { .. } => (true, true),
         Mount::Mask { .. } => (false, true),
-        Mount::BindFd { data, .. } => (plan.data.get(*data).and_then(|d| d.open.as_ref()).is_some_and(|o| o.dir), false),
+        // A command's install dir bound back into a private tool dir's
+        // copy, which has no such entry of its own yet.
+        Mount::BindFd { data, .. } => (plan.data.get(*data).and_then(|d| d.open.as_ref()).is_some_and(|o| o.dir), true),
         _ => (true, false),
     }
 }

@@ -644,6 +644,13 @@ impl MountBuilder<'_> {
             for (rel, private) in TOOL_DIRS.iter().zip(private_tool_dirs(workspace)) {
                 self.bind_fd_at("protected", home, &private, &home.join(rel), true, true);
             }
+            // A vendor's install dir in a tool dir (Claude Code's native
+            // installer: ~/.local/share/claude, linked from ~/.local/bin)
+            // would be hidden by the private copy, and the agent with it:
+            // bound back read-only, like an installed command.
+            for rel in self.vendor_installs_in_tool_dirs(home) {
+                self.bind_fd_at("installed command", home, &rel, &home.join(&rel), true, false);
+            }
             return;
         }
         for rel in TOOL_DIRS {
@@ -674,18 +681,30 @@ impl MountBuilder<'_> {
     /// descriptor opened without following anything.
     fn command_install(&mut self, home: &Path, command: &[OsString]) {
         let Some(cmd) = command.first().map(Path::new).filter(|c| c.is_absolute()) else { return };
+        let vendors = self.vendor_installs_in_tool_dirs(home);
         for tool in TOOL_DIRS {
             let Ok(rest) = cmd.strip_prefix(home.join(tool)) else { continue };
             let mut parts = rest.components();
             let Some(Component::Normal(entry)) = parts.next() else { return };
             let rel = Path::new(tool).join(entry);
-            if rel.starts_with(SANDBOX_SHARE) {
+            if rel.starts_with(SANDBOX_SHARE) || vendors.contains(&rel) {
                 return;
             }
             let dir = parts.next().is_some();
             self.bind_fd_at("installed command", home, &rel, &home.join(&rel), dir, false);
             return;
         }
+    }
+
+    /// The vendors' install dirs (`VENDOR_INSTALL_DIRS`) that lie in a
+    /// tool dir and are directories in the home, relative to it.
+    fn vendor_installs_in_tool_dirs(&self, home: &Path) -> Vec<PathBuf> {
+        VENDOR_INSTALL_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|rel| TOOL_DIRS.iter().any(|t| rel.starts_with(t)))
+            .filter(|rel| self.fs.kind(&home.join(rel)) == Some(Kind::Dir))
+            .collect()
     }
 
     /// Step 6 (after the home, so peers under the home can be bound back):

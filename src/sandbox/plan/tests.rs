@@ -720,6 +720,19 @@ fn a_command_installed_in_a_tool_dir_is_bound_back_read_only() {
         let opened: Vec<_> = plan.data.iter().filter_map(|d| d.open.as_ref()).map(|o| o.rel.clone()).collect();
         assert!(!opened.iter().any(|r| r.starts_with(".local/share/claude") || r.starts_with(".local/share/agent-sandbox/workspaces/k")), "{cmd}: {opened:?}");
     }
+    // The native installer's versions, whatever the command (a shell that
+    // runs `claude` through ~/.local/bin's link): bound back read-only,
+    // once, also when the command lies in it.
+    let table = fs().with("/home/dev/.local/share/claude", Kind::Dir);
+    for cmd in ["/bin/sh", "/home/dev/.local/share/claude/versions/9.9.9/claude"] {
+        c.command = vec![cmd.into()];
+        let plan = build(&c, &Config::default(), &table).unwrap();
+        let opened: Vec<_> =
+            plan.data.iter().filter_map(|d| d.open.as_ref()).filter(|o| o.rel.starts_with(".local/share/claude")).map(|o| (o.rel.clone(), o.dir)).collect();
+        assert_eq!(opened, [(".local/share/claude".into(), true)], "{cmd}");
+        assert_eq!(access(&plan.mounts, Path::new("/home/dev/.local/share/claude/versions/x")), crate::sandbox::scope::Access::Read, "{cmd}");
+        assert_eq!(access(&plan.mounts, Path::new("/home/dev/.local/share/other")), crate::sandbox::scope::Access::Write, "{cmd}");
+    }
 }
 
 /// What lies in a place sessions write is mounted before bwrap, by
