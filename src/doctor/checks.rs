@@ -308,7 +308,7 @@ pub fn abstract_scoping(h: &HostFacts) -> Finding {
 /// installation, PATH.
 pub fn assess(h: &HostFacts) -> Vec<Finding> {
     let mut out = prerequisites(h);
-    out.extend(super::jailnet::findings(&h.container, h.uid, h.jail_on));
+    out.extend(super::jailnet::findings(&h.container, h.uid, h.jail_on, h.emulator.as_deref()));
     out.push(abstract_scoping(h));
     out.extend(super::boundary::finding(&h.boundary));
     out.push(match &h.installed {

@@ -10,11 +10,21 @@ use crate::jail::{destinations, internet, ContainerNet};
 /// How many blocked destinations a finding names before it counts the rest.
 const NAMED: usize = 8;
 
-pub fn findings(container: &Result<ContainerNet, String>, uid: u32, jail_on: bool) -> Vec<Finding> {
+/// `emulator`: the user-mode emulator doctor runs under, if any (it does
+/// not translate every rtnetlink request; sessions cannot start there
+/// anyway, which `userns-emulated` says).
+pub fn findings(container: &Result<ContainerNet, String>, uid: u32, jail_on: bool, emulator: Option<&std::path::Path>) -> Vec<Finding> {
     let serious = if jail_on { Severity::Error } else { Severity::Info };
-    let net = match container {
-        Ok(n) => n,
-        Err(e) => {
+    let net = match (container, emulator) {
+        (Ok(n), _) => n,
+        (Err(e), Some(emu)) => {
+            let msg = format!(
+                "the container's routes, rules and addresses were not read: the emulator {} does not pass on every rtnetlink request ({e}); sessions do not start under emulation",
+                emu.display()
+            );
+            return vec![Finding::new("jail-network", "jail-network-not-checked", Severity::Warning, msg, Some(crate::fixes::EMULATED))];
+        }
+        (Err(e), None) => {
             let msg = format!("the container's routes, rules and addresses could not be read ({e}), so jailed sessions refuse to start");
             return vec![Finding::new(
                 "jail-network",
@@ -126,7 +136,7 @@ mod tests {
     fn a_plain_container_is_ok_and_names_what_is_blocked() {
         let gw = std::net::Ipv4Addr::new(192, 0, 2, 1);
         let routes = vec![Route::via(crate::jail::Ipv4Net::default_route(), gw, "eth0"), Route::via("203.0.113.0/24".parse().unwrap(), gw, "vpn0")];
-        let f = findings(&Ok(net(routes, builtin())), 1000, true);
+        let f = findings(&Ok(net(routes, builtin())), 1000, true, None);
         assert_eq!(ids(&f), [("jail-internet-ok", Severity::Ok), ("jail-routes-ok", Severity::Ok)]);
         assert!(f[0].message.contains("default via 192.0.2.1 dev eth0 (table main, rule 32766)"), "{}", f[0].message);
         assert!(f[1].message.contains("203.0.113.0/24"), "{}", f[1].message);
@@ -134,16 +144,18 @@ mod tests {
 
     #[test]
     fn no_default_route_unreadable_routes_and_a_routed_everything() {
-        let f = findings(&Ok(net(vec![], builtin())), 0, true);
+        let f = findings(&Ok(net(vec![], builtin())), 0, true, None);
         assert_eq!(f[0].id, "jail-no-internet");
         assert_eq!(f[0].severity, Severity::Error);
-        assert_eq!(findings(&Ok(net(vec![], builtin())), 0, false)[0].severity, Severity::Info);
-        assert_eq!(ids(&findings(&Err("EPERM".into()), 0, true)), [("jail-network-unreadable", Severity::Error)]);
+        assert_eq!(findings(&Ok(net(vec![], builtin())), 0, false, None)[0].severity, Severity::Info);
+        assert_eq!(ids(&findings(&Err("EPERM".into()), 0, true, None)), [("jail-network-unreadable", Severity::Error)]);
+        let emu = std::path::Path::new("/usr/bin/qemu-aarch64-static");
+        assert_eq!(ids(&findings(&Err("EOPNOTSUPP".into()), 0, true, Some(emu))), [("jail-network-not-checked", Severity::Warning)]);
         let gw = std::net::Ipv4Addr::new(10, 8, 0, 1);
         let halves = ["0.0.0.0/1", "128.0.0.0/1"].map(|n| Route::via(n.parse().unwrap(), gw, "tun0"));
         let mut routes = halves.to_vec();
         routes.push(Route::via(crate::jail::Ipv4Net::default_route(), std::net::Ipv4Addr::new(192, 0, 2, 1), "eth0"));
-        let f = findings(&Ok(net(routes, builtin())), 0, true);
+        let f = findings(&Ok(net(routes, builtin())), 0, true, None);
         assert_eq!(f[1].id, "jail-routes-everything", "{f:?}");
     }
 }

@@ -59,6 +59,14 @@ pub enum JailError {
     )]
     ContainerNetwork { message: String },
 
+    #[error(
+        "egress jail: {failed}; this agent-sandbox ({arch}) runs under the emulator {emulator}, and user-mode emulators such as \
+         qemu-user do not pass on every rtnetlink request, create namespaces or load seccomp filters, so sessions cannot start. \
+         Fix: {}",
+        crate::fixes::EMULATED
+    )]
+    Emulated { failed: String, arch: String, emulator: PathBuf },
+
     #[error("egress jail: locking the routes failed ({step}: {message}). Fix: report it with the output of `ip route show table all`")]
     RouteLock { step: String, message: String },
 
@@ -143,6 +151,7 @@ mod tests {
             JailError::PastaMissing { dirs: "/usr/bin".into() },
             JailError::PastaUntrusted { why: "x".into() },
             JailError::UserNamespaces { cause: "c".into(), fix: "f".into() },
+            JailError::Emulated { failed: "f".into(), arch: "aarch64".into(), emulator: "/usr/bin/qemu-aarch64-static".into() },
             JailError::PastaAttach { detail: "d".into(), fix: "f".into() },
             JailError::PastaTimeout { secs: 1 },
             JailError::NoNetwork { why: "w".into() },

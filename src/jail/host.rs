@@ -122,7 +122,14 @@ pub fn host_facts_with(probe: &HostProbe) -> Result<HostFacts, JailError> {
         return Err(JailError::UserNamespaces { cause, fix });
     }
     let resolv_conf = read_optional(&probe.resolv_conf, "reading resolv.conf")?;
-    let container = container_net()?;
+    // qemu-user refuses some rtnetlink requests (EOPNOTSUPP): the emulator
+    // is the cause to name, as it is for the namespaces that would fail next.
+    let container = super::run::rtnl::container_net().map_err(|e| match crate::arch::emulation::emulator() {
+        Some(emulator) => {
+            JailError::Emulated { failed: format!("reading the container's routes failed ({e})"), arch: crate::arch::Arch::native().to_string(), emulator }
+        }
+        None => JailError::ContainerNetwork { message: e.to_string() },
+    })?;
     Ok(HostFacts { pasta, resolv_conf, container, uid, gid, userns })
 }
 

@@ -76,9 +76,13 @@ fn the_alternate_screen_state_is_read_from_the_answer_right_before_the_marker() 
 
 /// A pty whose master a thread plays as the terminal: it answers each
 /// `ESC[6n` with the cell the last `ESC[r;cH` moved to, after sending
-/// `late` (answers to the session's queries still on their way).
+/// `late` (answers to the session's queries still on their way). `early`
+/// is typed only when the test says so (`type_early`), once the session's
+/// termios is set: typed before, the line discipline would echo it.
 struct FakeTerminal {
     slave: OwnedFd,
+    keyboard: std::fs::File,
+    early: &'static [u8],
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<Vec<u8>>>,
 }
@@ -91,10 +95,10 @@ impl FakeTerminal {
         nix::fcntl::fcntl(pty.slave.as_raw_fd(), nix::fcntl::FcntlArg::F_SETFL(nonblock)).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let master = std::fs::File::from(pty.master);
+        let keyboard = master.try_clone().unwrap();
         let stopped = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut master = master;
-            master.write_all(early).unwrap();
             let mut seen = Vec::new();
             let mut buf = [0u8; 1024];
             while !stopped.load(Ordering::SeqCst) {
@@ -112,7 +116,12 @@ impl FakeTerminal {
             }
             seen
         });
-        FakeTerminal { slave: pty.slave, stop, thread: Some(thread) }
+        FakeTerminal { slave: pty.slave, keyboard, early, stop, thread: Some(thread) }
+    }
+
+    /// The answers to the session's queries arrive in the input.
+    fn type_early(&mut self) {
+        self.keyboard.write_all(self.early).unwrap();
     }
 
     /// What reached the terminal.
@@ -134,12 +143,13 @@ fn pending(fd: &OwnedFd) -> i32 {
 /// termios is as saved and the input queue empty, late answers included.
 #[test]
 fn a_restore_leaves_termios_as_saved_and_no_answer_in_the_input() {
-    let t = FakeTerminal::new(true, b"\x1b[?62;22c\x1bP>|tmux 3.3a\x1b\\", b"\x1b[>0;10;1c\x1b]l:>|late title\x1b\\");
+    let mut t = FakeTerminal::new(true, b"\x1b[?62;22c\x1bP>|tmux 3.3a\x1b\\", b"\x1b[>0;10;1c\x1b]l:>|late title\x1b\\");
     let saved = termios::tcgetattr(&t.slave).unwrap();
     // What the session did: answers typed into the input, echo off.
     let mut session = saved.clone();
     session.local_flags.remove(LocalFlags::ECHO | LocalFlags::ICANON);
     termios::tcsetattr(&t.slave, SetArg::TCSANOW, &session).unwrap();
+    t.type_early();
     let deadline = Instant::now() + Duration::from_secs(5);
     while pending(&t.slave) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
