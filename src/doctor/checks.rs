@@ -66,6 +66,11 @@ pub struct HostFacts {
     pub boundary: super::boundary::Boundary,
     /// The PATH commands run without a shell get, when it is not doctor's own.
     pub exec: Option<ExecPath>,
+    /// doctor as root: how a root launcher's sessions would see host files
+    /// here (`hostview::decide_root` for this directory and root's home):
+    /// Ok, as an unprivileged uid through idmapped mounts; Err, scanned,
+    /// and why. None for another user (sessions act as that user).
+    pub host_view: Option<Result<(), String>>,
 }
 
 /// The PATH of commands run without a shell (`path::exec_path`).
@@ -136,7 +141,47 @@ pub fn gather(jail_on: bool) -> HostFacts {
         exec: ExecPath::gather(&path),
         path,
         path_dirs,
+        host_view: nix::unistd::geteuid().is_root().then(root_host_view),
     }
+}
+
+/// What a root launch in this directory would get (the probe makes the
+/// id mappings and idmapped trees for real, then drops them).
+fn root_host_view() -> Result<(), String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()).unwrap_or_else(|| PathBuf::from("/root"));
+    let cwd = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
+    match crate::sandbox::hostview::decide_root(&[home, cwd], &[]).0 {
+        crate::sandbox::plan::HostView::Scan { why } => Err(why),
+        _ => Ok(()),
+    }
+}
+
+/// How a root launcher's sessions see host files.
+fn host_view(h: &HostFacts) -> Option<Finding> {
+    let uid = crate::sandbox::hostview::OUTER_ID;
+    Some(match h.host_view.as_ref()? {
+        Ok(()) => Finding::new(
+            "host-view",
+            "host-view-kernel",
+            Severity::Ok,
+            format!(
+                "a root launcher's sessions act on host files as uid {uid}, with the workspace and root's home mounted idmapped: the kernel's own checks keep them out of whatever only root may use"
+            ),
+            None,
+        ),
+        Err(why) => Finding::new(
+            "host-view",
+            "host-view-scan",
+            Severity::Info,
+            format!(
+                "a root launcher's sessions act on host files as root here, with what only root may use hidden by a scan at each launch (slower, and it sees only what exists at the launch): {why}"
+            ),
+            Some(
+                "for the kernel-enforced view: Linux 5.12 or later; the workspace and root's home on a file system that supports idmapped mounts (ext4, xfs, btrfs, tmpfs; \
+                 not overlayfs, a container image's root: put root's home on a volume, as the workspace is); a container that may make them (`--cap-add SYS_ADMIN`)",
+            ),
+        ),
+    })
 }
 
 fn id_of(p: &Path) -> Option<(u64, u64)> {
@@ -310,6 +355,7 @@ pub fn assess(h: &HostFacts) -> Vec<Finding> {
     let mut out = prerequisites(h);
     out.extend(super::jailnet::findings(&h.container, h.uid, h.jail_on, h.emulator.as_deref()));
     out.push(abstract_scoping(h));
+    out.extend(host_view(h));
     out.extend(super::boundary::finding(&h.boundary));
     out.push(match &h.installed {
         Installed::No => Finding::new(

@@ -428,3 +428,55 @@ fn tool_caches_are_the_sandboxs_own_unless_shared() {
         let _ = std::fs::remove_dir(home.join(".local/share/direnv/allow"));
     }
 }
+
+/// In a podman container whose workspace is a bind mount of a host
+/// directory (the devcontainer shape), as root, jail on and off: with the
+/// engine's default capabilities idmapped mounts cannot be made and the
+/// session is scanned; with CAP_SYS_ADMIN, root's home still lies on the
+/// image's overlayfs, which cannot be mounted idmapped: scanned, naming
+/// it; with the home on a volume too, the session acts on host files as
+/// the outer uid. doctor names which; either way a root-only file and a 0700
+/// tree at fresh top-level places stay unreadable, a setuid chmod fails,
+/// and what the session writes in the workspace is root's on the host.
+#[test]
+fn in_a_container_root_sessions_get_the_host_view_doctor_names() {
+    use crate::support::podman;
+    use std::os::unix::fs::MetadataExt;
+    let _machine = crate::support::share_machine();
+    let recipe = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                  bubblewrap passt ca-certificates >/dev/null && useradd -m -u 1000 dev";
+    let image = podman::cached_image("jail-trixie", podman::TRIXIE, recipe);
+    let probe = "cat /data/secret; echo secret=$?\ncat /top/file; echo top=$?\ncp /bin/true t; chmod 4755 t; echo suid=$?\necho x > \"made-$1\"\n";
+    let home = tempfile::tempdir().unwrap();
+    let home_volume = format!("{}:/root", home.path().display());
+    let cases: [(&[&str], &str, &str); 3] = [
+        (&[], "host-view-scan", "the mount API is not available"),
+        (&["--cap-add", "SYS_ADMIN"], "host-view-scan", "/root cannot be mounted idmapped"),
+        (&["--cap-add", "SYS_ADMIN", "-v", &home_volume], "host-view-kernel", "uid 65533"),
+    ];
+    for (caps, want, says) in cases {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("probe.sh"), probe).unwrap();
+        let bind = format!("{}:/workspaces/app", ws.path().display());
+        let mut args = vec!["--device", "/dev/net/tun", "--security-opt", "unmask=/proc/*", "-v", &bind];
+        args.extend(caps);
+        let c = podman::Container::start(&image, &args);
+        c.sh("mkdir -m 700 /data /top && echo s3cret > /data/secret && chmod 600 /data/secret && echo t0pfile > /top/file");
+        let doctor = c.exec_full("root", &[], &["sh", "-c", "cd /workspaces/app && /opt/ast/agent-sandbox doctor --json"]);
+        let v: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap_or_else(|e| panic!("doctor --json: {e}: {doctor:?}"));
+        let found: Vec<&serde_json::Value> =
+            v["findings"].as_array().unwrap().iter().filter(|f| f["id"].as_str().is_some_and(|i| i.starts_with("host-view"))).collect();
+        assert!(found.len() == 1 && found[0]["id"] == want && found[0]["message"].as_str().unwrap().contains(says), "{caps:?}: {v:#}");
+        for jail in ["0", "1"] {
+            let env = format!("AGENT_SANDBOX_EGRESS_JAIL={jail}");
+            let out = c.exec_full("root", &[&env], &["sh", "-c", &format!("cd /workspaces/app && /opt/ast/agent-sandbox run -- sh probe.sh {jail}")]);
+            let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            let what = format!("{caps:?}, jail {jail}:\n{stdout}\n{stderr}");
+            assert!(out.status.success(), "{what}");
+            assert!(stdout.contains("secret=1") && stdout.contains("top=1") && stdout.contains("suid=1"), "{what}");
+            assert!(!stdout.contains("s3cret") && !stdout.contains("t0pfile"), "{what}");
+            let made = std::fs::metadata(ws.path().join(format!("made-{jail}"))).unwrap();
+            assert_eq!((made.uid(), made.gid()), (0, 0), "{what}");
+        }
+    }
+}

@@ -28,6 +28,7 @@ fn healthy() -> HostFacts {
         root: false,
         boundary: crate::doctor::boundary::Boundary { in_container: false, uid_map: "0 0 4294967295".into(), proc_sys_writable: true },
         exec: None,
+        host_view: None,
     }
 }
 
@@ -269,4 +270,21 @@ fn the_installer_names_a_user_writable_directory_on_the_images_path() {
     let got = exec_path_findings("/usr/local/sbin:/usr/bin:/opt/venv/bin", &dirs);
     assert_eq!(ids(&got), vec![("exec-path-writable", Severity::Warning)]);
     assert!(got[0].fix.as_deref().unwrap().contains("take /opt/venv/bin off the image's ENV PATH"));
+}
+
+/// A root doctor names the host view root's sessions get; another user's
+/// gets no such finding.
+#[test]
+fn the_host_view_of_root_sessions_is_reported() {
+    let id = |h: &HostFacts| assess(h).into_iter().find(|f| f.id.starts_with("host-view")).map(|f| (f.id, f.severity, f.message, f.fix.clone()));
+    assert_eq!(id(&healthy()), None);
+    let mut h = healthy();
+    h.host_view = Some(Ok(()));
+    let (i, sev, msg, fix) = id(&h).unwrap();
+    assert_eq!((i, sev, fix), ("host-view-kernel", Severity::Ok, None));
+    assert!(msg.contains("uid 65533"), "{msg}");
+    h.host_view = Some(Err("/workspaces/app cannot be mounted idmapped (EINVAL)".into()));
+    let (i, sev, msg, fix) = id(&h).unwrap();
+    assert_eq!((i, sev), ("host-view-scan", Severity::Info));
+    assert!(msg.contains("cannot be mounted idmapped (EINVAL)") && fix.unwrap().contains("SYS_ADMIN"), "{msg}");
 }
