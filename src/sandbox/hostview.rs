@@ -50,9 +50,35 @@ use std::io::Error;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
-/// Where the empty file is staged (a private tmpfs over it, covered by the
-/// session's own /tmp).
-const STAGING: &str = "/tmp";
+/// Where the empty file may be staged (a private tmpfs over it, in the
+/// launcher's own mount namespace): places every session gets a fresh one
+/// of (`--tmpfs /tmp`, `--tmpfs /run`, `--dev /dev`) and the root-only scan
+/// skips. The first that no host path the launch still opens lies in is
+/// taken: a workspace, allowWrite path or launcher binary under /tmp must
+/// stay reachable, and the overmount would hide it.
+const STAGING_CANDIDATES: &[&str] = &["/tmp", "/run", "/dev/shm"];
+
+/// The host paths a launch opens or binds from once the staging tmpfs is
+/// mounted: bwrap's bind sources, the descriptors' roots, the premounts'
+/// and the idmapped places, the early masks.
+fn host_paths<'a>(plan: &'a Plan, premounts: &'a [Premount], idmapped: &'a [(PathBuf, OwnedFd)]) -> Vec<&'a Path> {
+    let sources = plan.mounts.iter().filter_map(|m| match m {
+        Mount::RoBind { src, .. } | Mount::Bind { src, .. } | Mount::DevBind { src, .. } => Some(src.as_path()),
+        _ => None,
+    });
+    let opened = plan.data.iter().filter_map(|d| d.open.as_ref()).map(|o| o.root.as_path());
+    sources.chain(opened).chain(premounts.iter().map(|p| p.root.as_path())).chain(idmapped.iter().map(|(p, _)| p.as_path())).chain(plan.early_masks()).collect()
+}
+
+/// The first candidate that exists (`is_dir`) and holds none of `used`.
+fn staging_place(used: &[&Path], is_dir: impl Fn(&Path) -> bool) -> Result<&'static str, Error> {
+    STAGING_CANDIDATES.iter().copied().find(|c| is_dir(Path::new(c)) && !used.iter().any(|u| u.starts_with(c))).ok_or_else(|| {
+        Error::other(format!(
+            "the launcher needs one of {} that the session's paths do not lie in, to stage its masks; move the workspace, allowWrite path or launcher elsewhere",
+            STAGING_CANDIDATES.join(", ")
+        ))
+    })
+}
 
 /// Masks that come later: the findings of a scan still running while
 /// bwrap already sets up; `done` is where the outcome is reported (`1`,
@@ -106,7 +132,8 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
         return Ok(());
     }
     enter_namespace(stage, plan)?;
-    let empty = stage_empty_file()?;
+    let staging = staging_place(&host_paths(plan, premounts, &prepared.idmapped), |p| p.is_dir() && !p.is_symlink())?;
+    let empty = stage_empty_file(staging)?;
     create_mount_points(plan, premounts)?;
     for (path, tree) in &prepared.idmapped {
         let target = crate::nofollow::open_root(path).map_err(|e| Error::other(format!("cannot open {}: {e}", path.display())))?;
@@ -169,12 +196,12 @@ fn enter_namespace(stage: Stage, plan: &Plan) -> Result<(), Error> {
 
 /// Step 2: the empty file, on a tmpfs whose superblock is read-only (so
 /// every bind of it is, also where a mount's own flag does not travel).
-fn stage_empty_file() -> Result<OwnedFd, Error> {
+fn stage_empty_file(staging: &str) -> Result<OwnedFd, Error> {
     let none: Option<&str> = None;
-    mount(Some("tmpfs"), STAGING, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=0700,size=64k"))?;
-    let empty = Path::new(STAGING).join("empty");
+    mount(Some("tmpfs"), staging, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=0700,size=64k"))?;
+    let empty = Path::new(staging).join("empty");
     std::fs::write(&empty, b"")?;
-    mount(none, STAGING, none, MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV, none)?;
+    mount(none, staging, none, MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV, none)?;
     let fd = nix::fcntl::open(&empty, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
     // SAFETY: a new descriptor owned only here.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -433,5 +460,27 @@ fn idmap_hint(e: &Error) -> &'static str {
         Some(libc::EINVAL) => ": its file system (or one mounted inside it) does not support idmapped mounts",
         Some(libc::ENOSYS) => ": this kernel is older than Linux 5.12",
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The staging tmpfs goes where no path of the launch lies: /tmp
+    /// unless a workspace or the launcher is there, then the next.
+    #[test]
+    fn the_staging_place_avoids_every_path_the_launch_uses() {
+        let all = |_: &Path| true;
+        let place = |used: &[&str]| staging_place(&used.iter().map(Path::new).collect::<Vec<_>>(), all).map_err(|e| e.to_string());
+        assert_eq!(place(&["/", "/workspaces/app", "/root"]), Ok("/tmp"));
+        assert_eq!(place(&["/tmp/fresh/target/debug/agent-sandbox"]), Ok("/run"));
+        assert_eq!(place(&["/tmp/ws", "/run/user/0/x"]), Ok("/dev/shm"));
+        // A prefix of the name is not inside it.
+        assert_eq!(place(&["/tmpdata/ws"]), Ok("/tmp"));
+        let err = place(&["/tmp/a", "/run/b", "/dev/shm/c"]).unwrap_err();
+        assert!(err.contains("/tmp, /run, /dev/shm") && err.contains("move the workspace"), "{err}");
+        // A candidate that is not a directory here is skipped.
+        assert_eq!(staging_place(&[], |p: &Path| p != Path::new("/tmp")).unwrap(), "/run");
     }
 }

@@ -260,6 +260,28 @@ fn a_root_launch_works_in_another_users_private_workspace() {
     }
 }
 
+/// A root launch whose workspace and launcher binary lie under /tmp (a
+/// checkout cloned there, a quick trial), jail on and off: the launcher
+/// stages its masks elsewhere, so both stay reachable.
+#[test]
+fn a_root_launch_from_and_in_tmp_works() {
+    let _machine = crate::support::share_machine();
+    require_root();
+    require_bwrap();
+    let dir = tempfile::Builder::new().prefix("ast-in-tmp").tempdir_in("/tmp").unwrap();
+    chmod(dir.path(), 0o755);
+    let bin = dir.path().join("agent-sandbox");
+    std::fs::copy(crate::support::bin(), &bin).unwrap();
+    for jail in ["0", "1"] {
+        let ws = dir.path().join(format!("ws{jail}"));
+        mkdir(&ws);
+        let out = Launcher::new(&ws).bin(&bin).env("AGENT_SANDBOX_EGRESS_JAIL", jail).private_tun().sh("echo new > made && echo ok=1");
+        out.assert_ok();
+        assert_eq!(out.get("ok"), "1", "(jail {jail}) {out}");
+        assert_eq!(owner_mode(&ws.join("made")).0, 0, "(jail {jail}) the new file is root's");
+    }
+}
+
 /// While a running session swaps a protected path of the workspace (a
 /// nested repository's `.git/hooks`, `.devcontainer`) with a link to
 /// root's home in a tight loop (`renameat2(RENAME_EXCHANGE)`), 1,000
