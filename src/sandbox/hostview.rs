@@ -52,11 +52,11 @@ use std::path::{Path, PathBuf};
 
 /// Where the empty file may be staged (a private tmpfs over it, in the
 /// launcher's own mount namespace): places every session gets a fresh one
-/// of (`--tmpfs /tmp`, `--tmpfs /run`, `--dev /dev`) and the root-only scan
-/// skips. The first that no host path the launch still opens lies in is
+/// of (`--tmpfs /tmp`, `--dev /dev`, `--tmpfs /run`) and the root-only scan
+/// skips; /run last, since verify's weakened plans share parts of it. The first that no host path the launch still opens lies in is
 /// taken: a workspace, allowWrite path or launcher binary under /tmp must
 /// stay reachable, and the overmount would hide it.
-const STAGING_CANDIDATES: &[&str] = &["/tmp", "/run", "/dev/shm"];
+const STAGING_CANDIDATES: &[&str] = &["/tmp", "/dev/shm", "/run"];
 
 /// The host paths a launch opens or binds from once the staging tmpfs is
 /// mounted: bwrap's bind sources, the descriptors' roots, the premounts'
@@ -474,13 +474,13 @@ mod tests {
         let all = |_: &Path| true;
         let place = |used: &[&str]| staging_place(&used.iter().map(Path::new).collect::<Vec<_>>(), all).map_err(|e| e.to_string());
         assert_eq!(place(&["/", "/workspaces/app", "/root"]), Ok("/tmp"));
-        assert_eq!(place(&["/tmp/fresh/target/debug/agent-sandbox"]), Ok("/run"));
-        assert_eq!(place(&["/tmp/ws", "/run/user/0/x"]), Ok("/dev/shm"));
+        assert_eq!(place(&["/tmp/fresh/target/debug/agent-sandbox"]), Ok("/dev/shm"));
+        assert_eq!(place(&["/tmp/ws", "/dev/shm/x"]), Ok("/run"));
         // A prefix of the name is not inside it.
         assert_eq!(place(&["/tmpdata/ws"]), Ok("/tmp"));
         let err = place(&["/tmp/a", "/run/b", "/dev/shm/c"]).unwrap_err();
-        assert!(err.contains("/tmp, /run, /dev/shm") && err.contains("move the workspace"), "{err}");
+        assert!(err.contains("/tmp, /dev/shm, /run") && err.contains("move the workspace"), "{err}");
         // A candidate that is not a directory here is skipped.
-        assert_eq!(staging_place(&[], |p: &Path| p != Path::new("/tmp")).unwrap(), "/run");
+        assert_eq!(staging_place(&[], |p: &Path| p != Path::new("/tmp")).unwrap(), "/dev/shm");
     }
 }
