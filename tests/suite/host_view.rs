@@ -272,6 +272,13 @@ fn a_root_launch_from_and_in_tmp_works() {
     chmod(dir.path(), 0o755);
     let bin = dir.path().join("agent-sandbox");
     std::fs::copy(crate::support::bin(), &bin).unwrap();
+    // Another test thread's child, forked while the copy was open for
+    // writing, holds it until that child execs (ETXTBSY meanwhile).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while let Err(e) = std::process::Command::new(&bin).arg("--version").output() {
+        assert!(e.raw_os_error() == Some(libc::ETXTBSY) && std::time::Instant::now() < deadline, "{}: {e}", bin.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     for jail in ["0", "1"] {
         let ws = dir.path().join(format!("ws{jail}"));
         mkdir(&ws);
