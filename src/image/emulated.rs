@@ -22,9 +22,10 @@ pub const SCRIPT: &str = "uname -m; exec agent-sandbox doctor --json";
 pub const MUST_PASS: &[&str] = &["bwrap-ok", "tun-ok", "proc-ok", "install-ok", "path-ok", "config-ok"];
 /// Warnings and errors that emulation itself causes (docs/doctor.md): no
 /// user namespaces (so pasta, the packet filter and mounts are not tried),
-/// routing rules the emulator does not read, or the emulator named; and the one that how the check starts its
-/// container causes (rootful, without a user namespace, /proc unmasked:
-/// the container boundary's warning).
+/// routing rules the emulator does not read, or the emulator named; and
+/// the one that how the check starts its container causes (rootful,
+/// without a user namespace, /proc unmasked: the container boundary's
+/// warning).
 pub const EXPLAINED: &[&str] =
     &["userns-emulated", "emulated", "pasta-not-checked", "filter-not-checked", "mounts-not-checked", "jail-network-not-checked", "container-host-root"];
 

@@ -124,11 +124,13 @@ pub fn host_facts_with(probe: &HostProbe) -> Result<HostFacts, JailError> {
     let resolv_conf = read_optional(&probe.resolv_conf, "reading resolv.conf")?;
     // qemu-user refuses some rtnetlink requests (EOPNOTSUPP): the emulator
     // is the cause to name, as it is for the namespaces that would fail next.
-    let container = super::run::rtnl::container_net().map_err(|e| match crate::arch::emulation::emulator() {
-        Some(emulator) => {
-            JailError::Emulated { failed: format!("reading the container's routes failed ({e})"), arch: crate::arch::Arch::native().to_string(), emulator }
-        }
-        None => JailError::ContainerNetwork { message: e.to_string() },
+    let container = container_net().map_err(|e| match (e, crate::arch::emulation::emulator()) {
+        (JailError::ContainerNetwork { message }, Some(emulator)) => JailError::Emulated {
+            failed: format!("reading the container's routes failed ({message})"),
+            arch: crate::arch::Arch::native().to_string(),
+            emulator,
+        },
+        (e, _) => e,
     })?;
     Ok(HostFacts { pasta, resolv_conf, container, uid, gid, userns })
 }

@@ -53,9 +53,10 @@ use std::path::{Path, PathBuf};
 /// Where the empty file may be staged (a private tmpfs over it, in the
 /// launcher's own mount namespace): places every session gets a fresh one
 /// of (`--tmpfs /tmp`, `--dev /dev`, `--tmpfs /run`) and the root-only scan
-/// skips; /run last, since verify's weakened plans share parts of it. The first that no host path the launch still opens lies in is
-/// taken: a workspace, allowWrite path or launcher binary under /tmp must
-/// stay reachable, and the overmount would hide it.
+/// skips; /run last, since verify's weakened plans share parts of it. The
+/// first that no host path the launch still opens lies in is taken: a
+/// workspace, allowWrite path or launcher binary under /tmp must stay
+/// reachable, and the overmount would hide it.
 const STAGING_CANDIDATES: &[&str] = &["/tmp", "/dev/shm", "/run"];
 
 /// The host paths a launch opens or binds from once the staging tmpfs is
@@ -209,13 +210,18 @@ fn stage_empty_file(staging: &str) -> Result<OwnedFd, Error> {
 
 /// What a premount's destination must be: a directory or a file, and
 /// whether it is made when missing.
-fn wanted(m: &Mount, plan: &Plan) -> (bool, bool) {
+fn wanted(m: &Mount, plan: &Plan, p: &Premount) -> (bool, bool) {
     match m {
         Mount::TmpfsRo { .. } => (true, true),
         Mount::Mask { .. } => (false, true),
-        // A command's install dir bound back into a private tool dir's
-        // copy, which has no such entry of its own yet.
-        Mount::BindFd { data, .. } => (plan.data.get(*data).and_then(|d| d.open.as_ref()).is_some_and(|o| o.dir), true),
+        // Made only where the mount point is not its own source: a
+        // command's install dir bound back into a private tool dir's copy,
+        // which has no such entry of its own yet. A pin's source is its
+        // mount point; gone, it is a change that refuses the launch.
+        Mount::BindFd { data, .. } => match plan.data.get(*data).and_then(|d| d.open.as_ref()) {
+            Some(o) => (o.dir, o.root.join(&o.rel) != p.root.join(&p.rel)),
+            None => (false, false),
+        },
         _ => (true, false),
     }
 }
@@ -227,7 +233,7 @@ fn wanted(m: &Mount, plan: &Plan) -> (bool, bool) {
 fn create_mount_points(plan: &Plan, premounts: &[Premount]) -> Result<(), Error> {
     for p in premounts {
         let Some(m) = plan.mounts.get(p.mount) else { continue };
-        let (dir, create) = wanted(m, plan);
+        let (dir, create) = wanted(m, plan, p);
         let (Some(parent), Some(name)) = (p.rel.parent(), p.rel.file_name()) else { continue };
         if !create {
             continue;
@@ -289,7 +295,7 @@ fn open_target(root: &Path, rel: &Path, dir: bool) -> Result<OwnedFd, Error> {
 /// Step 5 for one premount.
 fn premount(plan: &Plan, p: &Premount, empty: &OwnedFd) -> Result<(), Error> {
     let Some(m) = plan.mounts.get(p.mount) else { return Ok(()) };
-    let (dir, _) = wanted(m, plan);
+    let (dir, _) = wanted(m, plan, p);
     let target = open_target(&p.root, &p.rel, dir)?;
     let t = target.as_raw_fd();
     let what = || plan.mounts.get(p.mount).map(|m| m.dest().display().to_string()).unwrap_or_default();

@@ -26,7 +26,7 @@
 
 use super::netlink::Netlink;
 use super::nft;
-use super::rtnl::{self, RouteSocket};
+use super::rtnl;
 use crate::jail::plan::compare::compare;
 use crate::jail::plan::filter;
 use crate::jail::plan::readback::{self, LinkNames};
@@ -132,7 +132,7 @@ pub(crate) fn follow(inputs: &PlanInputs, packet_filter: bool) -> Result<NetPlan
 }
 
 /// Step 4: every table, rule, address and link against the plan.
-fn check(nl: &mut dyn RouteSocket, plan: &NetPlan) -> Result<(), Failure> {
+fn check(nl: &mut Netlink, plan: &NetPlan) -> Result<(), Failure> {
     let (after, _) = snapshot(nl)?;
     let differences = compare(plan, &after);
     if differences.is_empty() {
@@ -202,7 +202,7 @@ fn is_main(msg: &RouteMessage, names: &LinkNames) -> bool {
 /// Installs `routes` in order (one batch: the kernel takes the requests
 /// one after the other, so a gateway route is in place before the routes
 /// through it).
-fn install(nl: &mut dyn RouteSocket, routes: &[Route], names: &LinkNames) -> Result<(), Failure> {
+fn install(nl: &mut Netlink, routes: &[Route], names: &LinkNames) -> Result<(), Failure> {
     let msgs = routes.iter().map(|r| add_message(r, names)).collect::<Result<Vec<_>, _>>()?;
     let flags = NLM_F_CREATE | NLM_F_EXCL;
     nl.batch(&msgs, flags).map_err(|(i, e)| netlink(&format!("adding {}", routes.get(i).map(ToString::to_string).unwrap_or_default()), e))
@@ -240,7 +240,7 @@ struct Raw {
 }
 
 /// Links, addresses, routes of every table and rules, both families.
-fn snapshot(nl: &mut dyn RouteSocket) -> Result<(Snapshot, Raw), Failure> {
+fn snapshot(nl: &mut Netlink) -> Result<(Snapshot, Raw), Failure> {
     let names = rtnl::link_names().map_err(|e| netlink("listing interfaces", e))?;
     let mut snap = Snapshot { links: names.values().cloned().collect(), ..Snapshot::default() };
     snap.links.sort();
@@ -268,7 +268,7 @@ fn snapshot(nl: &mut dyn RouteSocket) -> Result<(Snapshot, Raw), Failure> {
     Ok((snap, Raw { routes, names }))
 }
 
-fn dump_routes(nl: &mut dyn RouteSocket, family: AddressFamily) -> Result<Vec<RouteMessage>, Failure> {
+fn dump_routes(nl: &mut Netlink, family: AddressFamily) -> Result<Vec<RouteMessage>, Failure> {
     let msgs = nl.dump(rtnl::get_routes(family)).map_err(|e| netlink("dumping routes", e))?;
     Ok(msgs
         .into_iter()

@@ -10,7 +10,6 @@
 //! stay on the blocking socket of `rtnl.rs`: the launcher forks and its
 //! children join namespaces, so it keeps no runtime.
 
-use super::rtnl::RouteSocket;
 use futures::StreamExt as _;
 use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST};
 use netlink_packet_route::RouteNetlinkMessage;
@@ -55,8 +54,10 @@ fn timed_out(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::TimedOut, format!("rtnetlink did not answer {what} within {ANSWER_TIMEOUT:?}"))
 }
 
-impl RouteSocket for Netlink {
-    fn dump(&mut self, req: RouteNetlinkMessage) -> io::Result<Vec<RouteNetlinkMessage>> {
+impl Netlink {
+    /// Every message a dump of `req` returns, repeated when the kernel
+    /// says a change interrupted it.
+    pub(crate) fn dump(&mut self, req: RouteNetlinkMessage) -> io::Result<Vec<RouteNetlinkMessage>> {
         for _ in 0..DUMP_TRIES {
             let mut answers = self.handle.request(message(req.clone(), NLM_F_REQUEST | NLM_F_DUMP)).map_err(io::Error::other)?;
             let collect = async {
@@ -80,7 +81,11 @@ impl RouteSocket for Netlink {
         Err(io::Error::other(format!("a dump was interrupted by changes {DUMP_TRIES} times in a row")))
     }
 
-    fn batch(&mut self, reqs: &[RouteNetlinkMessage], flags: u16) -> Result<(), (usize, io::Error)> {
+    /// Sends every request (with `flags`, an acknowledgement asked for
+    /// each), in order, then awaits the acknowledgements. The first refusal
+    /// is returned with the index of its request; the kernel has applied
+    /// the requests before it, and those after it were still tried.
+    pub(crate) fn batch(&mut self, reqs: &[RouteNetlinkMessage], flags: u16) -> Result<(), (usize, io::Error)> {
         let mut first_err: Option<(usize, io::Error)> = None;
         for (chunk_no, chunk) in reqs.chunks(CHUNK).enumerate() {
             let base = chunk_no * CHUNK;

@@ -1,7 +1,6 @@
 //! A blocking rtnetlink client: dumps (routes of every table, rules,
-//! addresses), batches of requests whose acknowledgements are read after
-//! the whole batch was sent, and a socket subscribed to the IPv4 route,
-//! rule and address changes of its network namespace. No runtime and no
+//! addresses) and a socket subscribed to the IPv4 route, rule and address
+//! changes of its network namespace. No runtime and no
 //! thread: the launcher reads the container with it and watches it during
 //! the session while staying single-threaded (it forks, and its children
 //! join namespaces); inside the jail the locker and the follower speak
@@ -11,7 +10,7 @@
 
 use crate::jail::plan::container::ContainerNet;
 use crate::jail::plan::readback::{self, LinkNames};
-use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_MULTIPART, NLM_F_REQUEST};
+use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_MULTIPART, NLM_F_REQUEST};
 use netlink_packet_route::address::AddressMessage;
 use netlink_packet_route::route::RouteMessage;
 use netlink_packet_route::rule::RuleMessage;
@@ -25,35 +24,10 @@ use std::time::Duration;
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 /// A dump interrupted by a concurrent change is repeated this often.
 const DUMP_TRIES: usize = 5;
-/// Requests per `send`: well under the kernel's socket buffer.
-const BATCH: usize = 256;
 
 /// `RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV4_RULE`
 /// (linux/rtnetlink.h): what changes the container's IPv4 destinations.
 pub(crate) const IPV4_CHANGES: u32 = 0x10 | 0x40 | 0x80;
-
-/// What the route lock needs of a netlink client: dumps and batches of
-/// requests. The locker and the follower use rtnetlink (`netlink.rs`);
-/// the launcher this module's blocking socket.
-pub(crate) trait RouteSocket {
-    /// Every message a dump of `req` returns, repeated when the kernel
-    /// says a change interrupted it.
-    fn dump(&mut self, req: RouteNetlinkMessage) -> io::Result<Vec<RouteNetlinkMessage>>;
-    /// Sends every request (with `flags`, an acknowledgement asked for
-    /// each), in order, then reads the acknowledgements. The first refusal
-    /// is returned with the index of its request; the kernel has applied
-    /// the requests before it, and those after it were still tried.
-    fn batch(&mut self, reqs: &[RouteNetlinkMessage], flags: u16) -> Result<(), (usize, io::Error)>;
-}
-
-impl RouteSocket for Rtnl {
-    fn dump(&mut self, req: RouteNetlinkMessage) -> io::Result<Vec<RouteNetlinkMessage>> {
-        Rtnl::dump(self, req)
-    }
-    fn batch(&mut self, reqs: &[RouteNetlinkMessage], flags: u16) -> Result<(), (usize, io::Error)> {
-        Rtnl::batch(self, reqs, flags)
-    }
-}
 
 pub(crate) struct Rtnl {
     fd: OwnedFd,
@@ -192,40 +166,6 @@ impl Rtnl {
                 }
             }
         }
-    }
-
-    /// Sends every request (with `flags`, an acknowledgement asked for
-    /// each), in order, then reads the acknowledgements. The first refusal
-    /// is returned with the index of its request; the kernel has applied
-    /// the requests before it, and those after it were still tried.
-    pub(crate) fn batch(&mut self, reqs: &[RouteNetlinkMessage], flags: u16) -> Result<(), (usize, io::Error)> {
-        let mut first_err: Option<(usize, io::Error)> = None;
-        for (chunk_no, chunk) in reqs.chunks(BATCH).enumerate() {
-            let base = chunk_no * BATCH;
-            let first_seq = self.seq.wrapping_add(1);
-            let mut bytes = Vec::new();
-            for r in chunk {
-                let seq = self.next_seq();
-                bytes.extend(encode(r.clone(), flags | NLM_F_REQUEST | NLM_F_ACK, seq));
-            }
-            self.send(&bytes).map_err(|e| (base, e))?;
-            let mut acked = 0;
-            while acked < chunk.len() {
-                let msgs = self.receive().map_err(|e| (base + acked, e))?;
-                if msgs.is_empty() {
-                    return Err((base + acked, io::Error::other("rtnetlink did not acknowledge a request")));
-                }
-                for m in msgs {
-                    let NetlinkPayload::Error(e) = m.payload else { continue };
-                    let index = base + m.header.sequence_number.wrapping_sub(first_seq) as usize;
-                    acked += 1;
-                    if e.code.is_some() && first_err.as_ref().is_none_or(|(i, _)| index < *i) {
-                        first_err = Some((index, e.to_io()));
-                    }
-                }
-            }
-        }
-        first_err.map_or(Ok(()), Err)
     }
 
     /// Reads every pending notification of a subscribed socket; true when
