@@ -86,8 +86,12 @@ pub struct ExecPath {
 }
 
 impl ExecPath {
-    pub fn gather(own: &str) -> Option<ExecPath> {
-        let (path, from) = path::exec_path().filter(|(p, _)| p != own)?;
+    /// Judged even when it equals this process's own PATH: whether a
+    /// lifecycle command got the login shell's PATH or the container's
+    /// depends on the devcontainer CLI's environment probe (which gives up
+    /// on a slow machine), and the container's is what matters here.
+    pub fn gather() -> Option<ExecPath> {
+        let (path, from) = path::exec_path()?;
         Some(ExecPath {
             dirs: path::split(&path).into_iter().map(path::dir_info).collect(),
             root: path::pid1_is_root(),
@@ -138,7 +142,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
         resolutions: ALL.iter().map(|a| (*a, resolve(*a, &path))).collect(),
         root: nix::unistd::geteuid().is_root(),
         boundary: super::boundary::gather(),
-        exec: ExecPath::gather(&path),
+        exec: ExecPath::gather(),
         path,
         path_dirs,
         host_view: nix::unistd::geteuid().is_root().then(root_host_view),
