@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::RwLockWriteGuard;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const SESSION: Duration = Duration::from_secs(60);
 
@@ -503,30 +503,52 @@ fn bypass_session(lab: &Lab, edit: fn(&mut jail::JailPlan), before: fn() -> Resu
     out
 }
 
-/// "PROTO METHOD NAME RESULT" lines of the bypass probe.
+/// "PROTO METHOD NAME RESULT ms=N" lines of the bypass probe (the
+/// milliseconds dropped).
 fn bypass_results(out: &[String]) -> Vec<(String, String, String, String)> {
+    bypass_timed(out).into_iter().map(|(p, m, n, r, _)| (p, m, n, r)).collect()
+}
+
+/// The same, with how long each attempt took to end.
+fn bypass_timed(out: &[String]) -> Vec<(String, String, String, String, u64)> {
     out.iter()
         .filter_map(|l| {
             let f: Vec<&str> = l.split(' ').collect();
             match f.as_slice() {
-                [proto @ ("UDP" | "TCP"), m, n, r] => Some((proto.to_string(), m.to_string(), n.to_string(), r.to_string())),
+                [proto @ ("UDP" | "TCP"), m, n, r, ms] => {
+                    let ms = ms.strip_prefix("ms=")?.parse().ok()?;
+                    Some((proto.to_string(), m.to_string(), n.to_string(), r.to_string(), ms))
+                }
                 _ => None,
             }
         })
         .collect()
 }
 
+/// A blocked attempt fails at once (the jail rejects, it does not drop):
+/// well within the probe's 2 s connect wait, which a dropped SYN would
+/// wait out as `Pending`.
+const REJECTED_WITHIN_MS: u64 = 500;
+
 fn assert_nothing_left_the_jail(lab: &Lab, out: &[String]) {
     let ctx = out.join("\n");
     let results = bypass_results(out);
     assert!(results.len() > 100, "too few attempts:\n{ctx}");
-    for (proto, method, name, result) in &results {
+    let mut slowest: std::collections::BTreeMap<(String, String), u64> = Default::default();
+    for (proto, method, name, result, ms) in bypass_timed(out) {
         if name == "internet" {
             continue;
         }
         let left = result == "Sent" || result == "Connected";
         assert!(!left, "{proto} to {name} via {method}: {result}\n{ctx}");
+        assert!(
+            result.starts_with("Refused(") && ms <= REJECTED_WITHIN_MS,
+            "{proto} to {name} via {method}: {result} after {ms} ms, not rejected at once\n{ctx}"
+        );
+        let worst = slowest.entry((proto, method)).or_default();
+        *worst = (*worst).max(ms);
     }
+    eprintln!("slowest refusal per protocol and way of naming the interface (ms): {slowest:?}");
     // The control got through, so silence from the sinks means something.
     let control = results.iter().find(|(p, m, n, _)| p == "UDP" && m == "routed" && n == "internet");
     assert_eq!(control.map(|r| r.3.as_str()), Some("Sent"), "{ctx}");
@@ -747,8 +769,9 @@ fn helper_bypass() {
     let methods: Vec<Method> = std::iter::once(Method::Routed).chain(Method::NAMING.iter().copied()).collect();
     for m in &methods {
         for (name, addr, port) in &datagrams {
+            let start = Instant::now();
             let r = egress::udp(*m, ifname, SocketAddrV4::new(*addr, *port), format!("BYPASS {} {name}", m.name()).as_bytes());
-            println!("UDP {} {name} {r:?}", m.name());
+            println!("UDP {} {name} {r:?} ms={}", m.name(), start.elapsed().as_millis());
         }
     }
     // Connections in parallel: a dropped SYN waits out the whole timeout.
@@ -757,7 +780,11 @@ fn helper_bypass() {
         for (name, addr) in &targets {
             let port = if name.starts_with("container_") { lab::ALL_ADDRS_PORT } else { lab::BANNER_PORT };
             let (name, dst) = (name.clone(), SocketAddrV4::new(*addr, port));
-            threads.push(std::thread::spawn(move || format!("TCP {} {name} {:?}", m.name(), egress::tcp(m, ifname, dst, Duration::from_secs(2)))));
+            threads.push(std::thread::spawn(move || {
+                let start = Instant::now();
+                let r = egress::tcp(m, ifname, dst, Duration::from_secs(2));
+                format!("TCP {} {name} {r:?} ms={}", m.name(), start.elapsed().as_millis())
+            }));
         }
     }
     for t in threads {
@@ -1486,8 +1513,11 @@ fn nft_lists_exactly_the_planned_filter() {
         "ip daddr 192.0.2.53 tcp dport 53 accept",
         "ip daddr 10.99.0.7 accept",
         "ip daddr 198.18.0.1 accept",
-        "ip daddr 192.0.2.53 drop",
-        "ip daddr @blocked drop",
+        // nft folds a reset's own `meta l4proto tcp` into the reject.
+        "ip daddr 192.0.2.53 reject with tcp reset",
+        "ip daddr 192.0.2.53 reject with icmp admin-prohibited",
+        "ip daddr @blocked reject with tcp reset",
+        "ip daddr @blocked reject with icmp admin-prohibited",
         "}",
         "}",
     ];

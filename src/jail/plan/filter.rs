@@ -1,5 +1,5 @@
 //! The jail's second layer: an nf_tables filter on the jail's own output
-//! path that drops every blocked destination, whatever the socket asked
+//! path that rejects every blocked destination, whatever the socket asked
 //! for. Pure values only: the plan (derived from the route plan, so the two
 //! layers cannot disagree), its nf_tables form, and the read-back check.
 //!
@@ -19,14 +19,25 @@
 //!    which pasta answers itself;
 //! 3. `ip daddr X/32 accept` for every other /32 the route plan sends out
 //!    on purpose: the gateway, each allowIp;
-//! 4. `ip daddr FORWARDER drop`: the forwarder is pasta's for DNS only;
-//!    anything else sent to its address would go wherever the container
-//!    routes it;
-//! 5. `ip daddr @blocked drop`, the set holding every blocked prefix of the
-//!    route plan (connected subnets with their broadcast addresses, the
-//!    container's other routes and addresses, private ranges, link-local,
-//!    multicast, the limited broadcast...) as disjoint intervals: one
-//!    lookup per packet however many prefixes the container routes.
+//! 4. `meta l4proto tcp ip daddr FORWARDER reject with tcp reset`, then
+//!    `ip daddr FORWARDER reject with icmp type admin-prohibited`: the
+//!    forwarder is pasta's for DNS only; anything else sent to its address
+//!    would go wherever the container routes it;
+//! 5. the same two rejects for `ip daddr @blocked`, the set holding every
+//!    blocked prefix of the route plan (connected subnets with their
+//!    broadcast addresses, the container's other routes and addresses,
+//!    private ranges, link-local, multicast, the limited broadcast...) as
+//!    disjoint intervals: one lookup per packet however many prefixes the
+//!    container routes (two for TCP, whose reject rule comes first).
+//!
+//! Rejected, not dropped: a dropped SYN leaves `connect` waiting for the
+//! caller's timeout, which agents read as a flaky network and retry. A
+//! TCP reset (not rate-limited, unlike ICMP errors) makes `connect` fail at
+//! once with ECONNREFUSED; every other packet is answered with ICMP
+//! "administratively prohibited" (a connected UDP socket then sees
+//! EHOSTUNREACH), and its `sendto` fails at once with EPERM, as a reject
+//! also drops the packet. The answers are addressed to the jail itself and
+//! leave through `lo`, which rule 1 accepts; none goes out.
 //!
 //! The session cannot change it: changing nf_tables needs CAP_NET_ADMIN
 //! over the jail's network namespace, which only its owner (the jail's
@@ -51,6 +62,12 @@ const PRIORITY_FILTER: i32 = 0;
 const CHAIN_TYPE: &str = "filter";
 const NF_DROP: i32 = 0;
 const NF_ACCEPT: i32 = 1;
+/// `NFT_REJECT_ICMP_UNREACH`: an ICMP destination-unreachable of a code.
+pub const NFT_REJECT_ICMP_UNREACH: u32 = 0;
+/// `NFT_REJECT_TCP_RST`: a TCP reset (TCP packets only).
+pub const NFT_REJECT_TCP_RST: u32 = 1;
+/// `ICMP_PKT_FILTERED`: communication administratively prohibited.
+pub const ICMP_ADMIN_PROHIBITED: u8 = 13;
 const NFT_META_OIFNAME: u32 = 7;
 const NFT_META_L4PROTO: u32 = 16;
 const NFT_PAYLOAD_NETWORK_HEADER: u32 = 1;
@@ -75,14 +92,22 @@ pub const DNS_PORT: u16 = 53;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     Accept,
+    /// Only read back (another table's rule): the jail rejects.
     Drop,
+    /// TCP packets only (the rule also matches `meta l4proto tcp`): a reset.
+    RejectTcp,
+    /// ICMP administratively prohibited.
+    RejectIcmp,
 }
 
 impl Verdict {
-    fn code(self) -> i32 {
+    /// The rule's last expression.
+    fn expr(self) -> Expr {
         match self {
-            Verdict::Accept => NF_ACCEPT,
-            Verdict::Drop => NF_DROP,
+            Verdict::Accept => Expr::Verdict(NF_ACCEPT),
+            Verdict::Drop => Expr::Verdict(NF_DROP),
+            Verdict::RejectTcp => Expr::Reject { kind: NFT_REJECT_TCP_RST, code: None },
+            Verdict::RejectIcmp => Expr::Reject { kind: NFT_REJECT_ICMP_UNREACH, code: Some(ICMP_ADMIN_PROHIBITED) },
         }
     }
 }
@@ -149,6 +174,11 @@ pub enum Expr {
     },
     /// An immediate verdict (accept, drop...).
     Verdict(i32),
+    /// A reject: its type (`NFT_REJECT_*`) and, for ICMP, its code.
+    Reject {
+        kind: u32,
+        code: Option<u8>,
+    },
     Other {
         name: String,
         attrs: Vec<u8>,
@@ -220,7 +250,7 @@ pub struct Ruleset {
 
 /// The filter for a route plan: DNS to the forwarder and every other /32
 /// the plan routes out on purpose are accepted, anything else to the
-/// forwarder and everything the plan blocks is dropped.
+/// forwarder and everything the plan blocks is rejected.
 pub fn filter_plan(net: &NetPlan) -> FilterPlan {
     let mut accept = BTreeSet::new();
     let mut drop = Vec::new();
@@ -237,8 +267,10 @@ pub fn filter_plan(net: &NetPlan) -> FilterPlan {
     let dns = |proto| rule(Match::Service { addr: net.forwarder, proto, port: DNS_PORT }, Verdict::Accept);
     let mut rules = vec![rule(Match::OutputInterface(LOOPBACK.into()), Verdict::Accept), dns(IPPROTO_UDP), dns(IPPROTO_TCP)];
     rules.extend(accept.into_iter().map(|n| rule(Match::Destination(n), Verdict::Accept)));
-    rules.push(rule(Match::Destination(Ipv4Net::host(net.forwarder)), Verdict::Drop));
-    rules.push(rule(Match::DestinationIn(BLOCKED_SET.into()), Verdict::Drop));
+    for what in [Match::Destination(Ipv4Net::host(net.forwarder)), Match::DestinationIn(BLOCKED_SET.into())] {
+        rules.push(rule(what.clone(), Verdict::RejectTcp));
+        rules.push(rule(what, Verdict::RejectIcmp));
+    }
     FilterPlan { rules, blocked: ranges(&drop) }
 }
 
@@ -315,9 +347,11 @@ fn cmp(data: Vec<u8>) -> Expr {
 
 impl FilterRule {
     /// The rule's expressions: load a field into register 1, compare (or
-    /// look it up in a set), and so on; the verdict last.
+    /// look it up in a set), and so on; the verdict last. A TCP reject
+    /// checks the protocol first (other packets leave the rule at once).
     pub fn exprs(&self) -> Vec<Expr> {
-        let mut v = match &self.what {
+        let mut v = if self.verdict == Verdict::RejectTcp { l4proto(IPPROTO_TCP).to_vec() } else { Vec::new() };
+        v.extend(match &self.what {
             Match::OutputInterface(name) => {
                 let mut data = name.as_bytes().to_vec();
                 data.resize(IFNAMSIZ, 0);
@@ -333,30 +367,28 @@ impl FilterRule {
             }
             Match::Service { addr, proto, port } => {
                 let (offset, len) = L4_DPORT;
+                let [meta, is] = l4proto(*proto);
                 vec![
                     load_daddr(),
                     cmp(addr.octets().to_vec()),
-                    Expr::Meta { key: NFT_META_L4PROTO, dreg: REG_1 },
-                    cmp(vec![*proto]),
+                    meta,
+                    is,
                     Expr::Payload { base: NFT_PAYLOAD_TRANSPORT_HEADER, offset, len, dreg: REG_1 },
                     cmp(port.to_be_bytes().to_vec()),
                 ]
             }
             Match::DestinationIn(set) => vec![load_daddr(), Expr::Lookup { sreg: REG_1, set: set.clone(), flags: 0 }],
-        };
-        v.push(Expr::Verdict(self.verdict.code()));
+        });
+        v.push(self.verdict.expr());
         v
     }
 
     /// The rule a read-back expression list encodes, if it is one the jail
     /// plans (for messages).
     fn from_exprs(exprs: &[Expr]) -> Option<FilterRule> {
-        let verdict = match exprs.last()? {
-            Expr::Verdict(NF_ACCEPT) => Verdict::Accept,
-            Expr::Verdict(NF_DROP) => Verdict::Drop,
-            _ => return None,
-        };
+        let verdict = [Verdict::Accept, Verdict::Drop, Verdict::RejectTcp, Verdict::RejectIcmp].into_iter().find(|v| exprs.last() == Some(&v.expr()))?;
         let body = &exprs[..exprs.len() - 1];
+        let body = if verdict == Verdict::RejectTcp { body.strip_prefix(l4proto(IPPROTO_TCP).as_slice())? } else { body };
         let what = match body {
             [Expr::Meta { .. }, Expr::Cmp { data, .. }] => Match::OutputInterface(String::from_utf8_lossy(data).trim_end_matches('\0').to_string()),
             [Expr::Payload { .. }, Expr::Lookup { set, .. }] => Match::DestinationIn(set.clone()),
@@ -383,6 +415,11 @@ impl FilterRule {
     }
 }
 
+/// `meta l4proto PROTO`: the protocol into register 1, compared.
+fn l4proto(proto: u8) -> [Expr; 2] {
+    [Expr::Meta { key: NFT_META_L4PROTO, dreg: REG_1 }, cmp(vec![proto])]
+}
+
 fn prefix_mask(prefix: u8) -> [u8; 4] {
     let m = if prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(prefix.min(32))) };
     m.to_be_bytes()
@@ -398,6 +435,9 @@ fn proto_name(p: u8) -> String {
 
 impl fmt::Display for FilterRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.verdict == Verdict::RejectTcp {
+            write!(f, "meta l4proto tcp ")?;
+        }
         match &self.what {
             Match::OutputInterface(n) => write!(f, "meta oifname \"{n}\"")?,
             Match::Destination(net) if net.prefix() == 32 => write!(f, "ip daddr {}", net.network())?,
@@ -408,6 +448,8 @@ impl fmt::Display for FilterRule {
         match self.verdict {
             Verdict::Accept => write!(f, " accept"),
             Verdict::Drop => write!(f, " drop"),
+            Verdict::RejectTcp => write!(f, " reject with tcp reset"),
+            Verdict::RejectIcmp => write!(f, " reject with icmp type admin-prohibited"),
         }
     }
 }

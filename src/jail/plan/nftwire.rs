@@ -116,6 +116,8 @@ const NFTA_LOOKUP_SET: u16 = 1;
 const NFTA_LOOKUP_SREG: u16 = 2;
 const NFTA_LOOKUP_SET_ID: u16 = 4;
 const NFTA_LOOKUP_FLAGS: u16 = 5;
+const NFTA_REJECT_TYPE: u16 = 1;
+const NFTA_REJECT_ICMP_CODE: u16 = 2;
 
 /// One message before encoding: its netlink type, flags, family and
 /// attributes (already encoded).
@@ -239,6 +241,13 @@ fn expression(e: &Expr) -> (&str, Vec<u8>) {
             attr(&mut d, NFTA_IMMEDIATE_DREG, &be32(0));
             nested(&mut d, NFTA_IMMEDIATE_DATA, &data);
             ("immediate", d)
+        }
+        Expr::Reject { kind, code } => {
+            attr(&mut d, NFTA_REJECT_TYPE, &be32(*kind));
+            if let Some(code) = code {
+                attr(&mut d, NFTA_REJECT_ICMP_CODE, &[*code]);
+            }
+            ("reject", d)
         }
         // Only read back, never planned: nothing to encode.
         Expr::Other { name, .. } => (name.as_str(), d),
@@ -597,6 +606,15 @@ fn decode_expr(name: &str, data: &[u8]) -> Result<Expr, String> {
         }
         "immediate" if known(&[NFTA_IMMEDIATE_DREG, NFTA_IMMEDIATE_DATA]) && g(NFTA_IMMEDIATE_DREG) == Some(0) => {
             verdict(find(&a, NFTA_IMMEDIATE_DATA))?.map(Expr::Verdict)
+        }
+        // The kernel reports the code only for the ICMP kinds.
+        "reject" if known(&[NFTA_REJECT_TYPE, NFTA_REJECT_ICMP_CODE]) => {
+            let code = match find(&a, NFTA_REJECT_ICMP_CODE) {
+                Some([c]) => Some(*c),
+                Some(_) => return Ok(other()),
+                None => None,
+            };
+            g(NFTA_REJECT_TYPE).map(|kind| Expr::Reject { kind, code })
         }
         _ => None,
     };

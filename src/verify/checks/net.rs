@@ -345,8 +345,8 @@ pub fn allow_ip_routed(c: &Ctx) -> Outcome {
 /// The jail's interface, as the holder names it.
 const IFNAME: &str = crate::jail::JAIL_IFNAME;
 
-/// What a datagram to a blocked address may meet: the filter's drop
-/// (EPERM) or a blocked route (EINVAL blackhole, EHOSTUNREACH/ENETUNREACH
+/// What a datagram to a blocked address may meet: the filter's reject
+/// (EPERM: it also drops the packet) or a blocked route (EINVAL blackhole, EHOSTUNREACH/ENETUNREACH
 /// unreachable). Anything else is not the jail's doing.
 fn jail_refusal(e: Errno) -> bool {
     matches!(e, Errno::EPERM | Errno::EINVAL | Errno::EHOSTUNREACH | Errno::ENETUNREACH)
