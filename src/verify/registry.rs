@@ -154,6 +154,7 @@ pub const CHECKS: &[Check] = &[
     jail(91, "jail-blocks-container-routes", "a sample address of every container route that is not a default route (other gateways, other tables, the local table, policy rules' targets) is refused at once", net::container_routes),
     jail(92, "jail-blocks-container-addresses", "every address of the container but the one the jail shares (on every interface) is refused at once", net::container_addrs),
     probe(93, "setid-bits-refused", SetId, "set S_ISUID or S_ISGID with chmod, fchmod, fchmodat(2), open(at), creat, mkdir(at), mknod(at) on every ABI (openat2: ENOSYS); chmod u+s/g+s a copy of a program in the workspace", syscalls::setid_bits),
+    jail(94, "jail-bound-tcp-rejected", "TCP connections bound to the jail's interface (SO_BINDTODEVICE) to every blocked range and connected subnet fail at once with EHOSTUNREACH, the packet filter's reject", net::bound_tcp_rejected),
 ];
 
 /// The check with `number`.

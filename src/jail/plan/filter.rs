@@ -19,25 +19,26 @@
 //!    which pasta answers itself;
 //! 3. `ip daddr X/32 accept` for every other /32 the route plan sends out
 //!    on purpose: the gateway, each allowIp;
-//! 4. `meta l4proto tcp ip daddr FORWARDER reject with tcp reset`, then
-//!    `ip daddr FORWARDER reject with icmp type admin-prohibited`: the
+//! 4. `ip daddr FORWARDER reject with icmp type admin-prohibited`: the
 //!    forwarder is pasta's for DNS only; anything else sent to its address
 //!    would go wherever the container routes it;
-//! 5. the same two rejects for `ip daddr @blocked`, the set holding every
-//!    blocked prefix of the route plan (connected subnets with their
-//!    broadcast addresses, the container's other routes and addresses,
-//!    private ranges, link-local, multicast, the limited broadcast...) as
-//!    disjoint intervals: one lookup per packet however many prefixes the
-//!    container routes (two for TCP, whose reject rule comes first).
+//! 5. `ip daddr @blocked reject with icmp type admin-prohibited`, the set
+//!    holding every blocked prefix of the route plan (connected subnets
+//!    with their broadcast addresses, the container's other routes and
+//!    addresses, private ranges, link-local, multicast, the limited
+//!    broadcast...) as disjoint intervals: one lookup per packet however
+//!    many prefixes the container routes.
 //!
 //! Rejected, not dropped: a dropped SYN leaves `connect` waiting for the
-//! caller's timeout, which agents read as a flaky network and retry. A
-//! TCP reset (not rate-limited, unlike ICMP errors) makes `connect` fail at
-//! once with ECONNREFUSED; every other packet is answered with ICMP
-//! "administratively prohibited" (a connected UDP socket then sees
-//! EHOSTUNREACH), and its `sendto` fails at once with EPERM, as a reject
-//! also drops the packet. The answers are addressed to the jail itself and
-//! leave through `lo`, which rule 1 accepts; none goes out.
+//! caller's timeout, which agents read as a flaky network and retry. ICMP
+//! "administratively prohibited" makes a TCP `connect` fail at once with
+//! EHOSTUNREACH ("No route to host"), an answer pasta never gives (it
+//! resets what it cannot connect), so `verify` can tell the jail's refusal
+//! from a packet that left; a datagram's `sendto` fails at once with EPERM
+//! (a reject also drops the packet). The answers are addressed to the jail
+//! itself and leave through `lo`, which rule 1 accepts; none goes out. The
+//! holder lifts the kernel's ICMP rate limit from them in the jail's
+//! namespace (`lockdown::unlimit_rejects`).
 //!
 //! The session cannot change it: changing nf_tables needs CAP_NET_ADMIN
 //! over the jail's network namespace, which only its owner (the jail's
@@ -64,8 +65,6 @@ const NF_DROP: i32 = 0;
 const NF_ACCEPT: i32 = 1;
 /// `NFT_REJECT_ICMP_UNREACH`: an ICMP destination-unreachable of a code.
 pub const NFT_REJECT_ICMP_UNREACH: u32 = 0;
-/// `NFT_REJECT_TCP_RST`: a TCP reset (TCP packets only).
-pub const NFT_REJECT_TCP_RST: u32 = 1;
 /// `ICMP_PKT_FILTERED`: communication administratively prohibited.
 pub const ICMP_ADMIN_PROHIBITED: u8 = 13;
 const NFT_META_OIFNAME: u32 = 7;
@@ -94,10 +93,8 @@ pub enum Verdict {
     Accept,
     /// Only read back (another table's rule): the jail rejects.
     Drop,
-    /// TCP packets only (the rule also matches `meta l4proto tcp`): a reset.
-    RejectTcp,
     /// ICMP administratively prohibited.
-    RejectIcmp,
+    Reject,
 }
 
 impl Verdict {
@@ -106,8 +103,7 @@ impl Verdict {
         match self {
             Verdict::Accept => Expr::Verdict(NF_ACCEPT),
             Verdict::Drop => Expr::Verdict(NF_DROP),
-            Verdict::RejectTcp => Expr::Reject { kind: NFT_REJECT_TCP_RST, code: None },
-            Verdict::RejectIcmp => Expr::Reject { kind: NFT_REJECT_ICMP_UNREACH, code: Some(ICMP_ADMIN_PROHIBITED) },
+            Verdict::Reject => Expr::Reject { kind: NFT_REJECT_ICMP_UNREACH, code: Some(ICMP_ADMIN_PROHIBITED) },
         }
     }
 }
@@ -267,10 +263,8 @@ pub fn filter_plan(net: &NetPlan) -> FilterPlan {
     let dns = |proto| rule(Match::Service { addr: net.forwarder, proto, port: DNS_PORT }, Verdict::Accept);
     let mut rules = vec![rule(Match::OutputInterface(LOOPBACK.into()), Verdict::Accept), dns(IPPROTO_UDP), dns(IPPROTO_TCP)];
     rules.extend(accept.into_iter().map(|n| rule(Match::Destination(n), Verdict::Accept)));
-    for what in [Match::Destination(Ipv4Net::host(net.forwarder)), Match::DestinationIn(BLOCKED_SET.into())] {
-        rules.push(rule(what.clone(), Verdict::RejectTcp));
-        rules.push(rule(what, Verdict::RejectIcmp));
-    }
+    rules.push(rule(Match::Destination(Ipv4Net::host(net.forwarder)), Verdict::Reject));
+    rules.push(rule(Match::DestinationIn(BLOCKED_SET.into()), Verdict::Reject));
     FilterPlan { rules, blocked: ranges(&drop) }
 }
 
@@ -347,11 +341,9 @@ fn cmp(data: Vec<u8>) -> Expr {
 
 impl FilterRule {
     /// The rule's expressions: load a field into register 1, compare (or
-    /// look it up in a set), and so on; the verdict last. A TCP reject
-    /// checks the protocol first (other packets leave the rule at once).
+    /// look it up in a set), and so on; the verdict last.
     pub fn exprs(&self) -> Vec<Expr> {
-        let mut v = if self.verdict == Verdict::RejectTcp { l4proto(IPPROTO_TCP).to_vec() } else { Vec::new() };
-        v.extend(match &self.what {
+        let mut v = match &self.what {
             Match::OutputInterface(name) => {
                 let mut data = name.as_bytes().to_vec();
                 data.resize(IFNAMSIZ, 0);
@@ -378,7 +370,7 @@ impl FilterRule {
                 ]
             }
             Match::DestinationIn(set) => vec![load_daddr(), Expr::Lookup { sreg: REG_1, set: set.clone(), flags: 0 }],
-        });
+        };
         v.push(self.verdict.expr());
         v
     }
@@ -386,9 +378,8 @@ impl FilterRule {
     /// The rule a read-back expression list encodes, if it is one the jail
     /// plans (for messages).
     fn from_exprs(exprs: &[Expr]) -> Option<FilterRule> {
-        let verdict = [Verdict::Accept, Verdict::Drop, Verdict::RejectTcp, Verdict::RejectIcmp].into_iter().find(|v| exprs.last() == Some(&v.expr()))?;
+        let verdict = [Verdict::Accept, Verdict::Drop, Verdict::Reject].into_iter().find(|v| exprs.last() == Some(&v.expr()))?;
         let body = &exprs[..exprs.len() - 1];
-        let body = if verdict == Verdict::RejectTcp { body.strip_prefix(l4proto(IPPROTO_TCP).as_slice())? } else { body };
         let what = match body {
             [Expr::Meta { .. }, Expr::Cmp { data, .. }] => Match::OutputInterface(String::from_utf8_lossy(data).trim_end_matches('\0').to_string()),
             [Expr::Payload { .. }, Expr::Lookup { set, .. }] => Match::DestinationIn(set.clone()),
@@ -435,9 +426,6 @@ fn proto_name(p: u8) -> String {
 
 impl fmt::Display for FilterRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.verdict == Verdict::RejectTcp {
-            write!(f, "meta l4proto tcp ")?;
-        }
         match &self.what {
             Match::OutputInterface(n) => write!(f, "meta oifname \"{n}\"")?,
             Match::Destination(net) if net.prefix() == 32 => write!(f, "ip daddr {}", net.network())?,
@@ -448,8 +436,7 @@ impl fmt::Display for FilterRule {
         match self.verdict {
             Verdict::Accept => write!(f, " accept"),
             Verdict::Drop => write!(f, " drop"),
-            Verdict::RejectTcp => write!(f, " reject with tcp reset"),
-            Verdict::RejectIcmp => write!(f, " reject with icmp type admin-prohibited"),
+            Verdict::Reject => write!(f, " reject with icmp type admin-prohibited"),
         }
     }
 }

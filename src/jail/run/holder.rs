@@ -139,7 +139,7 @@ fn holder_main(
     if let Err(e) = mapped {
         return fail(chan, Failure::IdMaps { errno: e.raw_os_error().unwrap_or(libc::EPERM), message: e.to_string() });
     }
-    if let Err(f) = lockdown::disable_ipv6() {
+    if let Err(f) = lockdown::disable_ipv6().and_then(|()| lockdown::unlimit_rejects()) {
         return fail(chan, f);
     }
     if let Err(message) = tap::make_persistent(JAIL_IFNAME) {

@@ -50,6 +50,9 @@ pub(crate) enum Failure {
     Ipv6 {
         message: String,
     },
+    IcmpRate {
+        message: String,
+    },
     Tap {
         message: String,
     },
@@ -87,6 +90,22 @@ pub(crate) fn disable_ipv6() -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `net.ipv4.icmp_ratemask` of a new namespace: destination unreachable
+/// (bit 3), source quench, time exceeded, parameter problem.
+const ICMP_RATEMASK_DEFAULT: u32 = (1 << 3) | (1 << 4) | (1 << 11) | (1 << 12);
+/// The jail's: the filter's rejects (destination unreachable,
+/// administratively prohibited) are not rate-limited. Their only receiver
+/// is the jail itself (they stay on `lo`), and a rate-limited reject
+/// would leave a `connect` waiting for its SYN's retransmission.
+pub const ICMP_RATEMASK_JAIL: u32 = ICMP_RATEMASK_DEFAULT & !(1 << 3);
+
+/// Lifts the kernel's rate limit from the filter's rejects in the jail's
+/// namespace (a per-namespace setting; the container's is untouched).
+pub(crate) fn unlimit_rejects() -> Result<(), Failure> {
+    let path = "/proc/sys/net/ipv4/icmp_ratemask";
+    std::fs::write(path, ICMP_RATEMASK_JAIL.to_string()).map_err(|e| Failure::IcmpRate { message: format!("{path}: {e}") })
 }
 
 /// Locks the routes; returns the plan now in force.

@@ -566,6 +566,7 @@ fn failure(f: Failure, plan: &JailPlan) -> JailError {
             JailError::UserNamespaces { cause: format!("writing the jail's id maps failed ({message}); {cause}"), fix }
         }
         Failure::Ipv6 { message } => JailError::RouteLock { step: "switching IPv6 off".into(), message },
+        Failure::IcmpRate { message } => JailError::RouteLock { step: "lifting the ICMP rate limit from the filter's rejects".into(), message },
         Failure::Tap { message } => JailError::TunUnusable { path: crate::jail::host::TUN_PATH.into(), why: message },
         Failure::Netlink { step, message } => JailError::RouteLock { step, message },
         Failure::Observe(ObserveError::NoGateway) => JailError::NoNetwork { why: "pasta found no default route".into() },

@@ -413,6 +413,40 @@ pub fn interface_named(c: &Ctx, method: egress::Method) -> Outcome {
     Outcome::from_problems(datagrams_refused(method, &targets))
 }
 
+/// A TCP connection bound to the jail's interface (SO_BINDTODEVICE) to
+/// each blocked sample is refused at once with EHOSTUNREACH: the filter's
+/// ICMP "administratively prohibited" (or by the local stack before any
+/// packet, as for a subnet's broadcast address). A connection, a reset (a host, or
+/// pasta for a connection it could not open outside, answered: the SYN
+/// left) or a wait (a dropped SYN) is a failure. In parallel: without the
+/// filter each one could wait the whole `FAST`.
+pub fn bound_tcp_rejected(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    if nix::net::if_::if_nametoindex(IFNAME).is_err() {
+        return Outcome::from_problems(vec![format!("the jail's interface {IFNAME} is not there to name")]);
+    }
+    let tries: Vec<_> = blocked_unicast(j)
+        .into_iter()
+        .take(NAMED_SAMPLES)
+        .map(|a| {
+            let dst = SocketAddrV4::new(a, 443);
+            std::thread::spawn(move || (dst, egress::tcp(egress::Method::BindToDevice, IFNAME, dst, FAST)))
+        })
+        .collect();
+    let mut bad = Vec::new();
+    for t in tries {
+        match t.join() {
+            Ok((_, egress::Attempt::Refused(e))) if jail_refusal(e) => {}
+            Ok((dst, other)) => bad.push(format!("{dst} bound with SO_BINDTODEVICE: {other:?}, not the jail's reject")),
+            Err(_) => bad.push("a connection attempt's thread panicked".into()),
+        }
+    }
+    Outcome::from_problems(bad)
+}
+
 /// mDNS and SSDP groups (and one more) do not leave, routed or with the
 /// multicast interface named.
 pub fn multicast_blocked(c: &Ctx) -> Outcome {

@@ -28,9 +28,7 @@ fn the_filter_accepts_what_the_routes_send_out_and_rejects_what_they_block() {
             "ip daddr 192.0.2.53 tcp dport 53 accept",
             "ip daddr 10.99.0.7 accept",
             "ip daddr 198.18.0.1 accept",
-            "meta l4proto tcp ip daddr 192.0.2.53 reject with tcp reset",
             "ip daddr 192.0.2.53 reject with icmp type admin-prohibited",
-            "meta l4proto tcp ip daddr @blocked reject with tcp reset",
             "ip daddr @blocked reject with icmp type admin-prohibited",
         ]
     );
@@ -56,11 +54,9 @@ fn every_blocked_route_is_in_the_set_and_accepts_come_first() {
     let net = lab_plan();
     let plan = filter_plan(&net);
     let first_reject = plan.rules.iter().position(|r| r.verdict != Verdict::Accept).unwrap();
-    assert!(plan.rules[first_reject..].iter().all(|r| matches!(r.verdict, Verdict::RejectTcp | Verdict::RejectIcmp)));
-    assert!(plan.rules.iter().all(|r| r.verdict != Verdict::Drop), "nothing is dropped silently");
-    // Each blocked match ends in the ICMP reject, which takes every protocol.
+    assert!(plan.rules[first_reject..].iter().all(|r| r.verdict == Verdict::Reject), "nothing is dropped silently");
     let last = plan.rules.last().unwrap();
-    assert_eq!((&last.what, last.verdict), (&Match::DestinationIn(BLOCKED_SET.into()), Verdict::RejectIcmp));
+    assert_eq!((&last.what, last.verdict), (&Match::DestinationIn(BLOCKED_SET.into()), Verdict::Reject));
     let inside = |ip: Ipv4Addr| plan.blocked.iter().any(|(a, b)| *a <= ip && ip <= *b);
     for r in net.main.iter().filter(|r| matches!(r.kind, RouteKind::Blackhole | RouteKind::Unreachable)) {
         assert!(inside(r.dst.network()) && inside(r.dst.broadcast()), "{r} is not in the set");
@@ -158,18 +154,7 @@ fn expressions_of_a_prefix_a_host_and_the_loopback() {
         set.exprs(),
         vec![Expr::Payload { base: 1, offset: 16, len: 4, dreg: 1 }, Expr::Lookup { sreg: 1, set: "blocked".into(), flags: 0 }, Expr::Verdict(0)]
     );
-    let tcp = FilterRule { what: Match::DestinationIn("blocked".into()), verdict: Verdict::RejectTcp };
-    assert_eq!(
-        tcp.exprs(),
-        vec![
-            Expr::Meta { key: 16, dreg: 1 },
-            Expr::Cmp { sreg: 1, op: 0, data: vec![6] },
-            Expr::Payload { base: 1, offset: 16, len: 4, dreg: 1 },
-            Expr::Lookup { sreg: 1, set: "blocked".into(), flags: 0 },
-            Expr::Reject { kind: 1, code: None },
-        ]
-    );
-    let icmp = FilterRule { what: Match::DestinationIn("blocked".into()), verdict: Verdict::RejectIcmp };
+    let icmp = FilterRule { what: Match::DestinationIn("blocked".into()), verdict: Verdict::Reject };
     assert_eq!(
         icmp.exprs(),
         vec![
@@ -178,14 +163,13 @@ fn expressions_of_a_prefix_a_host_and_the_loopback() {
             Expr::Reject { kind: 0, code: Some(13) }
         ]
     );
-    for r in [drop, host, lo, dns, set, tcp, icmp.clone()] {
+    for r in [drop, host, lo, dns, set, icmp.clone()] {
         assert_eq!(FilterRule::from_exprs(&r.exprs()), Some(r));
     }
-    // A reset without its protocol check, or a reject of another code, is
-    // not a rule the jail plans.
-    let mut bare = FilterRule { what: Match::DestinationIn("blocked".into()), verdict: Verdict::RejectTcp }.exprs();
-    bare.drain(..2);
-    assert_eq!(FilterRule::from_exprs(&bare), None);
+    // A reject of another kind or code is not a rule the jail plans.
+    let mut reset = icmp.exprs();
+    *reset.last_mut().unwrap() = Expr::Reject { kind: 1, code: None };
+    assert_eq!(FilterRule::from_exprs(&reset), None);
     let mut port_unreachable = icmp.exprs();
     *port_unreachable.last_mut().unwrap() = Expr::Reject { kind: 0, code: Some(3) };
     assert_eq!(FilterRule::from_exprs(&port_unreachable), None);

@@ -6,8 +6,7 @@ fn sample() -> Vec<RuleState> {
         FilterRule { what: Match::OutputInterface("lo".into()), verdict: Verdict::Accept },
         FilterRule { what: Match::Destination("198.18.0.1/32".parse().unwrap()), verdict: Verdict::Accept },
         FilterRule { what: Match::Destination("10.0.0.0/8".parse().unwrap()), verdict: Verdict::Drop },
-        FilterRule { what: Match::DestinationIn(filter::BLOCKED_SET.into()), verdict: Verdict::RejectTcp },
-        FilterRule { what: Match::DestinationIn(filter::BLOCKED_SET.into()), verdict: Verdict::RejectIcmp },
+        FilterRule { what: Match::DestinationIn(filter::BLOCKED_SET.into()), verdict: Verdict::Reject },
     ];
     rules.iter().map(|r| RuleState { family: 2, table: filter::TABLE.into(), chain: filter::CHAIN.into(), exprs: r.exprs() }).collect()
 }
@@ -52,7 +51,7 @@ fn batch_framing() {
     }
     assert_eq!(off, bytes.len());
     assert_eq!(seqs, (7..=7 + n + 1).collect::<Vec<_>>());
-    assert_eq!(kinds, [0x10, 0xa00, 0xa03, 0xa06, 0xa06, 0xa06, 0xa06, 0xa06, 0x11]);
+    assert_eq!(kinds, [0x10, 0xa00, 0xa03, 0xa06, 0xa06, 0xa06, 0xa06, 0x11]);
 }
 
 #[test]
