@@ -14,7 +14,7 @@
 
 use nix::mount::{mount, MsFlags};
 use std::io::Error;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
@@ -252,6 +252,7 @@ pub fn swap_map(owner: u32, outer: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
     /// Each line "inside outside count"; the whole map as pairs to check.
     fn lookup(map: &str, inside: u32) -> Option<u32> {
