@@ -201,8 +201,10 @@ pub fn mount_api() -> MountApi {
 pub fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
     extern "C" fn wait_forever(_: *mut libc::c_void) -> libc::c_int {
         loop {
-            // SAFETY: pause takes no arguments and only waits for a signal.
-            unsafe { libc::syscall(libc::SYS_pause) };
+            // SAFETY: pause takes no arguments and only waits for a signal
+            // (musl's pause is ppoll with no descriptors where the
+            // architecture has no pause call, as on aarch64).
+            unsafe { libc::pause() };
         }
     }
     const STACK: usize = 16 * 1024;
