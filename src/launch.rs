@@ -317,16 +317,18 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
             supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })
         }
         Some(jail_plan) => {
+            // What the host view made for bwrap, from the holder's first
+            // step to its last.
+            let made = std::cell::RefCell::new(hostview::ForBwrap::default());
             let mut before_ns = || -> std::io::Result<()> {
                 if unprivileged {
-                    hostview::apply(&session.plan, &session.prepared, Stage::Root { jail: true }, Scanned::None)
-                } else {
-                    Ok(())
+                    *made.borrow_mut() = hostview::apply(&session.plan, &session.prepared, Stage::Root { jail: true }, Scanned::None)?;
                 }
+                Ok(())
             };
             let mut exec_final = || {
                 if unprivileged {
-                    return exec::exec_prepared(&session.plan);
+                    return exec::exec_prepared(&session.plan, made.take());
                 }
                 match scanned() {
                     Ok(s) => exec::exec(&session.plan, &session.prepared, Stage::User { in_userns: true }, s),

@@ -26,7 +26,7 @@
 //!  6. execve bwrap with the plan's environment (not in argv: other users
 //!     can read argv from /proc, not the environment).
 
-use crate::sandbox::hostview::{self, Prepared, Scanned, Stage};
+use crate::sandbox::hostview::{self, ForBwrap, Prepared, Scanned, Stage};
 use crate::sandbox::landlock::Scoping;
 use crate::sandbox::plan::{Plan, FIRST_DATA_FD};
 use nix::fcntl::{fcntl, FcntlArg};
@@ -62,16 +62,17 @@ pub fn prepare(plan: &Plan) -> Result<(), Error> {
 /// the root-only scan's findings, now or later.
 pub fn exec(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Error {
     match hostview::apply(plan, prepared, stage, scanned) {
-        Ok(()) => exec_prepared(plan),
+        Ok(made) => exec_prepared(plan, made),
         Err(e) => e,
     }
 }
 
 /// Steps 1-6, the host view already made (a root launcher's jailed
-/// session: the holder made it before its namespaces).
-pub fn exec_prepared(plan: &Plan) -> Error {
+/// session: the holder made it before its namespaces), with the data
+/// descriptors it `made` for bwrap.
+pub fn exec_prepared(plan: &Plan, made: ForBwrap) -> Error {
     let mut t = crate::launch::Phases::new();
-    let prepared = place_data(plan)
+    let prepared = place_data(plan, made)
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())
         .and_then(|()| {
@@ -97,7 +98,7 @@ fn memfd_with(bytes: &[u8], name: &str) -> Result<OwnedFd, Error> {
 
 /// A path bound by descriptor: walked from its root without following
 /// anything; it must still be what the plan saw.
-fn open_beneath(o: &crate::sandbox::plan::OpenBeneath) -> Result<OwnedFd, Error> {
+pub(crate) fn open_beneath(o: &crate::sandbox::plan::OpenBeneath) -> Result<OwnedFd, Error> {
     use crate::nofollow::{self, Entry};
     let root = nofollow::open_root(&o.root)?;
     let want = if o.dir { Entry::Dir } else { Entry::File };
@@ -113,15 +114,17 @@ fn open_beneath(o: &crate::sandbox::plan::OpenBeneath) -> Result<OwnedFd, Error>
 
 /// Steps 1-2. The data of a mount the executor made itself is bwrap's
 /// no more: its descriptor number stays closed.
-fn place_data(plan: &Plan) -> Result<(), Error> {
+fn place_data(plan: &Plan, made: ForBwrap) -> Result<(), Error> {
     let used = plan.data_for_bwrap();
+    let mut made = made.0;
     let mut staged = Vec::with_capacity(plan.data.len());
-    for (d, used) in plan.data.iter().zip(&used) {
+    for (i, (d, used)) in plan.data.iter().zip(&used).enumerate() {
         if !used {
             staged.push(None);
             continue;
         }
         let fd = match &d.open {
+            _ if made.iter().any(|(m, _)| *m == i) => made.swap_remove(made.iter().position(|(m, _)| *m == i).unwrap_or_default()).1,
             Some(o) => open_beneath(o)?,
             None => memfd_with(&d.bytes, d.purpose)?,
         };

@@ -67,6 +67,12 @@ use std::path::{Path, PathBuf};
 /// reachable, and the overmount would hide it.
 const STAGING_CANDIDATES: &[&str] = &["/tmp", "/dev/shm", "/run"];
 
+/// The same where the executor makes the whole view: /dev/shm first. No
+/// mount of the executor's covers it (bwrap makes /dev), so what is staged
+/// there stays reachable by path for bwrap's own binds under /dev (the
+/// jail's gate), and bwrap's fresh /dev hides it from the session.
+const STAGING_CANDIDATES_FULL: &[&str] = &["/dev/shm", "/tmp", "/run"];
+
 /// The host paths a launch opens or binds from once the staging tmpfs is
 /// mounted: bwrap's bind sources, the descriptors' roots, the premounts'
 /// and the idmapped places, the early masks.
@@ -80,14 +86,19 @@ fn host_paths<'a>(plan: &'a Plan, premounts: &'a [Premount], idmapped: &'a [(Pat
 }
 
 /// The first candidate that exists (`is_dir`) and holds none of `used`.
-fn staging_place(used: &[&Path], is_dir: impl Fn(&Path) -> bool) -> Result<&'static str, Error> {
-    STAGING_CANDIDATES.iter().copied().find(|c| is_dir(Path::new(c)) && !used.iter().any(|u| u.starts_with(c))).ok_or_else(|| {
+fn staging_place(candidates: &[&'static str], used: &[&Path], is_dir: impl Fn(&Path) -> bool) -> Result<&'static str, Error> {
+    candidates.iter().copied().find(|c| is_dir(Path::new(c)) && !used.iter().any(|u| u.starts_with(c))).ok_or_else(|| {
         Error::other(format!(
             "the launcher needs one of {} that the session's paths do not lie in, to stage its masks; move the workspace, allowWrite path or launcher elsewhere",
-            STAGING_CANDIDATES.join(", ")
+            candidates.join(", ")
         ))
     })
 }
+
+/// Descriptors the host view made for bwrap's data files, by index: the
+/// jail's gate staged where bwrap can still reach it by path.
+#[derive(Default)]
+pub struct ForBwrap(pub Vec<(usize, OwnedFd)>);
 
 /// Masks that come later: the findings of a scan still running while
 /// bwrap already sets up; `done` is where the outcome is reported (`1`,
@@ -133,17 +144,18 @@ pub enum Scanned<'a> {
 }
 
 /// Steps 1-8 for `stage`.
-pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Result<(), Error> {
+pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Result<ForBwrap, Error> {
     let premounts = &plan.premounts();
     let early = plan.early_masks();
     let nothing = premounts.is_empty() && early.is_empty() && prepared.idmapped.is_empty() && matches!(scanned, Scanned::None);
     if nothing && plan.host_view == HostView::Launcher && !plan.executor_view() {
-        return Ok(());
+        return Ok(ForBwrap::default());
     }
     let mut t = crate::launch::Phases::new();
     enter_namespace(stage, plan)?;
     t.mark("namespace");
-    let staging = staging_place(&host_paths(plan, premounts, &prepared.idmapped), |p| p.is_dir() && !p.is_symlink())?;
+    let candidates = if plan.executor_view() { STAGING_CANDIDATES_FULL } else { STAGING_CANDIDATES };
+    let staging = staging_place(candidates, &host_paths(plan, premounts, &prepared.idmapped), |p| p.is_dir() && !p.is_symlink())?;
     let owner = session_owner(stage, &plan.host_view);
     let staged = stage_files(staging, plan, premounts, owner)?;
     t.mark("staged");
@@ -195,7 +207,8 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
         (Stage::Root { jail: true }, HostView::Unprivileged { groups, .. }) => set_groups(groups),
         (Stage::Root { jail: false }, HostView::Unprivileged { uid, gid, groups, .. }) => become_unprivileged(*uid, *gid, groups),
         _ => Ok(()),
-    }
+    }?;
+    Ok(ForBwrap(staged.gate.into_iter().collect()))
 }
 
 /// The allowed devices' groups as the only supplementary groups.
@@ -231,6 +244,8 @@ fn enter_namespace(stage: Stage, plan: &Plan) -> Result<(), Error> {
 struct Staged {
     empty: OwnedFd,
     data: Vec<(usize, OwnedFd)>,
+    /// The gate's data index and its staged bind.
+    gate: Option<(usize, OwnedFd)>,
 }
 
 /// Step 2: the empty file and the executor's data files, on a tmpfs whose
@@ -251,6 +266,10 @@ fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option
         Ok(())
     };
     write("empty", b"")?;
+    // bwrap, as that owner, reaches the staged gate by path.
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::lchown(dir, Some(uid), Some(gid))?;
+    }
     let mut data = Vec::new();
     for p in premounts {
         if let Some(Mount::Data { data: i, .. }) = plan.mounts.get(p.mount) {
@@ -258,13 +277,32 @@ fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option
             data.push(*i);
         }
     }
+    let gate = plan.gate_data().filter(|_| plan.executor_view() && staging.starts_with("/dev/"));
+    if gate.is_some() {
+        write("gate", b"")?;
+    }
     mount(none, staging, none, MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV, none)?;
     let open = |name: &str| -> Result<OwnedFd, Error> {
         let fd = nix::fcntl::open(&dir.join(name), nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
         Ok(unsafe_own(fd))
     };
     let data = data.into_iter().map(|i| Ok((i, open(&format!("data{i}"))?))).collect::<Result<Vec<_>, Error>>()?;
-    Ok(Staged { empty: open("empty")?, data })
+    // Where the executor makes the whole view and stages under /dev: the
+    // jail's gate (the launcher's executable, which bwrap binds onto its
+    // place in /dev) bound here from a descriptor, before any of the view's
+    // mounts can cover its own path (a launcher under /tmp). bwrap's bind by
+    // descriptor finds its source again by path (and checks it is the same
+    // file), so that path must still be reachable when bwrap sets up.
+    let gate = match gate {
+        Some((i, src)) => {
+            let src = crate::sandbox::exec::open_beneath(src)?;
+            let target = open("gate")?;
+            mountfd::bind(src.as_raw_fd(), target.as_raw_fd()).map_err(|e| Error::other(format!("cannot stage the jail's gate: {e}")))?;
+            Some((i, open("gate")?))
+        }
+        None => None,
+    };
+    Ok(Staged { empty: open("empty")?, data, gate })
 }
 
 /// What a premount's destination must be: a directory or a file, and
@@ -698,7 +736,7 @@ mod tests {
     #[test]
     fn the_staging_place_avoids_every_path_the_launch_uses() {
         let all = |_: &Path| true;
-        let place = |used: &[&str]| staging_place(&used.iter().map(Path::new).collect::<Vec<_>>(), all).map_err(|e| e.to_string());
+        let place = |used: &[&str]| staging_place(STAGING_CANDIDATES, &used.iter().map(Path::new).collect::<Vec<_>>(), all).map_err(|e| e.to_string());
         assert_eq!(place(&["/", "/workspaces/app", "/root"]), Ok("/tmp"));
         assert_eq!(place(&["/tmp/fresh/target/debug/agent-sandbox"]), Ok("/dev/shm"));
         assert_eq!(place(&["/tmp/ws", "/dev/shm/x"]), Ok("/run"));
@@ -707,6 +745,6 @@ mod tests {
         let err = place(&["/tmp/a", "/run/b", "/dev/shm/c"]).unwrap_err();
         assert!(err.contains("/tmp, /dev/shm, /run") && err.contains("move the workspace"), "{err}");
         // A candidate that is not a directory here is skipped.
-        assert_eq!(staging_place(&[], |p: &Path| p != Path::new("/tmp")).unwrap(), "/dev/shm");
+        assert_eq!(staging_place(STAGING_CANDIDATES, &[], |p: &Path| p != Path::new("/tmp")).unwrap(), "/dev/shm");
     }
 }

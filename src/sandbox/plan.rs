@@ -405,6 +405,11 @@ impl Plan {
 
     /// Whether the executor makes the whole view (`MountApi::Full`): the
     /// host's tree read-only in place, bwrap binding it as it is.
+    /// The jail's gate's data file: its index and where it is opened.
+    pub fn gate_data(&self) -> Option<(usize, &OpenBeneath)> {
+        self.data.iter().enumerate().find(|(_, d)| d.purpose == "gate").and_then(|(i, d)| Some((i, d.open.as_ref()?)))
+    }
+
     pub fn executor_view(&self) -> bool {
         self.premount == crate::sandbox::mountfd::MountApi::Full
     }
@@ -960,7 +965,11 @@ impl MountBuilder<'_> {
         self.push(Mount::Data { dest: SESSION_MARKER.into(), data: 2 });
         if let Network::Jail { gate_exe, .. } = &ctx.network {
             self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 });
-            self.push(Mount::RoBind { src: gate_exe.clone(), dest: GATE_PATH.into(), optional: false });
+            // By descriptor: the executable may lie where the session's
+            // view puts a fresh tmpfs (a launcher under /tmp), which the
+            // executor makes before bwrap binds /dev (`hostview::stage_gate`).
+            let (dir, name) = (gate_exe.parent().unwrap_or(Path::new("/")), gate_exe.file_name().map(PathBuf::from).unwrap_or_default());
+            self.bind_fd_at("gate", dir, &name, Path::new(GATE_PATH), false, false);
         }
     }
 }

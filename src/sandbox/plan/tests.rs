@@ -578,7 +578,10 @@ fn jail_sessions_wait_at_the_gate_and_others_do_not() {
     // The command runs through the gate, the launcher's executable bound
     // into the session's private /dev.
     let got = lines(&plan);
-    assert!(got.contains(&format!("--ro-bind /usr/local/bin/agent-sandbox {GATE_PATH}\n")), "{got}");
+    let gate = plan.data.iter().position(|d| d.purpose == "gate").expect("the gate's data file");
+    assert!(got.contains(&format!("--ro-bind-fd {} {GATE_PATH}\n", FIRST_DATA_FD + gate as i32)), "{got}");
+    let open = plan.data[gate].open.as_ref().unwrap();
+    assert_eq!((open.root.as_path(), open.rel.as_path(), open.dir), (Path::new("/usr/local/bin"), Path::new("agent-sandbox"), false));
     let args = plan.args();
     let dashes = args.iter().position(|a| a == "--").unwrap();
     assert_eq!(args[dashes + 1], GATE_PATH);
