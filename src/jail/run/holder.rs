@@ -34,6 +34,9 @@ pub(crate) enum Step {
     Lock = b'L',
     /// The holder's id maps are written (`JailPlan::becomes`).
     Maps = b'M',
+    /// The session ended: the locker (and the DNS forwarder) report what
+    /// the jail refused.
+    Report = b'R',
 }
 
 /// Helper → launcher (the holder and the locker report this way).
@@ -51,6 +54,14 @@ pub(crate) enum Report {
         routes: usize,
         filter_rules: usize,
     },
+    /// Locker, after the session: what the filter refused (`full`: the
+    /// set was full, more was refused than it lists).
+    Refused {
+        refused: Vec<crate::jail::plan::report::Refused>,
+        full: bool,
+    },
+    /// The DNS forwarder, after the session: the names it refused.
+    Names(crate::jail::plan::report::NameTally),
     Failed(Failure),
 }
 
@@ -216,7 +227,9 @@ impl Helper {
             Event::Timeout => return Ok(Heard::Timeout),
             Event::Ready => {}
         }
-        let mut buf = vec![0u8; 64 * 1024];
+        // Room for the largest report (the seen set's elements, the
+        // forwarder's names).
+        let mut buf = vec![0u8; 256 * 1024];
         let n =
             nix::sys::socket::recv(self.chan.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT).map_err(|e| JailError::sys("reading from a helper", errno(e)))?;
         if n == 0 {
