@@ -200,7 +200,9 @@ fn transact_on(sock: &mut Socket, objs: &[Obj<'_>]) -> Result<(), NftError> {
     sock.seq = sock.seq.wrapping_add(1 << 16);
     let first = sock.seq;
     let (bytes, n) = nftwire::batch(objs, first);
-    let ours = |seq: u32| seq.wrapping_sub(first).wrapping_sub(1) < n;
+    // The batch's own begin and end count too: a refusal of the whole
+    // batch (EPERM without CAP_NET_ADMIN) is the begin message's.
+    let ours = |seq: u32| seq.wrapping_sub(first) <= n + 1;
     let step = "installing the packet filter";
     sock.send(step, &bytes)?;
     let mut acked = 0;

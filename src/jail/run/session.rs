@@ -40,7 +40,7 @@ use super::sys::{signal_status, wait_fd, wait_fds, Event, Events, Signals, Subre
 use crate::jail::error::JailError;
 use crate::jail::host::{current_userns_facts, userns_diagnosis};
 use crate::jail::plan::launch::JailPlan;
-use crate::jail::plan::report::{JailReport, NameTally};
+use crate::jail::plan::report::JailReport;
 use crate::jail::plan::routes::ObserveError;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::signalfd::siginfo;
@@ -48,6 +48,8 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Instant;
+
+mod report;
 
 /// `si_code` of signals the kernel sends itself (e.g. the terminal's
 /// Ctrl-C to the whole foreground process group, the session included).
@@ -312,50 +314,10 @@ fn run(
     let code = wait_session(holder.pid, signals, kids, plan, &ns, watch.as_mut());
     step("session ended");
     if plan.filter_shape().is_some_and(|s| s.report) {
-        *report = Some(collect_report(&locker, dns.as_ref(), signals, kids));
+        *report = Some(report::collect(&locker, dns.as_ref(), signals, kids));
         step("report read");
     }
     code
-}
-
-/// After the session: the locker's reading of the filter's `seen` set and
-/// the forwarder's tally of refused names.
-fn collect_report(locker: &Helper, dns: Option<&Helper>, signals: &Signals, kids: &mut Kids) -> JailReport {
-    let mut report = JailReport::default();
-    match ask(locker, kids.locker.is_some(), signals, kids) {
-        Ok(Report::Refused { refused, full }) => (report.refused, report.refused_full) = (refused, full),
-        Ok(Report::Failed(f)) => report.unavailable = Some(format!("{f:?}")),
-        Ok(_) => report.unavailable = Some("the locker answered out of turn".into()),
-        Err(why) => report.unavailable = Some(why),
-    }
-    if let Some(d) = dns {
-        match ask(d, kids.forwarder.is_some(), signals, kids) {
-            Ok(Report::Names(t)) => report.names = t,
-            _ => report.names = NameTally::default(),
-        }
-    }
-    report
-}
-
-/// How long a helper may take to report after the session.
-const REPORT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// Asks a helper that is still `alive` for its report.
-fn ask(helper: &Helper, alive: bool, signals: &Signals, kids: &mut Kids) -> Result<Report, String> {
-    if !alive || helper.send(Step::Report).is_err() {
-        return Err("the helper holding it had exited".into());
-    }
-    let deadline = Instant::now() + REPORT_WAIT;
-    loop {
-        match helper.hear(signals, deadline).map_err(|e| e.to_string())? {
-            Heard::Report(r) => return Ok(r),
-            Heard::Signal(info) if info.ssi_signo == Signal::SIGCHLD as u32 => kids.reap(),
-            // The session is over: a late signal has no one to go to.
-            Heard::Signal(_) => {}
-            Heard::Closed => return Err("the helper holding it exited without it".into()),
-            Heard::Timeout => return Err(format!("no answer within {} s", REPORT_WAIT.as_secs())),
-        }
-    }
 }
 
 /// One byte through the gate: bwrap starts the command.

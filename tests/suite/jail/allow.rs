@@ -279,17 +279,46 @@ fn an_open_connection_outlives_its_names_lifetime() {
 fn the_forwarder_survives_a_flood() {
     let _s = serial();
     let lab = Lab::up();
-    let mut opts =
-        lab_opts(&lab, &format!("{}dns after internet.lab\ntcp after internet.lab 80\n", reach("flood 4000\ndns flood_check 127.0.0.53 internet.lab udp")));
+    let mut opts = lab_opts(&lab, &format!("{}dns after internet.lab\ntcp after internet.lab 80\n", reach("flood 4000")));
     opts.config = allow_config();
     let (code, out) = run_session(opts);
     let ctx = out.join("\n");
     assert_eq!(code, 0, "{ctx}");
-    assert_eq!(results(&out, "DNSQ")["flood_check"], format!("rcode=0 addrs={} ede=", lab::INTERNET), "{ctx}");
+    // The session's own resolver (which asks again) right after the flood.
+    assert_eq!(probes(&out, "DNS")["after"].detail, lab::INTERNET.to_string(), "{ctx}");
     let tcp = probes(&out, "TCP");
     assert_eq!(tcp["after"].result, "open", "{ctx}");
     let names = report_lines(&out).into_iter().find(|l| l.contains("not in allowDomains")).unwrap_or_else(|| panic!("{ctx}"));
     assert!(names.contains("more name(s)"), "{names}");
+}
+
+/// What the first connection to a newly resolved name pays for the set
+/// update: the first answer for each of names never asked before against
+/// the same names asked again (same resolver round trip, no update). The
+/// difference is the nf_tables transaction, expected well under 1 ms
+/// (measured: docs/jail.md, "Cost").
+#[test]
+fn the_first_answer_for_a_name_pays_one_set_update() {
+    let _s = serial();
+    let lab = Lab::up();
+    let names = ["internet.lab", "alias.lab", "a.wild.lab", "ttl0.lab", "tointernal.lab"];
+    let ops: Vec<String> = names.iter().map(|n| format!("dnstime {n} 21")).collect();
+    let mut opts = lab_opts(&lab, &reach(&ops.join("\n")));
+    opts.config = allow_config();
+    let (code, out) = run_session(opts);
+    let ctx = out.join("\n");
+    assert_eq!(code, 0, "{ctx}");
+    let times = results(&out, "DNSTIME");
+    let mut extra = Vec::new();
+    for n in names {
+        let t = &times[n];
+        let field = |k: &str| -> i64 { t.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap().parse().unwrap() };
+        extra.push(field("first=") - field("median="));
+    }
+    extra.sort();
+    eprintln!("DNS first answer minus the median of repeats (µs), per name: {extra:?}; {times:?}");
+    // The median over names, so one scheduling hiccup does not decide.
+    assert!(extra[extra.len() / 2] < 1000, "the set update costs more than 1 ms: {extra:?}\n{ctx}");
 }
 
 /// `agent-sandbox verify` with allowDomains in the lab: 95-97 pass; each
@@ -352,6 +381,7 @@ fn helper_reach() {
             ["dns", name, server, qname, proto] => println!("DNSQ {name} {}", ask(server, qname, *proto == "tcp")),
             ["ports", addr, first, count] => println!("PORTS {addr} {}", ports(addr, first.parse().unwrap(), count.parse().unwrap())),
             ["flood", n] => println!("FLOOD sent {}", flood(n.parse().unwrap())),
+            ["dnstime", name, n] => println!("DNSTIME {name} {}", dns_times(name, n.parse().unwrap())),
             other => panic!("unknown operation {other:?}"),
         }
     }
@@ -420,6 +450,23 @@ fn ask(server: &str, name: &str, tcp: bool) -> String {
             format!("rcode={} addrs={} ede={ede}", a.get(3).map_or(99, |b| b & 0x0f), addrs.join(","))
         }
     }
+}
+
+/// The same question `n` times to the jail's forwarder: microseconds of
+/// the first (which adds the answer's addresses to the allowed set) and
+/// the median of the others (which need no update).
+fn dns_times(name: &str, n: usize) -> String {
+    let mut us: Vec<u128> = (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            let r = ask("127.0.0.53", name, false);
+            assert!(r.starts_with("rcode=0"), "{r}");
+            start.elapsed().as_micros()
+        })
+        .collect();
+    let first = us.remove(0);
+    us.sort();
+    format!("first={first} median={}", us[us.len() / 2])
 }
 
 /// Bound TCP connects to `count` ports of `addr`, 100 at a time: how many
