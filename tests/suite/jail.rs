@@ -365,9 +365,14 @@ struct Running {
 }
 
 fn start_waiting_session(script: &str) -> Running {
+    start_waiting_session_with(script, lab_config())
+}
+
+fn start_waiting_session_with(script: &str, config: Config) -> Running {
     let lab = Lab::up();
     let tmp = tempfile::tempdir().unwrap();
     let mut opts = lab_opts(&lab, script);
+    opts.config = config;
     opts.tmpdir = Some(tmp.path().to_path_buf());
     let launched = launch(opts);
     assert!(launched.wait_line("SESSION READY", SESSION).is_some(), "{:?}", launched.output());

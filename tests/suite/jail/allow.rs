@@ -5,7 +5,7 @@
 //! the session) and the probe functions; the launcher's report lines come
 //! back with its output.
 
-use super::{become_user, lab_opts, probes, run_session, serial};
+use super::{become_user, lab_opts, probes, run_session, serial, SESSION};
 use crate::support::lab::{self, Lab};
 use crate::support::launcher;
 use agent_sandbox::jail::{self, HostProbe};
@@ -151,7 +151,7 @@ const ALLOW_SCRIPT: &str = "tcp allowed internet.lab 80\ntcp alias alias.lab 80\
 const ALLOW_OPS: &str = "dns refusal 127.0.0.53 other.lab udp\ndns over_tcp 127.0.0.53 internet.lab tcp\n\
     dns direct 192.0.2.53 internet.lab udp\ndns direct_tcp 192.0.2.53 internet.lab tcp\ndns flood_check 127.0.0.53 internet.lab udp\n\
     tcp bound_literal 198.51.100.85 80 bound\ntcp bound_other 198.51.100.81 80 bound\ntcp routed_literal 198.51.100.85 80\n\
-    tcp doh 1.1.1.1 443";
+    tcp doh 1.1.1.1 443\nraw";
 
 fn allow_session(probe: HostProbe, before: fn() -> Result<(), String>, edit: fn(&mut jail::JailPlan)) -> (Lab, Vec<String>) {
     let lab = Lab::up();
@@ -205,6 +205,10 @@ fn assert_allowlist_holds(out: &[String]) {
     }
     let names = lines.iter().find(|l| l.contains("not in allowDomains refused")).unwrap_or_else(|| panic!("no names line: {ctx}"));
     assert!(names.contains("other.lab"), "{names}");
+    // No socket below the transport rules: raw sockets need CAP_NET_RAW
+    // in the jail's namespace; ping sockets are off there.
+    let raw = out.iter().find_map(|l| l.strip_prefix("RAW ")).unwrap_or_else(|| panic!("{ctx}"));
+    assert!(!raw.contains("opened"), "{raw}");
 }
 
 #[test]
@@ -290,6 +294,25 @@ fn the_forwarder_survives_a_flood() {
     assert_eq!(tcp["after"].result, "open", "{ctx}");
     let names = report_lines(&out).into_iter().find(|l| l.contains("not in allowDomains")).unwrap_or_else(|| panic!("{ctx}"));
     assert!(names.contains("more name(s)"), "{names}");
+}
+
+/// With allowDomains two more helpers run (the DNS forwarder, in the
+/// jail, and its dialer, outside): the session's end leaves neither, nor
+/// does the launcher's death.
+#[test]
+fn the_forwarder_and_its_dialer_are_left_neither_by_an_exit_nor_by_a_killed_launcher() {
+    use nix::sys::signal::Signal;
+    let _s = serial();
+    let count_helpers = |r: &super::Running| r.helpers.len();
+    let mut r = super::start_waiting_session_with("echo SESSION READY; sleep 1; exit 4", allow_config());
+    assert!(count_helpers(&r) >= 8, "holder, sandbox, pasta, relay, factory, locker, forwarder, dialer: {:?}", r.helpers);
+    assert_eq!(r.launched.code(SESSION), 4, "{:?}", r.launched.output());
+    super::assert_nothing_left(&r, true);
+    let mut r = super::start_waiting_session_with("echo SESSION READY; exec sleep 60", allow_config());
+    nix::sys::signal::kill(r.launched.pid, Signal::SIGKILL).unwrap();
+    let st = r.launched.wait(Duration::from_secs(10));
+    assert!(matches!(st, nix::sys::wait::WaitStatus::Signaled(_, Signal::SIGKILL, _)), "{st:?}");
+    super::assert_nothing_left(&r, false);
 }
 
 /// What the first connection to a newly resolved name pays for the set
@@ -382,6 +405,7 @@ fn helper_reach() {
             ["ports", addr, first, count] => println!("PORTS {addr} {}", ports(addr, first.parse().unwrap(), count.parse().unwrap())),
             ["flood", n] => println!("FLOOD sent {}", flood(n.parse().unwrap())),
             ["dnstime", name, n] => println!("DNSTIME {name} {}", dns_times(name, n.parse().unwrap())),
+            ["raw"] => println!("RAW {}", raw_sockets()),
             other => panic!("unknown operation {other:?}"),
         }
     }
@@ -450,6 +474,23 @@ fn ask(server: &str, name: &str, tcp: bool) -> String {
             format!("rcode={} addrs={} ede={ede}", a.get(3).map_or(99, |b| b & 0x0f), addrs.join(","))
         }
     }
+}
+
+/// A raw IPv4 socket and an ICMP "ping" socket, which could send past
+/// the transport rules: the errno of each attempt.
+fn raw_sockets() -> String {
+    let try_socket = |kind: libc::c_int, proto: libc::c_int| {
+        // SAFETY: plain socket(2); closed at once when it succeeds.
+        let fd = unsafe { libc::socket(libc::AF_INET, kind, proto) };
+        if fd >= 0 {
+            // SAFETY: the descriptor just made.
+            unsafe { libc::close(fd) };
+            "opened".to_string()
+        } else {
+            format!("{}", nix::errno::Errno::last())
+        }
+    };
+    format!("raw={} ping={}", try_socket(libc::SOCK_RAW, libc::IPPROTO_UDP), try_socket(libc::SOCK_DGRAM, libc::IPPROTO_ICMP))
 }
 
 /// The same question `n` times to the jail's forwarder: microseconds of

@@ -29,6 +29,12 @@ const TCP_IDLE: Duration = Duration::from_secs(10);
 const UPSTREAM_WAIT: Duration = Duration::from_secs(5);
 /// The largest message read (a TCP message's length is 16 bits anyway).
 const MAX_MSG: usize = 65_535;
+/// The largest question taken over UDP (a question is a few dozen bytes;
+/// EDNS clients offer at most 4096 for the answer).
+const MAX_QUERY: usize = 4096;
+/// The largest answer read over UDP (more than any EDNS size clients
+/// offer in practice); with `MAX_PENDING` it bounds what waiting costs.
+const MAX_UDP_ANSWER: usize = 16 * 1024;
 
 struct State {
     spec: Spec,
@@ -152,6 +158,9 @@ async fn clients(udp: Rc<tokio::net::UdpSocket>, state: Shared) {
     let mut buf = vec![0u8; MAX_MSG];
     loop {
         let Ok((n, from)) = udp.recv_from(&mut buf).await else { continue };
+        if n > MAX_QUERY {
+            continue;
+        }
         let m = buf[..n].to_vec();
         let Ok(query) = dns::parse_query(&m) else { continue };
         let refusal = state.borrow_mut().refuse(&m, &query);
@@ -189,7 +198,7 @@ async fn ask_udp(state: &Shared, mut m: Vec<u8>, query: &Query) -> std::io::Resu
     let id = random_id();
     m[..2].copy_from_slice(&id.to_be_bytes());
     sock.send(&m).await?;
-    let mut buf = vec![0u8; MAX_MSG];
+    let mut buf = vec![0u8; MAX_UDP_ANSWER];
     let deadline = tokio::time::Instant::now() + UPSTREAM_WAIT;
     loop {
         let n = tokio::time::timeout_at(deadline, sock.recv(&mut buf)).await.map_err(|_| std::io::ErrorKind::TimedOut)??;
