@@ -112,6 +112,10 @@ pub const BANNER_PORT: u16 = 80;
 /// `TICK` (`TICKS` in all): a long download's shape.
 pub const TICKER_PORT: u16 = 81;
 pub const TICKS: u32 = 15;
+/// A router service that sends `BULK_BYTES` as fast as it can (the
+/// throughput of allowed traffic).
+pub const BULK_PORT: u16 = 82;
+pub const BULK_BYTES: usize = 256 << 20;
 pub const TICK: Duration = Duration::from_millis(200);
 /// Container ports: the local-port relay's echo target, a loopback-only
 /// service and a service on all addresses (both must stay unreachable).
@@ -148,6 +152,7 @@ impl Lab {
         assert!(out.status.success(), "lab.sh up failed (root and iproute2 needed): {}", String::from_utf8_lossy(&out.stderr));
         lab.serve(&lab.router(), ([0, 0, 0, 0], BANNER_PORT).into(), Server::Banner);
         lab.serve(&lab.router(), ([0, 0, 0, 0], TICKER_PORT).into(), Server::Ticker);
+        lab.serve(&lab.router(), ([0, 0, 0, 0], BULK_PORT).into(), Server::Bulk);
         lab.serve_dns();
         lab.serve_dns_tcp();
         let dc = lab.container();
@@ -371,6 +376,8 @@ pub enum Server {
     Echo,
     /// "tick N" lines, `TICKS` of them, `TICK` apart.
     Ticker,
+    /// `BULK_BYTES` of zeros.
+    Bulk,
 }
 
 impl Server {
@@ -383,6 +390,14 @@ impl Server {
             }
             Server::Fixed(text) => {
                 let _ = writeln!(s, "{text}");
+            }
+            Server::Bulk => {
+                let chunk = vec![0u8; 1 << 16];
+                for _ in 0..BULK_BYTES / chunk.len() {
+                    if s.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
             }
             Server::Ticker => {
                 for i in 0..TICKS {

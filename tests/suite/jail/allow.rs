@@ -344,6 +344,45 @@ fn the_first_answer_for_a_name_pays_one_set_update() {
     assert!(extra[extra.len() / 2] < 1000, "the set update costs more than 1 ms: {extra:?}\n{ctx}");
 }
 
+/// Allowed traffic's throughput with the allowlist (each packet looked up
+/// in the blocked set, then the allowed one) against the same download
+/// without it: pasta, not the filter, sets the pace.
+#[test]
+fn allowed_traffic_keeps_its_throughput() {
+    let _s = serial();
+    let lab = Lab::up();
+    let script = format!(
+        "for i in 1 2 3; do t0=$(now_ms); n=$(timeout 60 bash -c 'exec 3<>/dev/tcp/internet.lab/{p}; cat <&3 | wc -c'); echo \"BULK $n $(( $(now_ms) - t0 ))\"; done\n",
+        p = lab::BULK_PORT
+    );
+    let mut speeds = Vec::new();
+    for config in [super::lab_config(), allow_config()] {
+        let mut opts = lab_opts(&lab, &script);
+        opts.config = config;
+        let (code, out) = run_session(opts);
+        let ctx = out.join("\n");
+        assert_eq!(code, 0, "{ctx}");
+        let mut ms: Vec<u64> = out
+            .iter()
+            .filter_map(|l| l.strip_prefix("BULK "))
+            .map(|l| {
+                let (n, ms) = l.split_once(' ').unwrap();
+                assert_eq!(n.parse::<usize>().unwrap(), lab::BULK_BYTES, "{ctx}");
+                ms.parse().unwrap()
+            })
+            .collect();
+        ms.sort();
+        speeds.push((lab::BULK_BYTES as f64 / 1e6) / (ms[1] as f64 / 1000.0));
+    }
+    eprintln!(
+        "allowed traffic, median of 3 downloads of {} MiB: {:.0} MB/s without allowDomains, {:.0} MB/s with",
+        lab::BULK_BYTES >> 20,
+        speeds[0],
+        speeds[1]
+    );
+    assert!(speeds[1] > 0.75 * speeds[0], "the allowlist slows allowed traffic: {speeds:?}");
+}
+
 /// `agent-sandbox verify` with allowDomains in the lab: 95-97 pass; each
 /// weakening makes its check fail. Without allowDomains 95 and 96 are
 /// skipped and 97 still passes.
