@@ -33,7 +33,6 @@ use crate::jail::plan::filter::{self, Shape};
 use crate::jail::plan::report;
 use crate::jail::plan::routes::PlanInputs;
 use nix::sched::CloneFlags;
-use nix::unistd::Pid;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The jail's namespaces, opened through the holder once it made them;
@@ -44,12 +43,17 @@ pub(crate) struct Namespaces {
 }
 
 impl Namespaces {
-    pub(crate) fn of(holder: Pid) -> Result<Namespaces, JailError> {
-        let open = |ns: &str| -> Result<OwnedFd, JailError> {
-            let f = std::fs::File::open(format!("/proc/{holder}/ns/{ns}")).map_err(|e| JailError::sys("opening the jail's namespaces", e))?;
-            Ok(OwnedFd::from(f))
-        };
-        Ok(Namespaces { user: open("user")?, net: open("net")? })
+    /// The holder's namespaces, as it passed them with its `Ready` (not
+    /// looked up in /proc: by then the holder may be a sandbox that
+    /// already failed and exited).
+    pub(crate) fn passed_by(holder: &Helper) -> Result<Namespaces, JailError> {
+        match <[OwnedFd; 2]>::try_from(holder.take_passed()) {
+            Ok([user, net]) => Ok(Namespaces { user, net }),
+            Err(got) => Err(JailError::RouteLock {
+                step: "receiving the jail's namespaces".into(),
+                message: format!("the holder passed {} descriptors with its report, not its user and network namespaces", got.len()),
+            }),
+        }
     }
 }
 

@@ -244,7 +244,7 @@ fn run(
     // Watch the container's network from now on (read again below).
     *watch = Watch::subscribe(plan)?;
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
-    let ns = Namespaces::of(holder.pid)?;
+    let ns = Namespaces::passed_by(&holder)?;
     step("namespaces ready");
     // 3. The locker joins them, keeping pasta's readiness pipe; then
     // pasta, while the sandbox sets itself up, attached to the locker's
