@@ -193,7 +193,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
         shell_path,
         kernel_root_only: if matches!(host_view, HostView::Scan { .. }) { scanned_kernel(config.gpu, config.egress_jail) } else { Vec::new() },
         host_view,
-        mount_api: crate::sandbox::mountfd::has_mount_api(),
+        mount_api: crate::sandbox::mountfd::mount_api(),
     };
     t.mark("context");
     let plan = crate::sandbox::build(&ctx, config, &RealFs)?;

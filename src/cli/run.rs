@@ -133,7 +133,13 @@ fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Re
     }
     outln!();
     if !premounted.is_empty() {
-        outln!("made before bwrap starts, by descriptor (they lie in places sessions write):");
+        outln!(
+            "made by the launcher before bwrap starts, by descriptor ({}):",
+            match plan.premount {
+                agent_sandbox::sandbox::mountfd::MountApi::Full => "every mount but /dev and /proc, onto the host's tree made read-only",
+                _ => "they lie in places sessions write",
+            }
+        );
         for p in &premounted {
             outln!("  {}", p.display());
         }

@@ -77,9 +77,9 @@ pub struct Context {
     /// interfaces only root may read in /proc and in the parts of /sys the
     /// session keeps (`rootscan::kernel_root_only`), masked by the plan.
     pub kernel_root_only: Vec<(PathBuf, crate::sandbox::fsview::Kind)>,
-    /// Whether the kernel has the mount API (Linux 5.2+): mounts inside
-    /// the places sessions write are then made by descriptor (`premount`).
-    pub mount_api: bool,
+    /// How much of the mount API the kernel has (`mountfd::MountApi`):
+    /// which mounts the executor makes itself, by descriptor (`premount`).
+    pub mount_api: crate::sandbox::mountfd::MountApi,
 }
 
 /// Reads the process environment once, so everything after works on a value.
@@ -113,7 +113,7 @@ pub fn account() -> Result<Account, ContextError> {
 
 pub fn cwd() -> Result<PathBuf, ContextError> {
     let cwd = std::env::current_dir().map_err(ContextError::Cwd)?;
-    std::fs::canonicalize(&cwd).map_err(ContextError::Cwd)
+    crate::sandbox::fsview::real_path(&cwd).map_err(ContextError::Cwd)
 }
 
 /// A session id: unique enough to name a session's files and logs.

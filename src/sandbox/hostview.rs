@@ -12,9 +12,14 @@
 //!   changes there keeps the owner it would have had; then the drop to that
 //!   uid, so the kernel's own permission checks hide everything only root
 //!   may use, wherever it lies;
-//! - the premounts: every mount whose destination lies in a place sessions
-//!   write, made on the very object a walk without following anything
-//!   opened (`mountfd`), from a source opened the same way;
+//! - where the kernel has the whole mount API (`MountApi::Full`), the
+//!   session's view itself: the host's tree read-only, then every mount of
+//!   the plan but `/dev` and `/proc` (bwrap's, in the session's own
+//!   namespaces), each onto the object a walk from the mount that covers
+//!   it opened (never following anything in a place sessions write), from
+//!   a source taken before anything was mounted; bwrap then binds `/` as
+//!   it is. Otherwise the premounts only: the mounts whose destination lies
+//!   in a place sessions write (`mountfd`), the rest left to bwrap;
 //! - the early masks (the workspace's hidden siblings), by descriptor too;
 //! - for a root launcher without idmapped mounts (`HostView::Scan`), the
 //!   root-only scan's masks (`rootscan`): at once, or in the jail while
@@ -25,16 +30,19 @@
 //! 1. a mount namespace of its own, private: a root launcher's in its own
 //!    (the initial) user namespace, a user's in the jail holder's user
 //!    namespace or in one made here (the launcher's id as itself);
-//! 2. an empty file on a private tmpfs (bind sources must be mounts of
-//!    this namespace), its superblock read-only;
-//! 3. mount points the premounts need and that do not exist, created as
+//! 2. the empty file and the data files the executor mounts, on a private
+//!    tmpfs (bind sources must be mounts of this namespace), its
+//!    superblock read-only;
+//! 3. mount points in places sessions write that do not exist, created as
 //!    the launcher in the places as they are (before any idmapped tree
 //!    covers them, so they get the launcher's owner);
 //! 4. the idmapped trees attached onto their places;
-//! 5. the premounts, in plan order;
-//! 6. the early masks; the scan's masks (or the process that mounts them
+//! 5. (`Full`) the sources of the executor's binds cloned, before anything
+//!    covers them; the host's tree read-only, nosuid and nodev;
+//! 6. the executor's mounts, in plan order (`Full`), or the premounts;
+//! 7. the early masks; the scan's masks (or the process that mounts them
 //!    later);
-//! 7. for an unprivileged session: the allowed devices' groups as the only
+//! 8. for an unprivileged session: the allowed devices' groups as the only
 //!    supplementary ones; without the jail, the outer uid and gid, still
 //!    dying with the launcher (in the jail the holder becomes them once its
 //!    namespaces, root's so that a root pasta may join them, and the
@@ -124,40 +132,62 @@ pub enum Scanned<'a> {
     Later(Later<'a>),
 }
 
-/// Steps 1-7 for `stage`.
+/// Steps 1-8 for `stage`.
 pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>) -> Result<(), Error> {
     let premounts = &plan.premounts();
     let early = plan.early_masks();
     let nothing = premounts.is_empty() && early.is_empty() && prepared.idmapped.is_empty() && matches!(scanned, Scanned::None);
-    if nothing && plan.host_view == HostView::Launcher {
+    if nothing && plan.host_view == HostView::Launcher && !plan.executor_view() {
         return Ok(());
     }
+    let mut t = crate::launch::Phases::new();
     enter_namespace(stage, plan)?;
+    t.mark("namespace");
     let staging = staging_place(&host_paths(plan, premounts, &prepared.idmapped), |p| p.is_dir() && !p.is_symlink())?;
-    let empty = stage_empty_file(staging)?;
+    let owner = session_owner(stage, &plan.host_view);
+    let staged = stage_files(staging, plan, premounts, owner)?;
+    t.mark("staged");
     create_mount_points(plan, premounts)?;
+    t.mark("mount points");
     for (path, tree) in &prepared.idmapped {
         let target = crate::nofollow::open_root(path).map_err(|e| Error::other(format!("cannot open {}: {e}", path.display())))?;
         mountfd::attach(tree.as_raw_fd(), target.as_raw_fd())
             .map_err(|e| Error::other(format!("cannot bind {} for the session's uid: {e}", path.display())))?;
     }
-    for p in premounts {
-        premount(plan, p, &empty)?;
+    t.mark("idmapped");
+    if plan.executor_view() {
+        let sources = open_sources(plan, premounts)?;
+        t.mark("sources");
+        if matches!(plan.mounts.first(), Some(Mount::RoBind { .. })) {
+            host_read_only()?;
+        }
+        t.mark("read-only");
+        let tmpfs = tmpfs_options(owner);
+        for (p, source) in premounts.iter().zip(&sources) {
+            make(plan, p, source.as_ref(), &staged, &tmpfs, owner)?;
+        }
+        t.mark("mounts");
+    } else {
+        for p in premounts {
+            premount(plan, p, &staged.empty)?;
+        }
     }
     for p in &early {
-        mask_entry(p, &empty)?;
+        mask_entry(p, &staged.empty)?;
     }
     match scanned {
         Scanned::None => {}
-        Scanned::Now(found) => found.iter().try_for_each(|p| mask_entry(p, &empty))?,
+        Scanned::Now(found) => found.iter().try_for_each(|p| mask_entry(p, &staged.empty))?,
         Scanned::Later(later) => {
             // The namespace a shared peer group, so what the forked
             // process mounts reaches bwrap's (slave) copy.
             let none: Option<&str> = None;
             mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_SHARED, none)?;
-            follow_up(&later, &empty)?;
+            follow_up(&later, &staged.empty)?;
         }
     }
+    t.mark("masks");
+    t.log("host view made");
     match (stage, &plan.host_view) {
         // In the jail the holder becomes the uid itself, once its
         // namespaces (root's, for pasta to join) and interface are made;
@@ -195,22 +225,51 @@ fn enter_namespace(stage: Stage, plan: &Plan) -> Result<(), Error> {
     Ok(())
 }
 
-/// Step 2: the empty file, on a tmpfs whose superblock is read-only (so
-/// every bind of it is, also where a mount's own flag does not travel).
-fn stage_empty_file(staging: &str) -> Result<OwnedFd, Error> {
+/// What the executor binds from the staging tmpfs: the empty file masks
+/// are bound from, and the contents of the data files it mounts itself
+/// (by plan data number).
+struct Staged {
+    empty: OwnedFd,
+    data: Vec<(usize, OwnedFd)>,
+}
+
+/// Step 2: the empty file and the executor's data files, on a tmpfs whose
+/// superblock is then read-only (so every bind of them is, also where a
+/// mount's own flag does not travel).
+fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option<(u32, u32)>) -> Result<Staged, Error> {
     let none: Option<&str> = None;
-    mount(Some("tmpfs"), staging, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=0700,size=64k"))?;
-    let empty = Path::new(staging).join("empty");
-    std::fs::write(&empty, b"")?;
+    mount(Some("tmpfs"), staging, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some("mode=0700,size=1m"))?;
+    let dir = Path::new(staging);
+    // Owned by whom the session is on host files, as bwrap's copies of
+    // them would be: its own files inside.
+    let write = |name: &str, bytes: &[u8]| -> Result<(), Error> {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes)?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
+        }
+        Ok(())
+    };
+    write("empty", b"")?;
+    let mut data = Vec::new();
+    for p in premounts {
+        if let Some(Mount::Data { data: i, .. }) = plan.mounts.get(p.mount) {
+            write(&format!("data{i}"), plan.data.get(*i).map(|d| d.bytes.as_slice()).unwrap_or_default())?;
+            data.push(*i);
+        }
+    }
     mount(none, staging, none, MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV, none)?;
-    let fd = nix::fcntl::open(&empty, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
-    // SAFETY: a new descriptor owned only here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let open = |name: &str| -> Result<OwnedFd, Error> {
+        let fd = nix::fcntl::open(&dir.join(name), nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
+        Ok(unsafe_own(fd))
+    };
+    let data = data.into_iter().map(|i| Ok((i, open(&format!("data{i}"))?))).collect::<Result<Vec<_>, Error>>()?;
+    Ok(Staged { empty: open("empty")?, data })
 }
 
 /// What a premount's destination must be: a directory or a file, and
-/// whether it is made when missing.
-fn wanted(m: &Mount, plan: &Plan, p: &Premount) -> (bool, bool) {
+/// whether it is made when missing. `at`: where it lies on the host.
+fn wanted(m: &Mount, plan: &Plan, at: &Path) -> (bool, bool) {
     match m {
         Mount::TmpfsRo { .. } => (true, true),
         Mount::Mask { .. } => (false, true),
@@ -219,47 +278,208 @@ fn wanted(m: &Mount, plan: &Plan, p: &Premount) -> (bool, bool) {
         // which has no such entry of its own yet. A pin's source is its
         // mount point; gone, it is a change that refuses the launch.
         Mount::BindFd { data, .. } => match plan.data.get(*data).and_then(|d| d.open.as_ref()) {
-            Some(o) => (o.dir, o.root.join(&o.rel) != p.root.join(&p.rel)),
+            Some(o) => (o.dir, o.root.join(&o.rel) != at),
             None => (false, false),
         },
         _ => (true, false),
     }
 }
 
-/// Step 3: a missing premount destination made (a directory for an empty
-/// directory, a file for a mask), in its parent as it is now, without
-/// following anything; something else appearing there meanwhile is found
-/// by step 5's walk.
+/// Step 3: a missing destination inside a place sessions write made on
+/// the host (a directory for an empty directory, a file for a mask), in
+/// its parent as it is now, without following anything; something else
+/// appearing there meanwhile is found by the walk before the mount.
 fn create_mount_points(plan: &Plan, premounts: &[Premount]) -> Result<(), Error> {
     for p in premounts {
-        let Some(m) = plan.mounts.get(p.mount) else { continue };
-        let (dir, create) = wanted(m, plan, p);
-        let (Some(parent), Some(name)) = (p.rel.parent(), p.rel.file_name()) else { continue };
-        if !create {
-            continue;
-        }
-        // Missing parents too (a hooks path's directories), as bwrap did.
-        crate::nofollow::ensure_dir(&p.root, parent, 0o755)?;
-        let root = crate::nofollow::open_root(&p.root)?;
-        let Ok((parent_fd, crate::nofollow::Entry::Dir)) = crate::nofollow::walk(&root, parent) else { continue };
-        let parent_fd = reopen(&parent_fd)?;
-        let made = if dir {
-            nix::sys::stat::mkdirat(Some(parent_fd.as_raw_fd()), name, nix::sys::stat::Mode::from_bits_truncate(0o755)).map(|()| None)
-        } else {
-            let flags = nix::fcntl::OFlag::O_CREAT
-                | nix::fcntl::OFlag::O_EXCL
-                | nix::fcntl::OFlag::O_NOFOLLOW
-                | nix::fcntl::OFlag::O_WRONLY
-                | nix::fcntl::OFlag::O_CLOEXEC;
-            nix::fcntl::openat(Some(parent_fd.as_raw_fd()), name, flags, nix::sys::stat::Mode::from_bits_truncate(0o644)).map(Some)
-        };
-        match made {
-            Ok(Some(fd)) => drop(unsafe_own(fd)),
-            Ok(None) | Err(nix::errno::Errno::EEXIST) => {}
-            Err(e) => return Err(Error::other(format!("cannot make the mount point {}: {e}", p.root.join(&p.rel).display()))),
+        let (Some(m), Some((root, rel))) = (plan.mounts.get(p.mount), &p.host) else { continue };
+        let (dir, create) = wanted(m, plan, &root.join(rel));
+        if create {
+            make_mount_point(root, rel, dir)?;
         }
     }
     Ok(())
+}
+
+/// A missing `rel` under `root` made (with its missing parents), a
+/// directory or an empty file, without following anything.
+fn make_mount_point(root: &Path, rel: &Path, dir: bool) -> Result<(), Error> {
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else { return Ok(()) };
+    // Missing parents too (a hooks path's directories), as bwrap did.
+    crate::nofollow::ensure_dir(root, parent, 0o755)?;
+    let root_fd = crate::nofollow::open_root(root)?;
+    let Ok((parent_fd, crate::nofollow::Entry::Dir)) = crate::nofollow::walk(&root_fd, parent) else { return Ok(()) };
+    let parent_fd = reopen(&parent_fd)?;
+    let made = if dir {
+        nix::sys::stat::mkdirat(Some(parent_fd.as_raw_fd()), name, nix::sys::stat::Mode::from_bits_truncate(0o755)).map(|()| None)
+    } else {
+        let flags =
+            nix::fcntl::OFlag::O_CREAT | nix::fcntl::OFlag::O_EXCL | nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_CLOEXEC;
+        nix::fcntl::openat(Some(parent_fd.as_raw_fd()), name, flags, nix::sys::stat::Mode::from_bits_truncate(0o644)).map(Some)
+    };
+    match made {
+        Ok(Some(fd)) => drop(unsafe_own(fd)),
+        Ok(None) | Err(nix::errno::Errno::EEXIST) => {}
+        Err(e) => return Err(Error::other(format!("cannot make the mount point {}: {e}", root.join(rel).display()))),
+    }
+    Ok(())
+}
+
+/// The executor's own mounts' sources (`MountApi::Full`), taken before
+/// anything is mounted (as bwrap takes them from the old root, untouched
+/// by the session's mounts): a detached copy of each tree with bwrap's
+/// flags set, in premount order; `None` where an optional one is missing
+/// or the mount has no source. A source inside a place sessions write is
+/// walked to without following anything.
+fn open_sources(plan: &Plan, premounts: &[Premount]) -> Result<Vec<Option<OwnedFd>>, Error> {
+    let mut out = Vec::with_capacity(premounts.len());
+    for p in premounts {
+        let (fd, read_only) = match plan.mounts.get(p.mount) {
+            Some(m @ (Mount::RoBind { src, dest, optional } | Mount::Bind { src, dest, optional })) => {
+                let opened = match &p.host {
+                    Some((root, rel)) if src == dest => open_target(root, rel, true).or_else(|_| open_target(root, rel, false)).map(Some),
+                    _ => open_path(src),
+                };
+                match opened {
+                    Ok(Some(fd)) => (fd, matches!(m, Mount::RoBind { .. })),
+                    Ok(None) if *optional => {
+                        out.push(None);
+                        continue;
+                    }
+                    Ok(None) => return Err(Error::other(format!("{} does not exist; it is bound into every session", src.display()))),
+                    Err(e) => return Err(e),
+                }
+            }
+            Some(Mount::BindFd { data, writable, .. }) => match plan.data.get(*data).and_then(|d| d.open.as_ref()) {
+                Some(o) => (open_target(&o.root, &o.rel, o.dir)?, !*writable),
+                None => return Err(Error::other("a bind without a source")),
+            },
+            _ => {
+                out.push(None);
+                continue;
+            }
+        };
+        let tree = mountfd::clone_tree(fd.as_raw_fd(), true)?;
+        mountfd::bind_flags(tree.as_raw_fd(), read_only)?;
+        out.push(Some(tree));
+    }
+    Ok(out)
+}
+
+/// `path` opened as bwrap resolves a bind's source (following links: only
+/// trusted places are bound by path); `None` when it does not exist.
+fn open_path(path: &Path) -> Result<Option<OwnedFd>, Error> {
+    match nix::fcntl::open(path, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty()) {
+        Ok(fd) => Ok(Some(unsafe_own(fd))),
+        Err(nix::errno::Errno::ENOENT) => Ok(None),
+        Err(e) => Err(Error::other(format!("cannot open {}: {e}", path.display()))),
+    }
+}
+
+/// The host's tree read-only under everything the executor mounts next
+/// (`mountfd::host_read_only`).
+fn host_read_only() -> Result<(), Error> {
+    let open = |p: &str| open_path(Path::new(p));
+    let root = open("/")?.ok_or_else(|| Error::other("/ cannot be opened"))?;
+    let (dev, proc_) = (open("/dev")?, open("/proc")?);
+    mountfd::host_read_only(root.as_raw_fd(), dev.as_ref().map(|d| d.as_raw_fd()), proc_.as_ref().map(|p| p.as_raw_fd()))
+        .map_err(|e| Error::other(format!("cannot make the host's tree read-only for the session: {e}")))
+}
+
+/// Whom what the executor creates for the session must belong to on host
+/// files, where that is not the launcher itself: a root launcher's
+/// unprivileged uid and gid (in a user namespace the launcher's own ids
+/// already are the session's).
+fn session_owner(stage: Stage, view: &HostView) -> Option<(u32, u32)> {
+    match (stage, view) {
+        (Stage::Root { .. }, HostView::Unprivileged { uid, gid, .. }) => Some((*uid, *gid)),
+        _ => None,
+    }
+}
+
+/// The options of the executor's writable tmpfs mounts: bwrap's mode, and
+/// the session's owner.
+fn tmpfs_options(owner: Option<(u32, u32)>) -> String {
+    match owner {
+        Some((uid, gid)) => format!("mode=0755,uid={uid},gid={gid}"),
+        None => "mode=0755".into(),
+    }
+}
+
+/// Gives `owner` each component of `rel` under `root` (in a tmpfs of the
+/// executor's: mount points it just made there, so the session can create
+/// beside them, as in directories bwrap would have made), not following
+/// anything.
+fn chown_components(root: &Path, rel: &Path, owner: (u32, u32)) -> Result<(), Error> {
+    let mut done = PathBuf::new();
+    for part in rel.iter() {
+        done.push(part);
+        let flags = nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW;
+        nix::unistd::fchownat(None, &root.join(&done), Some(owner.0.into()), Some(owner.1.into()), flags)?;
+    }
+    Ok(())
+}
+
+/// Whether what `fd` is open on is a directory.
+fn is_dir(fd: &OwnedFd) -> bool {
+    nix::sys::stat::fstat(fd.as_raw_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+}
+
+/// Step 6 for one of the executor's mounts (`MountApi::Full`), in plan
+/// order: its destination walked to from the mount that covers it (made
+/// first when it lies in a fresh tmpfs), then the mount onto the object
+/// walked to.
+fn make(plan: &Plan, p: &Premount, source: Option<&OwnedFd>, staged: &Staged, tmpfs: &str, owner: Option<(u32, u32)>) -> Result<(), Error> {
+    let Some(m) = plan.mounts.get(p.mount) else { return Ok(()) };
+    let what = || m.dest().display().to_string();
+    let dir = match m {
+        Mount::Tmpfs { .. } | Mount::TmpfsRo { .. } => true,
+        Mount::Mask { .. } | Mount::Data { .. } => false,
+        // An optional bind whose source is missing: skipped, as bwrap's
+        // `-try` binds are.
+        Mount::RoBind { .. } | Mount::Bind { .. } | Mount::BindFd { .. } => match source {
+            Some(s) => is_dir(s),
+            None => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    if p.fresh {
+        make_mount_point(&p.root, &p.rel, dir)?;
+        if let Some(owner) = owner {
+            chown_components(&p.root, &p.rel, owner)?;
+        }
+    }
+    // In a place sessions write, only the kind the plan saw; elsewhere (a
+    // system file masked) any file that is not a directory.
+    let target = match (open_target(&p.root, &p.rel, dir), &p.host) {
+        (Ok(t), _) => t,
+        (Err(_), None) if !dir => open_non_dir(&p.root, &p.rel)?,
+        (Err(e), _) => return Err(e),
+    };
+    let t = target.as_raw_fd();
+    let r = match (m, source) {
+        (Mount::Tmpfs { .. }, _) => mountfd::tmpfs_onto(t, tmpfs),
+        (Mount::TmpfsRo { .. }, _) => mountfd::empty_dir_onto(t),
+        (Mount::Mask { .. }, _) => mountfd::bind(staged.empty.as_raw_fd(), t),
+        (Mount::Data { data, .. }, _) => match staged.data.iter().find(|(i, _)| i == data) {
+            Some((_, f)) => mountfd::bind(f.as_raw_fd(), t),
+            None => Err(Error::other("its contents were not staged")),
+        },
+        (_, Some(tree)) => mountfd::attach(tree.as_raw_fd(), t),
+        _ => Ok(()),
+    };
+    r.map_err(|e| Error::other(format!("cannot mount {} for the session: {e}", what())))
+}
+
+/// `rel` under `root`, walked without following anything, when it is
+/// something other than a directory (a socket, a device, a FIFO).
+fn open_non_dir(root: &Path, rel: &Path) -> Result<OwnedFd, Error> {
+    let r = crate::nofollow::open_root(root)?;
+    match crate::nofollow::walk(&r, rel) {
+        Ok((fd, crate::nofollow::Entry::File | crate::nofollow::Entry::Special(_))) => Ok(fd),
+        Ok((_, kind)) | Err(kind) => {
+            Err(Error::other(format!("{} changed while the session was starting (it is now {})", root.join(rel).display(), kind.describe())))
+        }
+    }
 }
 
 fn unsafe_own(fd: RawFd) -> OwnedFd {
@@ -295,7 +515,7 @@ fn open_target(root: &Path, rel: &Path, dir: bool) -> Result<OwnedFd, Error> {
 /// Step 5 for one premount.
 fn premount(plan: &Plan, p: &Premount, empty: &OwnedFd) -> Result<(), Error> {
     let Some(m) = plan.mounts.get(p.mount) else { return Ok(()) };
-    let (dir, _) = wanted(m, plan, p);
+    let (dir, _) = wanted(m, plan, &p.root.join(&p.rel));
     let target = open_target(&p.root, &p.rel, dir)?;
     let t = target.as_raw_fd();
     let what = || plan.mounts.get(p.mount).map(|m| m.dest().display().to_string()).unwrap_or_default();

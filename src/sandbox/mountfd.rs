@@ -14,7 +14,7 @@
 
 use nix::mount::{mount, MsFlags};
 use std::io::Error;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
@@ -74,6 +74,43 @@ pub fn idmap(mnt: RawFd, userns: RawFd) -> Result<(), Error> {
     set_attr(mnt, &MountAttr { attr_set: MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, attr_clr: 0, propagation: 0, userns_fd: userns as u64 }, true)
 }
 
+/// Sets `set` and clears `clr` (`MOUNT_ATTR_*`) on the mount `mnt` (and
+/// its submounts when `recursive`); detached or attached.
+fn set_flags(mnt: RawFd, set: u64, clr: u64, recursive: bool) -> Result<(), Error> {
+    set_attr(mnt, &MountAttr { attr_set: set, attr_clr: clr, propagation: 0, userns_fd: 0 }, recursive)
+}
+
+/// The host's tree as sessions get it underneath everything mounted for
+/// them (Linux 5.12+): `root` (this namespace's `/`, opened) and every
+/// mount below it read-only, nosuid and nodev in one call; then `/dev`'s
+/// mounts writable and with devices again (bwrap binds its device nodes
+/// from there; its own `/dev` covers it) and `/proc`'s writable (bwrap
+/// writes the session's id maps through it; its fresh `/proc` covers it).
+/// Locked flags are only ever set here, never cleared.
+pub fn host_read_only(root: RawFd, dev: Option<RawFd>, proc_: Option<RawFd>) -> Result<(), Error> {
+    set_flags(root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, true)?;
+    if let Some(d) = dev {
+        set_flags(d, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, true)?;
+    }
+    if let Some(p) = proc_ {
+        set_flags(p, 0, MOUNT_ATTR_RDONLY, true)?;
+    }
+    Ok(())
+}
+
+/// Makes the detached tree `mnt` (submounts too) nosuid and nodev, and
+/// read-only when `read_only`: what bwrap's `--bind`/`--ro-bind` give.
+pub fn bind_flags(mnt: RawFd, read_only: bool) -> Result<(), Error> {
+    set_flags(mnt, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | if read_only { MOUNT_ATTR_RDONLY } else { 0 }, 0, true)
+}
+
+/// A new writable tmpfs (nosuid, nodev) on the directory `target` is open
+/// on; `options` as mount(8) takes them (mode, uid, gid).
+pub fn tmpfs_onto(target: RawFd, options: &str) -> Result<(), Error> {
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+    mount(Some("tmpfs"), fd_path(target).as_str(), Some("tmpfs"), flags, Some(options)).map_err(Error::from)
+}
+
 /// Makes the (detached or attached) mount `mnt` read-only, nosuid, nodev,
 /// its submounts too: `mount_setattr` (5.12), else a remount through the
 /// descriptor (which names the mount itself once it is attached).
@@ -108,45 +145,86 @@ pub fn empty_dir_onto(target: RawFd) -> Result<(), Error> {
     mount(Some("tmpfs"), fd_path(target).as_str(), Some("tmpfs"), flags, Some("mode=0555,size=4k")).map_err(Error::from)
 }
 
-/// Whether this kernel has the mount API (open_tree and move_mount).
-pub fn has_mount_api() -> bool {
+/// How much of the mount API this kernel (and the container's seccomp
+/// profile) offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MountApi {
+    /// Neither: every mount is bwrap's, by path.
+    None,
+    /// `open_tree` and `move_mount` (Linux 5.2+): mounts inside the places
+    /// sessions write are made by descriptor (`premount`).
+    Tree,
+    /// Also `mount_setattr` (Linux 5.12+): the executor makes the whole
+    /// view; bwrap adds the namespaces, `/dev` and `/proc`.
+    Full,
+}
+
+/// Asks the kernel which calls exist (an invalid descriptor: each only
+/// returns an error, ENOSYS where the call is missing or refused).
+pub fn mount_api() -> MountApi {
+    let missing = |rc: libc::c_long| rc < 0 && matches!(Error::last_os_error().raw_os_error(), Some(libc::ENOSYS | libc::EPERM));
     // SAFETY: open_tree on an invalid descriptor only returns an error.
-    let rc = unsafe { libc::syscall(libc::SYS_open_tree, -1, c"".as_ptr(), libc::AT_EMPTY_PATH as libc::c_uint) };
-    !(rc < 0 && Error::last_os_error().raw_os_error() == Some(libc::ENOSYS))
+    if missing(unsafe { libc::syscall(libc::SYS_open_tree, -1, c"".as_ptr(), libc::AT_EMPTY_PATH as libc::c_uint) }) {
+        return MountApi::None;
+    }
+    let attr = MountAttr { attr_set: 0, attr_clr: 0, propagation: 0, userns_fd: 0 };
+    // SAFETY: mount_setattr on an invalid descriptor reads `attr` (live,
+    // correctly sized) at most and returns an error.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            -1,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if missing(rc) {
+        MountApi::Tree
+    } else {
+        MountApi::Full
+    }
 }
 
 /// A user namespace whose id maps are `uid_map` and `gid_map` (lines as
 /// written to `/proc/PID/uid_map`), as a descriptor: the mapping of
-/// idmapped mounts. Needs the right to write such maps (root). A forked
-/// child makes the namespace and waits; it is killed once the namespace
-/// is open. The caller must be single-threaded.
+/// idmapped mounts. Needs the right to write such maps (root).
+///
+/// A child is born in the new namespace (`CLONE_NEWUSER`) sharing this
+/// process's memory (`CLONE_VM`: no copy of the page tables, which a fork
+/// of the launcher costs), on a small stack of its own, where it only
+/// waits; its maps are written and the namespace opened from here, then
+/// it is killed and reaped. The child touches nothing but its stack and
+/// raw system calls (no allocator, no locks, no thread-local state).
 pub fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
-    // `made`: the child says its namespace exists; `done`: the parent's end
-    // (end of file when it is done or gone) keeps the child waiting.
-    let (made_r, made_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let (done_r, done_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let (made_r_raw, done_w_raw) = (made_r.as_raw_fd(), done_w.as_raw_fd());
-    let child = crate::jail::fork_child("forking the holder of an id mapping", || {
-        // The child never returns: the parent's ends are closed by number.
-        let _ = nix::unistd::close(made_r_raw);
-        let _ = nix::unistd::close(done_w_raw);
-        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() || nix::unistd::write(&made_w, b"1").is_err() {
-            return 1;
+    extern "C" fn wait_forever(_: *mut libc::c_void) -> libc::c_int {
+        loop {
+            // SAFETY: pause takes no arguments and only waits for a signal
+            // (musl's pause is ppoll with no descriptors where the
+            // architecture has no pause call, as on aarch64).
+            unsafe { libc::pause() };
         }
-        let mut b = [0u8; 1];
-        let _ = nix::unistd::read(done_r.as_raw_fd(), &mut b);
-        0
-    })
-    .map_err(Error::other)?;
-    drop((made_w, done_r));
-    let mut b = [0u8; 1];
-    let result = match nix::unistd::read(made_r.as_raw_fd(), &mut b) {
-        Ok(1) => write_maps(child.as_raw(), uid_map, gid_map),
-        _ => Err(Error::other("the id-mapping child could not make a user namespace")),
-    };
-    drop(done_w);
+    }
+    const STACK: usize = 16 * 1024;
+    let mut stack = vec![0u8; STACK];
+    // The stack grows down on every architecture this ships for; 16-byte
+    // aligned top.
+    let top = (stack.as_mut_ptr() as usize + STACK) & !15;
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD;
+    // SAFETY: `wait_forever` runs on `stack`, which outlives the child (it
+    // is killed and reaped below before `stack` is dropped), and makes
+    // only raw system calls, so sharing this process's memory is sound.
+    let pid = unsafe { libc::clone(wait_forever, top as *mut libc::c_void, flags, std::ptr::null_mut()) };
+    if pid < 0 {
+        return Err(Error::other(format!("the id-mapping child could not make a user namespace: {}", Error::last_os_error())));
+    }
+    let result = write_maps(pid, uid_map, gid_map);
+    let child = nix::unistd::Pid::from_raw(pid);
     let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
     let _ = nix::sys::wait::waitpid(child, None);
+    drop(stack);
     result
 }
 
@@ -176,6 +254,7 @@ pub fn swap_map(owner: u32, outer: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
     /// Each line "inside outside count"; the whole map as pairs to check.
     fn lookup(map: &str, inside: u32) -> Option<u32> {

@@ -72,7 +72,8 @@ pub const MASKED_DIRS: &[&str] =
     &["/run/user", "/run/secrets", "/var/run/secrets", "/run/docker", "/run/podman", "/run/containerd", "/run/crio", "/run/buildkit"];
 
 /// Kernel interfaces under the session's /proc kept read-only (bwrap's
-/// own cover list skips them when run by root).
+/// own cover list skips them when it is not root): all for a session that
+/// is root on host files, the first (/proc/sys) for every other.
 pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/acpi", "/proc/scsi"];
 
 /// For a scanned root session (`HostView::Scan`): what of /sys stays
@@ -223,10 +224,10 @@ pub struct Plan {
     /// How the session stands toward the host's files, and what the
     /// executor does for it before bwrap starts (`hostview`).
     pub host_view: HostView,
-    /// Whether the executor makes the mounts whose destinations lie in
-    /// places sessions write itself, by descriptor, before bwrap starts
-    /// (`premounts`): where the kernel has the mount API.
-    pub premount: bool,
+    /// Which mounts the executor makes itself, by descriptor, before bwrap
+    /// starts (`premounts`), as far as the kernel's mount API allows: none,
+    /// those in places sessions write, or all but `/dev` and `/proc`.
+    pub premount: crate::sandbox::mountfd::MountApi,
     /// Directories the executor creates before launch (without following
     /// anything under the home) so agent state and the private tool dirs
     /// persist.
@@ -394,11 +395,18 @@ impl Plan {
     /// `premount`); bwrap's arguments leave them out. Derived from the
     /// mount list, so an edited plan (a weakening) stays consistent.
     pub fn premounts(&self) -> Vec<crate::sandbox::premount::Premount> {
-        if self.premount {
-            crate::sandbox::premount::plan(&self.mounts, &self.data)
-        } else {
-            Vec::new()
+        use crate::sandbox::mountfd::MountApi;
+        match self.premount {
+            MountApi::None => Vec::new(),
+            MountApi::Tree => crate::sandbox::premount::plan(&self.mounts, &self.data),
+            MountApi::Full => crate::sandbox::premount::plan_all(&self.mounts, &self.data),
         }
+    }
+
+    /// Whether the executor makes the whole view (`MountApi::Full`): the
+    /// host's tree read-only in place, bwrap binding it as it is.
+    pub fn executor_view(&self) -> bool {
+        self.premount == crate::sandbox::mountfd::MountApi::Full
     }
 
     /// The data files bwrap is given (those of mounts the executor makes
@@ -430,8 +438,14 @@ impl Plan {
         let mut a: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
         a.extend(["--uid".into(), self.uid.to_string().into(), "--gid".into(), self.gid.to_string().into()]);
         for (i, mount) in self.mounts.iter().enumerate() {
-            if !crate::sandbox::premount::is_premounted(&premounts, i) {
-                a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32));
+            match mount {
+                // The executor made the host's tree read-only (or, weakened,
+                // left it writable): bwrap binds it as it is.
+                Mount::RoBind { src, dest, .. } | Mount::Bind { src, dest, .. } if i == 0 && self.executor_view() => {
+                    a.extend(["--bind".into(), src.as_os_str().to_os_string(), dest.as_os_str().to_os_string()])
+                }
+                _ if crate::sandbox::premount::is_premounted(&premounts, i) => {}
+                _ => a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32)),
             }
         }
         if self.data.first().is_some_and(|d| d.purpose == "seccomp") {
@@ -481,9 +495,14 @@ impl MountBuilder<'_> {
         self.devices(config)?;
         self.push(Mount::Proc { dest: "/proc".into() });
         // The fresh /proc is writable where file modes allow: a session
-        // running as root (uid 0 outside too) could write host sysctls
-        // (kernel.core_pattern runs a program as real root) or sysrq.
-        for p in PROC_READ_ONLY {
+        // running as root (uid 0 outside too: a scanned root launch) could
+        // write host sysctls (kernel.core_pattern runs a program as real
+        // root) or sysrq. Any other session is an ordinary uid on host
+        // files, refused by the modes of everything but the sysctls of its
+        // own network namespace (the jail's, whose owner it descends from):
+        // /proc/sys alone.
+        let read_only = if scanned.is_some() { PROC_READ_ONLY } else { &PROC_READ_ONLY[..1] };
+        for p in read_only {
             self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: true });
         }
         self.scanned_kernel(scanned);

@@ -305,7 +305,7 @@ mod tests {
             chdir: p("/w"),
             command: vec!["/x".into()],
             host_view: crate::sandbox::plan::HostView::Launcher,
-            premount: false,
+            premount: crate::sandbox::mountfd::MountApi::None,
             ensure_dirs: vec![],
             scope_abstract_sockets: true,
         }

@@ -51,7 +51,7 @@ fn ctx(uid: u32, user: &str, home: &str, cwd: &str, agent: Agent) -> Context {
             HostView::Launcher
         },
         kernel_root_only: vec![],
-        mount_api: true,
+        mount_api: crate::sandbox::mountfd::MountApi::Tree,
     }
 }
 
@@ -85,7 +85,7 @@ fn fs() -> TableFs {
 /// executor makes itself before bwrap: `bwrap_lines` leaves them out).
 fn lines(plan: &Plan) -> String {
     let mut all = plan.clone();
-    all.premount = false;
+    all.premount = crate::sandbox::mountfd::MountApi::None;
     bwrap_lines(&all)
 }
 
@@ -120,11 +120,6 @@ const ROOT_CLAUDE: &str = "\
 --dev /dev
 --proc /proc
 --ro-bind-try /proc/sys /proc/sys
---ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
---ro-bind-try /proc/irq /proc/irq
---ro-bind-try /proc/bus /proc/bus
---ro-bind-try /proc/acpi /proc/acpi
---ro-bind-try /proc/scsi /proc/scsi
 --tmpfs /tmp
 --tmpfs /var/tmp
 --tmpfs /run
@@ -165,6 +160,67 @@ fn expected(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// With the whole mount API the executor makes every mount but `/dev`,
+/// `/proc` and what lies in them: bwrap binds the (read-only) host tree as
+/// it is and adds only those, so it re-reads the mount table a handful of
+/// times, not once per read-only mount.
+#[test]
+fn with_the_whole_mount_api_bwrap_gets_only_dev_and_proc() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.mount_api = crate::sandbox::mountfd::MountApi::Full;
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    // The same mounts as with bwrap making them.
+    assert_eq!(lines(&plan), expected(ROOT_CLAUDE));
+    let want = "\
+--unshare-user
+--unshare-pid
+--unshare-ipc
+--unshare-uts
+--unshare-cgroup-try
+--die-with-parent
+--cap-drop ALL
+--uid 0
+--gid 0
+--bind / /
+--dev /dev
+--proc /proc
+--ro-bind-try /proc/sys /proc/sys
+--ro-bind-data 2 /dev/.agent-sandbox-session
+--seccomp 0
+--chdir /workspaces/app
+-- /usr/bin/claude --no-chrome";
+    assert_eq!(bwrap_lines(&plan), expected(want));
+    // Only the marker's and the filter's descriptors reach bwrap.
+    let used: Vec<&str> = plan.data.iter().zip(plan.data_for_bwrap()).filter(|(_, u)| *u).map(|(d, _)| d.purpose).collect();
+    assert_eq!(used, ["seccomp", "marker"]);
+    // Each of the executor's mounts is walked to from the mount that covers
+    // it (the parent directory where only the host's tree does); mount
+    // points are made in its own tmpfs, and on the host (before any
+    // idmapped tree covers them) only in places sessions write.
+    let premounts = plan.premounts();
+    let row = |dest: &str| {
+        let p = premounts.iter().find(|p| plan.mounts[p.mount].dest() == Path::new(dest)).unwrap_or_else(|| panic!("{dest} is not the executor's"));
+        (p.root.to_str().unwrap().to_string(), p.rel.to_str().unwrap().to_string(), p.fresh, p.host.is_some())
+    };
+    let r = |root: &str, rel: &str, fresh, host| (root.to_string(), rel.to_string(), fresh, host);
+    assert_eq!(row("/tmp"), r("/", "tmp", false, false));
+    assert_eq!(row("/etc/shadow"), r("/etc", "shadow", false, false));
+    assert_eq!(row("/root"), r("/", "root", false, false));
+    assert_eq!(row("/root/.claude"), r("/root", ".claude", true, false));
+    assert_eq!(row("/root/.cache"), r("/root", ".cache", true, false));
+    assert_eq!(row("/root/.netrc"), r("/root", ".netrc", true, false));
+    assert_eq!(row("/root/.gitconfig"), r("/root", ".gitconfig", true, false));
+    assert_eq!(row("/workspaces/app"), r("/workspaces", "app", false, false));
+    assert_eq!(row("/workspaces/app/.git/hooks"), r("/workspaces/app/.git", "hooks", false, true));
+    for p in &premounts {
+        assert!(!crate::sandbox::premount::bwrap_only(&plan.mounts[p.mount]), "{:?}", plan.mounts[p.mount]);
+    }
+    // A weakened root (bound writable) stays bound as it is.
+    let mut weak = plan.clone();
+    weak.mounts[0] = Mount::Bind { src: "/".into(), dest: "/".into(), optional: false };
+    assert!(bwrap_lines(&weak).contains("\n--bind / /\n"));
 }
 
 #[test]
@@ -777,7 +833,7 @@ fn mounts_inside_written_places_are_made_before_bwrap_where_they_are() {
     let direnv = premounts.iter().find(|p| plan.mounts[p.mount].dest() == Path::new("/home/dev/.local/share/direnv")).unwrap();
     assert_eq!((direnv.root.as_path(), direnv.rel.as_path()), (Path::new("/home/dev/.local/share"), Path::new("direnv")));
     // Without the mount API nothing is premounted (bwrap mounts by path).
-    c.mount_api = false;
+    c.mount_api = crate::sandbox::mountfd::MountApi::None;
     assert!(build(&c, &config, &table).unwrap().premounts().is_empty());
 }
 
