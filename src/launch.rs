@@ -63,6 +63,10 @@ pub struct Session {
     pub root_scan: Option<RootScan>,
     /// For a root launcher's unprivileged session: the idmapped trees.
     pub prepared: Prepared,
+    /// Where the end-of-session report's JSON goes (`run --report FILE`),
+    /// opened before the session starts: nothing the session does can
+    /// redirect it.
+    pub report: Option<std::fs::File>,
 }
 
 /// The inputs of a root launcher's scan for root-only entries.
@@ -205,7 +209,17 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
     t.mark("review state");
     t.log("decided");
-    Ok(Session { plan, jail: jail_plan, state_dir, review_shared, review_home: ctx.home.clone(), session_id: ctx.session_id, root_scan, prepared })
+    Ok(Session {
+        plan,
+        jail: jail_plan,
+        state_dir,
+        review_shared,
+        review_home: ctx.home.clone(),
+        session_id: ctx.session_id,
+        root_scan,
+        prepared,
+        report: None,
+    })
 }
 
 /// A scanned root session's kernel interfaces only root may read: in
@@ -307,6 +321,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         _ => Ok(Scanned::None),
     };
     let mut jail_notes = Vec::new();
+    let mut jail_report = None;
     let code = match &session.jail {
         None => {
             let stage = if unprivileged { Stage::Root { jail: false } } else { Stage::User { in_userns: false } };
@@ -337,6 +352,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
             };
             jail::run_jailed(jail_plan, &mut before_ns, &mut exec_final, ready).map_err(LaunchError::from).map(|ended| {
                 jail_notes = ended.notes;
+                jail_report = ended.report;
                 ended.code
             })
         }
@@ -350,6 +366,9 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
         reset_terminal();
     }
     jail_notes.iter().for_each(|l| eprintln!("{l}"));
+    if let Some(file) = &session.report {
+        write_report(file, session.jail.is_some(), jail_report.as_ref());
+    }
     t.mark("terminal restored");
     watch.finish().iter().for_each(|l| eprintln!("{l}"));
     t.mark("review");
@@ -358,6 +377,26 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
 }
 
 pub use crate::terminal::TERMINAL_RESET;
+
+/// Opens `path` for the report (`run --report`): created or emptied, never
+/// through a symbolic link at its last component, not inherited by what
+/// the launcher runs.
+pub fn open_report(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o644).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+}
+
+/// The end-of-session report as JSON: what the jail refused (nothing
+/// without the jail, or when it could not be read).
+fn write_report(mut file: &std::fs::File, jail: bool, report: Option<&jail::JailReport>) {
+    use std::io::Write;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let mut doc = report.map(|r| r.json(now)).unwrap_or_else(|| serde_json::json!({"blocked": [], "refusedNames": []}));
+    doc["egressJail"] = jail.into();
+    if let Err(e) = serde_json::to_writer_pretty(&mut file, &doc).map_err(std::io::Error::from).and_then(|()| file.write_all(b"\n")) {
+        eprintln!("agent-sandbox: writing the report failed: {e}");
+    }
+}
 
 /// Where the terminal guard wrote no escapes (no controlling terminal, or
 /// `TERM=dumb`) but stderr is a terminal: what the session printed last

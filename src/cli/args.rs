@@ -79,6 +79,11 @@ pub struct RunArgs {
     /// With --print-plan: print it as JSON.
     #[arg(long, requires = "print_plan")]
     pub json: bool,
+    /// After the session, write what the egress jail blocked to FILE as
+    /// JSON (each destination with its port, protocol, count and first
+    /// time; with allowDomains the names refused).
+    #[arg(long, value_name = "FILE", conflicts_with = "print_plan")]
+    pub report: Option<std::path::PathBuf>,
     /// The command and its arguments (default: the agent's CLI).
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<OsString>,

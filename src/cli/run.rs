@@ -10,26 +10,31 @@ use std::path::Path;
 pub fn run(config_path: Option<&Path>, a: RunArgs) -> anyhow::Result<u8> {
     let agent = Agent::from_name(a.agent.as_deref().unwrap_or("claude"))?;
     let req = Request { agent, command: (!a.cmd.is_empty()).then_some(a.cmd), agent_args: Vec::new(), peers: a.peers };
-    launch_or_print(config_path, req, a.print_plan.then_some(a.json))
+    launch_or_print(config_path, req, a.print_plan.then_some(a.json), a.report.as_deref())
 }
 
 /// `claude ARGS...` (or codex, pi) through the shim.
 pub fn shim(agent: Agent, args: Vec<OsString>) -> anyhow::Result<u8> {
     let req = Request { agent, command: None, agent_args: args, peers: false };
-    launch_or_print(None, req, None)
+    launch_or_print(None, req, None, None)
 }
 
-fn launch_or_print(config_path: Option<&Path>, req: Request, print: Option<bool>) -> anyhow::Result<u8> {
+fn launch_or_print(config_path: Option<&Path>, req: Request, print: Option<bool>, report: Option<&Path>) -> anyhow::Result<u8> {
     let env = env_snapshot();
     if sandbox::inside_session() && print.is_none() {
         // Recursion guard: already sandboxed, run the command as it is.
         match launch::exec_direct(&req, &env)? {}
     }
     let eff = super::load_config(config_path, &env)?;
-    let session = launch::decide(&req, &eff.config, &env)?;
+    let mut session = launch::decide(&req, &eff.config, &env)?;
     if let Some(json) = print {
         print_plan(&session, req.agent, json)?;
         return Ok(0);
+    }
+    if let Some(path) = report {
+        let file =
+            launch::open_report(path).map_err(|e| anyhow::anyhow!("--report {}: {e}; name a file you may write (not a symbolic link)", path.display()))?;
+        session.report = Some(file);
     }
     let code = launch::start(&session)?;
     Ok(u8::try_from(code).unwrap_or(1))
@@ -110,6 +115,9 @@ fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Re
         for d in &j.container {
             outln!("    {} ({})", d.net, d.why);
         }
+        if let Some(list) = &j.allowlist {
+            outln!("  allowDomains: only what these names resolve to (through the jail's DNS forwarder) leaves: {}", list.describe().join(", "));
+        }
     }
     outln!("workspace:   {}", plan.workspace.display());
     outln!("host view:   {}", host_view_text(&plan.host_view));
@@ -172,6 +180,7 @@ fn jail_json(j: &agent_sandbox::jail::JailPlan) -> serde_json::Value {
         "containerBlocked": blocked,
         "forwarder": j.forwarder,
         "allowIp": j.allow_ip,
+        "allowDomains": j.allowlist.as_ref().map(|l| l.describe()),
     })
 }
 

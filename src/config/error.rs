@@ -100,6 +100,9 @@ pub enum ConfigError {
     #[error("{at}: {value:?} is not accepted: {reason}{hint}")]
     BadPath { at: At, value: String, reason: &'static str, hint: Hint },
 
+    #[error("{at}: {value:?} is not accepted: {reason}")]
+    BadDomain { at: At, value: String, reason: &'static str },
+
     #[error("{at}: {value:?} is not an environment variable name (letters, digits and _, not starting with a digit)")]
     BadEnvName { at: At, value: String },
 

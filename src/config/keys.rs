@@ -31,6 +31,8 @@ pub enum ItemKind {
     Device,
     /// An environment variable name.
     Name,
+    /// A host name, a `*.` wildcard or a preset (`domains::domain`).
+    Domain,
 }
 
 impl Kind {
@@ -44,6 +46,7 @@ impl Kind {
             Kind::List(ItemKind::Path | ItemKind::RootOwnedPath) => "an array of absolute path strings",
             Kind::List(ItemKind::Device) => "an array of /dev/... path strings",
             Kind::List(ItemKind::Name) => "an array of environment variable names",
+            Kind::List(ItemKind::Domain) => "an array of host name strings",
         }
     }
 }
@@ -57,6 +60,7 @@ impl ItemKind {
             ItemKind::Path | ItemKind::RootOwnedPath => "an absolute path string",
             ItemKind::Device => "a /dev/... path string",
             ItemKind::Name => "an environment variable name string",
+            ItemKind::Domain => "a host name string",
         }
     }
 }
@@ -66,6 +70,7 @@ impl ItemKind {
 pub enum Key {
     EgressJail,
     AllowIp,
+    AllowDomains,
     LocalPorts,
     CallbackPorts,
     NoForge,
@@ -92,7 +97,7 @@ struct Spec {
     doc: &'static str,
 }
 
-const SPECS: [Spec; 16] = [
+const SPECS: [Spec; 17] = [
     Spec {
         name: "egressJail",
         env: "AGENT_SANDBOX_EGRESS_JAIL",
@@ -106,6 +111,13 @@ const SPECS: [Spec; 16] = [
         alias: "CLAUDE_SANDBOX_ALLOW_IP",
         kind: Kind::List(ItemKind::Ip),
         doc: "IPv4 addresses reachable through the jail's private-range blackholes",
+    },
+    Spec {
+        name: "allowDomains",
+        env: "AGENT_SANDBOX_ALLOW_DOMAINS",
+        alias: "CLAUDE_SANDBOX_ALLOW_DOMAINS",
+        kind: Kind::List(ItemKind::Domain),
+        doc: "when set, the jail reaches only these host names (*.example.com wildcards, @agents and @registries presets), enforced by its filter",
     },
     Spec {
         name: "localPorts",
@@ -197,9 +209,10 @@ const SPECS: [Spec; 16] = [
 
 impl Key {
     /// Every key, in the order documentation and `config show` list them.
-    pub const ALL: [Key; 16] = [
+    pub const ALL: [Key; 17] = [
         Key::EgressJail,
         Key::AllowIp,
+        Key::AllowDomains,
         Key::LocalPorts,
         Key::CallbackPorts,
         Key::NoForge,

@@ -13,6 +13,7 @@
 //! Everything after step 1 is pure: the environment is passed in as a value,
 //! never read from the process here.
 
+pub mod domains;
 mod env;
 mod error;
 mod file;
@@ -51,6 +52,9 @@ pub type EnvMap = BTreeMap<OsString, OsString>;
 pub struct Config {
     pub egress_jail: bool,
     pub allow_ip: Vec<Ipv4Addr>,
+    /// Host names, `*.` wildcards and presets (`domains`), normalised; when
+    /// any, the jail reaches only what they resolve to.
+    pub allow_domains: Vec<String>,
     pub local_ports: Vec<u16>,
     pub callback_ports: Vec<u16>,
     pub no_forge: bool,
@@ -86,6 +90,7 @@ impl Default for Config {
         Config {
             egress_jail: true,
             allow_ip: Vec::new(),
+            allow_domains: Vec::new(),
             local_ports: Vec::new(),
             callback_ports: Vec::new(),
             no_forge: false,

@@ -86,6 +86,7 @@ fn value_json(c: &Config, key: Key) -> Value {
     match key {
         Key::EgressJail => json!(c.egress_jail),
         Key::AllowIp => c.allow_ip.iter().map(|ip| ip.to_string()).collect(),
+        Key::AllowDomains => json!(c.allow_domains),
         Key::LocalPorts => json!(c.local_ports),
         Key::CallbackPorts => json!(c.callback_ports),
         Key::NoForge => json!(c.no_forge),

@@ -16,6 +16,7 @@ pub(crate) enum Invalid {
     Path(String, &'static str, Hint),
     EnvName(String),
     NeverPassed(String),
+    Domain(String, &'static str),
 }
 
 impl Invalid {
@@ -26,6 +27,7 @@ impl Invalid {
             Invalid::Path(value, reason, hint) => ConfigError::BadPath { at, value, reason, hint },
             Invalid::EnvName(value) => ConfigError::BadEnvName { at, value },
             Invalid::NeverPassed(name) => ConfigError::NeverPassed { at, name },
+            Invalid::Domain(value, reason) => ConfigError::BadDomain { at, value, reason },
         }
     }
 }

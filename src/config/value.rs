@@ -32,6 +32,7 @@ pub(crate) fn text_list(kind: ItemKind, items: Vec<(&str, At)>) -> Result<Typed,
         ItemKind::RootOwnedPath => Typed::Paths(each(items, validate::abs_path)?),
         ItemKind::Device => Typed::Paths(each(items, validate::device_path)?),
         ItemKind::Name => Typed::Names(each(items, validate::env_name)?),
+        ItemKind::Domain => Typed::Names(each(items, super::domains::domain)?),
     })
 }
 
@@ -59,6 +60,7 @@ pub(crate) fn assign(config: &mut Config, key: Key, value: Typed, extend: bool) 
         (Key::AllowWriteRootOwned, Typed::Paths(v)) => merge(&mut config.allow_write_root_owned, v, extend),
         (Key::AllowDevice, Typed::Paths(v)) => merge(&mut config.allow_device, v, extend),
         (Key::PassEnv, Typed::Names(v)) => merge(&mut config.pass_env, v, extend),
+        (Key::AllowDomains, Typed::Names(v)) => merge(&mut config.allow_domains, v, extend),
         // Callers build the variant from `key.kind()`, so this cannot happen.
         (key, value) => debug_assert!(false, "{key:?} cannot hold {value:?}"),
     }

@@ -40,6 +40,7 @@ pub fn default_config(seed: &ConfigSeed) -> String {
         list(seed.allow_ip.iter().map(|ip| format!("\"{ip}\"")).collect()),
         "IPv4 addresses reachable despite the private-range blackholes",
     );
+    s += &line(false, "allowDomains", "[]".into(), "if set, only these names (\"*.github.com\", \"@agents\", \"@registries\") are reachable");
     s += &line(
         !seed.local_ports.is_empty(),
         "localPorts",

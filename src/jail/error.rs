@@ -88,6 +88,12 @@ pub enum JailError {
     )]
     NoForwarderAddress { candidates: String },
 
+    #[error(
+        "egress jail: allowDomains needs the container's resolver, and its /etc/resolv.conf names no IPv4 nameserver. \
+         Fix: give the container an IPv4 nameserver, or remove allowDomains"
+    )]
+    NoResolver,
+
     #[error("egress jail: the loopback relay failed ({message}). Fix: check localPorts/callbackPorts")]
     Relay { message: String },
 

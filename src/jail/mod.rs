@@ -42,9 +42,11 @@ pub use host::{
     HostFacts, HostProbe, UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
 pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
+pub use plan::allowlist::Allowlist;
 pub use plan::compare::{compare, Difference};
 pub use plan::container::{connected_only, covers_everything, destinations, internet, ContainerNet, Destination, Internet, PolicyRule, Source};
-pub use plan::launch::{id_map, inner_id, pasta_args, pasta_argv, plan, plan_for, JailPlan, PastaPlan, JAIL_IFNAME};
+pub use plan::launch::{id_map, inner_id, pasta_args, pasta_argv, plan, plan_for, JailPlan, PastaPlan, DNS_GRACE, DNS_LISTEN, JAIL_IFNAME};
+pub use plan::report::JailReport;
 pub use plan::resolv::session_resolv_conf;
 pub use plan::routes::{net_plan, observe, Family, IfAddr, NetPlan, ObserveError, Observed, PlanInputs, Route, RouteKind, Rule, Scope, Snapshot};
 pub use run::gate::{GATE_FD, GATE_PATH};

@@ -194,6 +194,9 @@ pub fn jail_spec(plan: &Plan, config: &Config, jail: &crate::jail::JailPlan) -> 
         outer_resolvers: field(&host, "nameserver").iter().filter_map(|a| a.parse::<IpAddr>().ok()).collect(),
         outer_v6: v6,
         allow_ip: config.allow_ip.clone(),
+        allowlist: jail.allowlist.is_some(),
+        allow_names: jail.allowlist.iter().flat_map(|l| l.names.iter().cloned()).collect(),
+        upstream: jail.allowlist.is_some().then_some(jail.forwarder),
     }
 }
 

@@ -32,6 +32,7 @@ pub mod probe;
 pub mod protocol;
 pub mod registry;
 pub mod report;
+mod report_check;
 pub mod spec;
 pub mod weaken;
 

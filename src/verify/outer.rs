@@ -22,7 +22,7 @@
 use super::canary::Canary;
 use super::facts::{self, Layout};
 use super::protocol::Line;
-use super::registry::{LEAVES_NOTHING, PROTECTED_SYMLINK};
+use super::registry::{LEAVES_NOTHING, PROTECTED_SYMLINK, REPORT_LISTS};
 use super::report::Report;
 use super::weaken::{self, Weakening};
 use super::{Outcome, PROBE_PATH, PROBE_VERB};
@@ -112,9 +112,14 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     spec.scope = facts::scope_samples(&session.plan, &spec);
     spec.jail = jail_spec;
     session.plan.command = vec![PROBE_PATH.into(), PROBE_VERB.into(), spec.to_arg().into()];
+    // The report's JSON, as `run --report` writes it (check 97).
+    let report_path = std::env::temp_dir().join(format!("agent-sandbox-verify-report-{nonce}.json"));
+    session.report = Some(launch::open_report(&report_path).map_err(|e| format!("{}: {e}", report_path.display()))?);
 
     // Steps 4-6.
     let (results, status) = run_session(&session)?;
+    let written = std::fs::read_to_string(&report_path);
+    let _ = std::fs::remove_file(&report_path);
     if results.is_empty() {
         return Err(format!("the session ended ({status}) before the probe ran; see the message above"));
     }
@@ -125,6 +130,12 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     results.insert(LEAVES_NOTHING, if leftovers.is_empty() { Outcome::pass() } else { Outcome::fail(format!("left running: {}", leftovers.join(", "))) });
     let unprotected = weakenings.contains(&Weakening::Protections);
     results.insert(PROTECTED_SYMLINK, super::hostview::protected_symlink_refused(config, &env, &account.home, &nonce, unprotected));
+    let report_check = match (&spec.jail, written) {
+        (None, _) => Outcome::skip(super::JAIL_OFF),
+        (Some(j), Ok(text)) => super::report_check::judge(j, &nonce, &text),
+        (Some(_), Err(e)) => Outcome::fail(format!("the report was not written: {e}")),
+    };
+    results.insert(REPORT_LISTS, report_check);
     Ok(Report::assemble(results, &format!("the session ended ({status}) before the probe reported it")))
 }
 

@@ -2,7 +2,7 @@
 //! proves and what it asserts. docs/verify.md lists exactly these (a unit
 //! test compares them); the report joins the probe's results to them.
 
-use super::checks::{attack, env, fs, home, misc, needs, net, privs, syscalls, tty, Ctx};
+use super::checks::{allow, attack, env, fs, home, misc, needs, net, privs, syscalls, tty, Ctx};
 use super::egress::Method;
 use super::{Defence, Outcome};
 use crate::sandbox::seccomp::table::Group;
@@ -57,6 +57,8 @@ const fn probe(number: u16, name: &'static str, defence: Defence, asserts: &'sta
 
 /// The number of the session-leaves-nothing check (run by the launcher).
 pub const LEAVES_NOTHING: u16 = 51;
+/// The number of the end-of-session report check (run by the launcher).
+pub const REPORT_LISTS: u16 = 97;
 /// The number of the planted-symlink check (run by the launcher).
 pub const PROTECTED_SYMLINK: u16 = 90;
 
@@ -155,6 +157,9 @@ pub const CHECKS: &[Check] = &[
     jail(92, "jail-blocks-container-addresses", "every address of the container but the one the jail shares (on every interface) is refused at once", net::container_addrs),
     probe(93, "setid-bits-refused", SetId, "set S_ISUID or S_ISGID with chmod, fchmod, fchmodat(2), open(at), creat, mkdir(at), mknod(at) on every ABI (openat2: ENOSYS); chmod u+s/g+s a copy of a program in the workspace", syscalls::setid_bits),
     jail(94, "jail-bound-tcp-rejected", "TCP connections bound to the jail's interface (SO_BINDTODEVICE) to every blocked range and connected subnet fail at once with EHOSTUNREACH, the packet filter's reject", net::bound_tcp_rejected),
+    jail(95, "jail-allowlist-name-connects", "with allowDomains: the first allowed name that resolves does so through the jail's forwarder, and its address is reached", allow::name_connects),
+    jail(96, "jail-allowlist-refuses-the-rest", "with allowDomains: literal IPs (1.1.1.1, 8.8.8.8, 9.9.9.9 and 192.0.2.1 on 443) fail at once with the filter's reject; an unlisted name gets the forwarder's refusal (NXDOMAIN, extended error Blocked); pasta's forwarder asked directly refuses the send", allow::refuses_the_rest),
+    Check { number: REPORT_LISTS, name: "jail-report-lists-refusals", kind: Kind::Check, defence: EgressJail, needs_jail: true, asserts: "after the session, the launcher's report names what the filter refused: check 94's 10.11.12.13:443, and with allowDomains check 96's literal IPs and unlisted name", run: Run::Outside },
 ];
 
 /// The check with `number`.

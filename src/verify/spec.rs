@@ -126,6 +126,13 @@ pub struct JailSpec {
     pub outer_v6: Vec<std::net::Ipv6Addr>,
     /// The configuration's allowIp addresses.
     pub allow_ip: Vec<Ipv4Addr>,
+    /// allowDomains is on (with `--weaken jail-allowlist` too: the checks
+    /// must then fail).
+    pub allowlist: bool,
+    /// Its names that are not wildcards, presets expanded.
+    pub allow_names: Vec<String>,
+    /// pasta's forwarder, which only the jail's own may ask (allowlist).
+    pub upstream: Option<Ipv4Addr>,
 }
 
 /// The most container routes (and addresses) passed to the probe.

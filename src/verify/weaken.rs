@@ -49,6 +49,11 @@ pub enum Weakening {
     /// The syscall profile's refusal of setuid and setgid mode bits (the
     /// rest of the profile stays).
     SetId,
+    /// allowDomains' enforcement in the packet filter (the jail's DNS
+    /// forwarder still answers; the filter lets everything out again).
+    JailAllowlist,
+    /// The filter's count of what it refuses (the end-of-session report).
+    JailReport,
 }
 
 pub const ALL: &[(&str, Weakening)] = &[
@@ -73,6 +78,8 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("tool-dirs", Weakening::ToolDirs),
     ("protections", Weakening::Protections),
     ("setid", Weakening::SetId),
+    ("jail-allowlist", Weakening::JailAllowlist),
+    ("jail-report", Weakening::JailReport),
 ];
 
 impl Weakening {
@@ -217,7 +224,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
                 _ => false,
             })
         }
-        Weakening::JailFilter | Weakening::JailContainerRoutes | Weakening::RootOnly => {}
+        Weakening::JailFilter | Weakening::JailContainerRoutes | Weakening::RootOnly | Weakening::JailAllowlist | Weakening::JailReport => {}
     }
 }
 
@@ -228,6 +235,16 @@ pub fn apply_session(session: &mut Session, w: Weakening) {
         Weakening::JailFilter => {
             if let Some(jail) = session.jail.as_mut() {
                 jail.packet_filter = false;
+            }
+        }
+        Weakening::JailAllowlist => {
+            if let Some(jail) = session.jail.as_mut() {
+                jail.enforce_allowlist = false;
+            }
+        }
+        Weakening::JailReport => {
+            if let Some(jail) = session.jail.as_mut() {
+                jail.report = false;
             }
         }
         Weakening::JailContainerRoutes => {

@@ -365,9 +365,14 @@ struct Running {
 }
 
 fn start_waiting_session(script: &str) -> Running {
+    start_waiting_session_with(script, lab_config())
+}
+
+fn start_waiting_session_with(script: &str, config: Config) -> Running {
     let lab = Lab::up();
     let tmp = tempfile::tempdir().unwrap();
     let mut opts = lab_opts(&lab, script);
+    opts.config = config;
     opts.tmpdir = Some(tmp.path().to_path_buf());
     let launched = launch(opts);
     assert!(launched.wait_line("SESSION READY", SESSION).is_some(), "{:?}", launched.output());
@@ -1517,6 +1522,16 @@ fn nft_lists_exactly_the_planned_filter() {
         "203.0.113.0/24, 224.0.0.0/4,",
         "255.255.255.255 }",
         "}",
+        "set seen {",
+        "type ipv4_addr . inet_proto . inet_service",
+        "size 512",
+        "flags dynamic,timeout",
+        "timeout 7d",
+        "}",
+        "chain refused {",
+        "add @seen { ip daddr . meta l4proto . th dport counter }",
+        "reject with icmp admin-prohibited",
+        "}",
         "chain egress {",
         "type filter hook output priority filter; policy accept;",
         "oifname \"lo\" accept",
@@ -1524,8 +1539,8 @@ fn nft_lists_exactly_the_planned_filter() {
         "ip daddr 192.0.2.53 tcp dport 53 accept",
         "ip daddr 10.99.0.7 accept",
         "ip daddr 198.18.0.1 accept",
-        "ip daddr 192.0.2.53 reject with icmp admin-prohibited",
-        "ip daddr @blocked reject with icmp admin-prohibited",
+        "ip daddr 192.0.2.53 goto refused",
+        "ip daddr @blocked goto refused",
         "}",
         "}",
     ];
@@ -1724,3 +1739,5 @@ fn bench_child() -> i32 {
         }
     }
 }
+
+mod allow;

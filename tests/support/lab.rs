@@ -22,8 +22,48 @@ pub const SUBNET_HOST: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
 pub const INTERNET: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 80);
 pub const DNS_SERVER: Ipv4Addr = Ipv4Addr::new(10, 53, 0, 53);
 pub const ALLOWED: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 7);
-/// Names the DNS server answers, and their addresses.
-pub const NAMES: &[(&str, Ipv4Addr)] = &[("internet.lab", INTERNET)];
+/// More "internet" hosts on the router (outside every blocked range,
+/// reachable without allowDomains): the addresses of the lab's other
+/// names.
+pub const OTHER: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 81);
+pub const EDGE: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 82);
+pub const SHORT_LIVED: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 83);
+pub const WILD: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 84);
+/// An address no lab name resolves to (a literal IP's target).
+pub const LITERAL: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 85);
+/// `big.lab`'s addresses: more A records than a 512-byte UDP answer
+/// holds, so resolvers ask again over TCP.
+pub const BIG_FIRST: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 100);
+pub const BIG_COUNT: u8 = 40;
+
+/// One record of the lab's zone.
+#[derive(Clone, Copy)]
+pub enum Rr {
+    A(Ipv4Addr),
+    Cname(&'static str),
+}
+
+/// The names the DNS server answers: (name, TTL, record). `*.wild.lab`
+/// answers for every name below wild.lab; `big.lab` has BIG_COUNT A
+/// records from BIG_FIRST.
+pub const ZONE: &[(&str, u32, Rr)] = &[
+    ("internet.lab", 60, Rr::A(INTERNET)),
+    ("other.lab", 60, Rr::A(OTHER)),
+    ("alias.lab", 300, Rr::Cname("cdn.edge.lab")),
+    ("cdn.edge.lab", 60, Rr::A(EDGE)),
+    ("internal.lab", 60, Rr::A(Ipv4Addr::new(10, 1, 2, 3))),
+    ("tointernal.lab", 60, Rr::Cname("internal.lab")),
+    ("metadata.lab", 60, Rr::A(Ipv4Addr::new(169, 254, 169, 254))),
+    ("ttl0.lab", 0, Rr::A(SHORT_LIVED)),
+    ("*.wild.lab", 60, Rr::A(WILD)),
+];
+
+/// The router's addresses beyond `ROUTER_ADDRS`: the other names' hosts.
+pub fn more_router_addrs() -> Vec<Ipv4Addr> {
+    let mut v = vec![OTHER, EDGE, SHORT_LIVED, WILD, LITERAL];
+    v.extend((0..BIG_COUNT).map(|i| Ipv4Addr::from(u32::from(BIG_FIRST) + u32::from(i))));
+    v
+}
 
 /// Addresses on the router's loopback: (probe name, address). Every one
 /// but `internet` and `allowed` must be unreachable from the session.
@@ -68,6 +108,15 @@ pub const SINK_PORT: u16 = 9;
 pub const GROUPS: &[(Ipv4Addr, u16)] = &[(Ipv4Addr::new(224, 0, 0, 251), 5353), (Ipv4Addr::new(239, 255, 255, 250), 1900)];
 
 pub const BANNER_PORT: u16 = 80;
+/// A router service that keeps its connection open, sending a line every
+/// `TICK` (`TICKS` in all): a long download's shape.
+pub const TICKER_PORT: u16 = 81;
+pub const TICKS: u32 = 15;
+/// A router service that sends `BULK_BYTES` as fast as it can (the
+/// throughput of allowed traffic).
+pub const BULK_PORT: u16 = 82;
+pub const BULK_BYTES: usize = 256 << 20;
+pub const TICK: Duration = Duration::from_millis(200);
 /// Container ports: the local-port relay's echo target, a loopback-only
 /// service and a service on all addresses (both must stay unreachable).
 pub const LOCAL_PORT: u16 = 18080;
@@ -93,7 +142,7 @@ impl Lab {
     pub fn up() -> Lab {
         let tag = format!("{}{}", std::process::id() % 100_000, next_id());
         let mut lab = Lab { tag, stop: Arc::new(AtomicBool::new(false)), threads: vec![], arrivals: Default::default() };
-        let addrs: Vec<String> = ROUTER_ADDRS.iter().map(|(_, a)| a.to_string()).collect();
+        let addrs: Vec<String> = ROUTER_ADDRS.iter().map(|(_, a)| *a).chain(more_router_addrs()).map(|a| a.to_string()).collect();
         let out = std::process::Command::new("sh")
             .arg(script("lab.sh"))
             .args(["up", &lab.tag])
@@ -102,7 +151,10 @@ impl Lab {
             .expect("running tests/support/lab/lab.sh (needs sh and iproute2)");
         assert!(out.status.success(), "lab.sh up failed (root and iproute2 needed): {}", String::from_utf8_lossy(&out.stderr));
         lab.serve(&lab.router(), ([0, 0, 0, 0], BANNER_PORT).into(), Server::Banner);
+        lab.serve(&lab.router(), ([0, 0, 0, 0], TICKER_PORT).into(), Server::Ticker);
+        lab.serve(&lab.router(), ([0, 0, 0, 0], BULK_PORT).into(), Server::Bulk);
         lab.serve_dns();
+        lab.serve_dns_tcp();
         let dc = lab.container();
         lab.serve(&dc, ([127, 0, 0, 1], LOCAL_PORT).into(), Server::Echo);
         lab.serve(&dc, ([127, 0, 0, 1], LOOPBACK_ONLY_PORT).into(), Server::Fixed("container-loopback-secret"));
@@ -205,13 +257,51 @@ impl Lab {
             let mut buf = [0u8; 512];
             while !stop.load(Ordering::Relaxed) {
                 if let Ok((n, from)) = sock.recv_from(&mut buf) {
-                    if let Some(reply) = dns_reply(&buf[..n]) {
+                    if let Some(reply) = dns_reply(&buf[..n], false) {
                         let _ = sock.send_to(&reply, from);
                     }
                 }
             }
         }));
         rx.recv_timeout(Duration::from_secs(5)).expect("lab DNS server did not start");
+    }
+
+    /// The same zone over TCP (length-prefixed messages, RFC 1035 4.2.2).
+    fn serve_dns_tcp(&mut self) {
+        let stop = self.stop.clone();
+        let ns = self.router();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.threads.push(std::thread::spawn(move || {
+            enter(&ns);
+            let l = TcpListener::bind((DNS_SERVER, 53)).expect("binding the lab DNS server (TCP)");
+            l.set_nonblocking(true).expect("nonblocking");
+            tx.send(()).ok();
+            while !stop.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((mut s, _)) => {
+                        std::thread::spawn(move || {
+                            let _ = s.set_nonblocking(false);
+                            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                            let mut len = [0u8; 2];
+                            while s.read_exact(&mut len).is_ok() {
+                                let mut q = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                                if s.read_exact(&mut q).is_err() {
+                                    break;
+                                }
+                                let Some(r) = dns_reply(&q, true) else { break };
+                                let mut out = (r.len() as u16).to_be_bytes().to_vec();
+                                out.extend_from_slice(&r);
+                                if s.write_all(&out).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        }));
+        rx.recv_timeout(Duration::from_secs(5)).expect("lab DNS server (TCP) did not start");
     }
 
     /// Connects from inside namespace `ns` (on a short-lived thread).
@@ -284,6 +374,10 @@ pub enum Server {
     Fixed(&'static str),
     /// Echoes everything.
     Echo,
+    /// "tick N" lines, `TICKS` of them, `TICK` apart.
+    Ticker,
+    /// `BULK_BYTES` of zeros.
+    Bulk,
 }
 
 impl Server {
@@ -297,6 +391,22 @@ impl Server {
             Server::Fixed(text) => {
                 let _ = writeln!(s, "{text}");
             }
+            Server::Bulk => {
+                let chunk = vec![0u8; 1 << 16];
+                for _ in 0..BULK_BYTES / chunk.len() {
+                    if s.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
+            }
+            Server::Ticker => {
+                for i in 0..TICKS {
+                    if writeln!(s, "tick {i}").is_err() {
+                        return;
+                    }
+                    std::thread::sleep(TICK);
+                }
+            }
             Server::Echo => {
                 let mut r = match s.try_clone() {
                     Ok(r) => r,
@@ -308,9 +418,34 @@ impl Server {
     }
 }
 
-/// An answer to a DNS query: A records for `NAMES`, NOERROR without
-/// answers for other types of a known name, NXDOMAIN otherwise.
-pub fn dns_reply(q: &[u8]) -> Option<Vec<u8>> {
+/// The records of `name` in the zone (a wildcard's for the names below
+/// it; big.lab's many).
+fn lookup(name: &str) -> Vec<(u32, Rr)> {
+    if name == "big.lab" {
+        return (0..BIG_COUNT).map(|i| (60, Rr::A(Ipv4Addr::from(u32::from(BIG_FIRST) + u32::from(i))))).collect();
+    }
+    let exact: Vec<(u32, Rr)> = ZONE.iter().filter(|(n, _, _)| *n == name).map(|(_, t, r)| (*t, *r)).collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    ZONE.iter().filter(|(n, _, _)| n.strip_prefix('*').is_some_and(|suffix| name.ends_with(suffix))).map(|(_, t, r)| (*t, *r)).collect()
+}
+
+fn wire(name: &str) -> Vec<u8> {
+    let mut v = Vec::new();
+    for l in name.split('.') {
+        v.push(l.len() as u8);
+        v.extend_from_slice(l.as_bytes());
+    }
+    v.push(0);
+    v
+}
+
+/// An answer to a DNS query: for type A, the CNAME chain from the name
+/// and the A records at its end; NOERROR without answers for other types
+/// of a known name; NXDOMAIN otherwise. Over UDP an answer longer than
+/// 512 bytes is cut to its question, with TC set.
+pub fn dns_reply(q: &[u8], tcp: bool) -> Option<Vec<u8>> {
     if q.len() < 12 {
         return None;
     }
@@ -323,16 +458,50 @@ pub fn dns_reply(q: &[u8]) -> Option<Vec<u8>> {
     }
     let qtype = u16::from_be_bytes([*q.get(i + 1)?, *q.get(i + 2)?]);
     let question_end = i + 5;
-    let name = labels.join(".");
-    let known = NAMES.iter().find(|(n, _)| *n == name).map(|(_, a)| *a);
+    let mut name = labels.join(".");
+    let known = !lookup(&name).is_empty();
     let mut r = q.get(..question_end)?.to_vec();
     r[2] = 0x81 | (q[2] & 0x01); // QR, opcode 0, RD copied
-    r[3] = if known.is_some() { 0x80 } else { 0x83 }; // RA, NOERROR / NXDOMAIN
+    r[3] = if known { 0x80 } else { 0x83 }; // RA, NOERROR / NXDOMAIN
     r[4..12].copy_from_slice(&[0, 1, 0, 0, 0, 0, 0, 0]);
-    if let (Some(addr), 1) = (known, qtype) {
-        r[7] = 1; // one answer
-        r.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]);
-        r.extend_from_slice(&addr.octets());
+    let mut answers: Vec<Vec<u8>> = Vec::new();
+    let mut owner = vec![0xc0, 0x0c];
+    for _ in 0..8 {
+        if qtype != 1 {
+            break;
+        }
+        let recs = lookup(&name);
+        let mut next = None;
+        for (ttl, rr) in recs {
+            let (rtype, data) = match rr {
+                Rr::A(a) => (1u16, a.octets().to_vec()),
+                Rr::Cname(t) => {
+                    next = Some(t.to_string());
+                    (5u16, wire(t))
+                }
+            };
+            let mut rec = owner.clone();
+            rec.extend_from_slice(&rtype.to_be_bytes());
+            rec.extend_from_slice(&[0, 1]);
+            rec.extend_from_slice(&ttl.to_be_bytes());
+            rec.extend_from_slice(&(data.len() as u16).to_be_bytes());
+            rec.extend_from_slice(&data);
+            answers.push(rec);
+        }
+        match next {
+            Some(t) => {
+                owner = wire(&t);
+                name = t;
+            }
+            None => break,
+        }
     }
+    let body: usize = answers.iter().map(Vec::len).sum();
+    if !tcp && r.len() + body > 512 {
+        r[2] |= 0x02; // TC
+        return Some(r);
+    }
+    r[6..8].copy_from_slice(&(answers.len() as u16).to_be_bytes());
+    answers.iter().for_each(|a| r.extend_from_slice(a));
     Some(r)
 }

@@ -38,6 +38,7 @@ fn the_file_errors_shown_are_real() {
         "{\n\n\n allowWrite: ['build/out'] }",
         "{\n\n\n\n allowIp: ['10.0.0.0/8'] }",
         "{\n\n passEnv: ['LD_PRELOAD'] }",
+        "{\n\n allowDomains: ['https://github.com'] }",
         "{\n localPorts: [9000],\n callbackPorts: [\n 1,\n 9000] }",
         "{\n egressJail: true,\n gpu: true,\n egressJail: false }",
         "[]",
@@ -50,7 +51,7 @@ fn the_file_errors_shown_are_real() {
 
 #[test]
 fn the_other_errors_shown_are_real() {
-    for pairs in [[("AGENT_SANDBOX_LOCAL_PORTS", "70000")], [("AGENT_SANDBOX_EGRESS_JAIL", "maybe")]] {
+    for pairs in [[("AGENT_SANDBOX_LOCAL_PORTS", "70000")], [("AGENT_SANDBOX_EGRESS_JAIL", "maybe")], [("AGENT_SANDBOX_ALLOW_DOMAINS", "*.com")]] {
         match with_env(None, &pairs) {
             Err(e) => assert_documented(&e.to_string()),
             Ok(_) => panic!("{pairs:?}"),

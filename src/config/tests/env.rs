@@ -168,3 +168,20 @@ fn unknown_variables_are_ignored() {
     let eff = from_source(Path::new(FILE), None, &env).unwrap();
     assert_eq!(eff.config, Config::default());
 }
+
+/// AGENT_SANDBOX_ALLOW_DOMAINS adds to the file's list (commas or
+/// spaces); the alias works; a bad entry names the variable.
+#[test]
+fn allow_domains_from_the_environment() {
+    let eff = env_ok(Some("{\n allowDomains: ['pypi.org'] }"), &[("AGENT_SANDBOX_ALLOW_DOMAINS", "*.github.com, @registries PyPI.org")]);
+    assert_eq!(eff.config.allow_domains, ["pypi.org", "*.github.com", "@registries"]);
+    assert_eq!(eff.sources["allowDomains"], Source::FileAndEnv { path: FILE.into(), line: 2, var: "AGENT_SANDBOX_ALLOW_DOMAINS".into() });
+    let eff = env_ok(None, &[("CLAUDE_SANDBOX_ALLOW_DOMAINS", "api.anthropic.com")]);
+    assert_eq!(eff.config.allow_domains, ["api.anthropic.com"]);
+    let e = env_err(None, &[("AGENT_SANDBOX_ALLOW_DOMAINS", "github.com,10.1.2.3")]);
+    assert_eq!(
+        e.to_string(),
+        "AGENT_SANDBOX_ALLOW_DOMAINS (key \"allowDomains\"): \"10.1.2.3\" is not accepted: an address is not a name; list it under allowIp"
+    );
+    assert!(matches!(env_err(None, &[("AGENT_SANDBOX_ALLOW_DOMAINS", "*.com")]), ConfigError::BadDomain { .. }));
+}

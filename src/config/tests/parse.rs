@@ -21,6 +21,7 @@ const FULL: &str = r#"// agent-sandbox policy
   workspaceRoot: "/workspaces/app", // trailing comma next
   protectGitConfig: false,
   shareToolDirs: false,
+  allowDomains: ["PyPI.org.", "*.github.com", "@agents", "pypi.org"],
 }
 "#;
 
@@ -30,6 +31,7 @@ fn full_valid_file_with_comments_and_trailing_commas() {
     let expected = Config {
         egress_jail: true,
         allow_ip: vec![Ipv4Addr::new(203, 0, 113, 7), Ipv4Addr::new(198, 51, 100, 1)],
+        allow_domains: vec!["pypi.org".into(), "*.github.com".into(), "@agents".into()],
         local_ports: vec![5432, 6379],
         callback_ports: vec![1455],
         no_forge: true,
@@ -265,4 +267,22 @@ fn no_panic_on_mangled_input() {
         let _ = parse(&s);
         let _ = parse(&format!("{{ localPorts: [{s}] }}"));
     }
+}
+
+/// A bad allowDomains entry is an error at its own line, naming the key,
+/// the value and the mistake.
+#[test]
+fn a_bad_domain_names_its_line_and_the_mistake() {
+    let e = parse_err("{\n allowDomains: [\n  'pypi.org',\n  'https://github.com/org',\n ] }");
+    match &e {
+        ConfigError::BadDomain { at, value, reason } => {
+            assert_eq!(*at, at_file(4, "allowDomains"));
+            assert_eq!(value, "https://github.com/org");
+            assert!(reason.contains("URL"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().starts_with("/etc/agent-sandbox/config.json5:4: key \"allowDomains\": \"https://github.com/org\" is not accepted: a URL"), "{e}");
+    assert!(matches!(parse_err("{ allowDomains: '*.github.com' }"), ConfigError::WrongType { .. }));
+    assert!(matches!(parse_err("{ allowDomains: [42] }"), ConfigError::WrongType { .. }));
 }

@@ -40,6 +40,7 @@ config file: /etc/agent-sandbox/config.json5 is valid
 KEY                  VALUE                           SOURCE
 egressJail           true                            default
 allowIp              10.0.0.1, 10.0.0.2              /etc/agent-sandbox/config.json5:3 + env AGENT_SANDBOX_ALLOW_IP
+allowDomains         (none)                          default
 localPorts           8080                            /etc/agent-sandbox/config.json5:4
 callbackPorts        (none)                          default
 noForge              false                           default

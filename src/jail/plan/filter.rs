@@ -11,23 +11,38 @@
 //! where pasta forwards it. Every packet the jail sends, however it was
 //! routed, passes the IPv4 `output` hook, so the filter sits there.
 //!
-//! Layout (one table with one interval set and one base chain, policy
-//! accept, rules in order):
+//! Layout (one table; the base chain `egress`, policy accept, rules in
+//! order; the regular chain `refused`; the interval set `blocked`):
 //! 1. `meta oifname "lo" accept` — the jail's own loopback (relays, a
-//!    session talking to itself) never leaves the namespace;
+//!    session talking to itself, the jail's DNS forwarder) never leaves the
+//!    namespace;
 //! 2. `ip daddr FORWARDER udp dport 53 accept` and the same for TCP: DNS,
-//!    which pasta answers itself;
+//!    which pasta answers itself (not with allowDomains: the session asks
+//!    the jail's own forwarder, which asks the container's resolver from
+//!    the container's network);
 //! 3. `ip daddr X/32 accept` for every other /32 the route plan sends out
 //!    on purpose: the gateway, each allowIp;
-//! 4. `ip daddr FORWARDER reject with icmp type admin-prohibited`: the
-//!    forwarder is pasta's for DNS only; anything else sent to its address
-//!    would go wherever the container routes it;
-//! 5. `ip daddr @blocked reject with icmp type admin-prohibited`, the set
-//!    holding every blocked prefix of the route plan (connected subnets
-//!    with their broadcast addresses, the container's other routes and
-//!    addresses, private ranges, link-local, multicast, the limited
-//!    broadcast...) as disjoint intervals: one lookup per packet however
-//!    many prefixes the container routes.
+//! 4. `ip daddr FORWARDER goto refused`: the forwarder is pasta's for DNS
+//!    only; anything else sent to its address would go wherever the
+//!    container routes it;
+//! 5. `ip daddr @blocked goto refused`, the set holding every blocked
+//!    prefix of the route plan (connected subnets with their broadcast
+//!    addresses, the container's other routes and addresses, private
+//!    ranges, link-local, multicast, the limited broadcast...) as disjoint
+//!    intervals: one lookup per packet however many prefixes the container
+//!    routes;
+//! 6. with allowDomains: `ip daddr @allowed accept` (what the forwarder
+//!    resolved for an allowed name), `ct state established accept` (a
+//!    connection begun while its address was allowed outlives the
+//!    record), `goto refused` for everything else. After 5, so a name that
+//!    resolves to an internal address opens nothing.
+//!
+//! `refused`: `add @seen { ip daddr . meta l4proto . th dport counter }`,
+//! then the reject. `seen` is a dynamic set with a bounded size and a long
+//! timeout: an element's counter is how often, what is left of its
+//! timeout when it was first refused. Allowed traffic never reaches the
+//! chain, so the report costs it nothing; a full set fails the `add`,
+//! which only ends that rule: the next one rejects all the same.
 //!
 //! Rejected, not dropped: a dropped SYN leaves `connect` waiting for the
 //! caller's timeout, which agents read as a flaky network and retry. ICMP
@@ -46,9 +61,16 @@
 
 use super::routes::{NetPlan, RouteKind};
 use crate::jail::net::Ipv4Net;
-use std::collections::BTreeSet;
-use std::fmt;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
+
+mod rules;
+mod state;
+
+pub use rules::{FilterRule, Match, Verdict, ICMP_ADMIN_PROHIBITED, IPPROTO_TCP, IPPROTO_UDP, NFT_REJECT_ICMP_UNREACH, REFUSED_CHAIN};
+use state::differ;
+pub use state::{ChainState, ElementState, RuleState, Ruleset, SetState, TableState};
 
 /// `NFPROTO_IPV4`: the table's family (IPv6 is off in the jail).
 pub const FAMILY_IPV4: u8 = 2;
@@ -56,85 +78,62 @@ pub const TABLE: &str = "agent_sandbox";
 pub const CHAIN: &str = "egress";
 /// The set of blocked destinations.
 pub const BLOCKED_SET: &str = "blocked";
+/// What the filter refused: destination, protocol and port, a counter
+/// each (the end-of-session report, `plan/report.rs`).
+pub const SEEN_SET: &str = "seen";
+/// allowDomains: the addresses the jail's DNS forwarder resolved for an
+/// allowed name, each for its record's lifetime plus a grace.
+pub const ALLOWED_SET: &str = "allowed";
 /// `NF_INET_LOCAL_OUT`: every locally generated IPv4 packet.
 const HOOK_OUTPUT: u32 = 3;
 /// `NF_IP_PRI_FILTER`.
 const PRIORITY_FILTER: i32 = 0;
 const CHAIN_TYPE: &str = "filter";
-const NF_DROP: i32 = 0;
-const NF_ACCEPT: i32 = 1;
-/// `NFT_REJECT_ICMP_UNREACH`: an ICMP destination-unreachable of a code.
-pub const NFT_REJECT_ICMP_UNREACH: u32 = 0;
-/// `ICMP_PKT_FILTERED`: communication administratively prohibited.
-pub const ICMP_ADMIN_PROHIBITED: u8 = 13;
-const NFT_META_OIFNAME: u32 = 7;
-const NFT_META_L4PROTO: u32 = 16;
-const NFT_PAYLOAD_NETWORK_HEADER: u32 = 1;
-const NFT_PAYLOAD_TRANSPORT_HEADER: u32 = 2;
-/// The destination address in an IPv4 header.
-const IPV4_DADDR: (u32, u32) = (16, 4);
-/// The destination port in a UDP or TCP header.
-const L4_DPORT: (u32, u32) = (2, 2);
-/// `NFT_REG_1`: the first 128-bit data register.
-const REG_1: u32 = 1;
-const NFT_CMP_EQ: u32 = 0;
-const IFNAMSIZ: usize = 16;
+pub(crate) const NF_ACCEPT: i32 = 1;
 pub const LOOPBACK: &str = "lo";
 /// `NFT_SET_INTERVAL`: the set holds ranges.
 pub const NFT_SET_INTERVAL: u32 = 0x4;
+/// `NFT_SET_TIMEOUT`: elements may expire.
+pub const NFT_SET_TIMEOUT: u32 = 0x10;
+/// `NFT_SET_EVAL`: the packet path may add elements (a dynamic set).
+pub const NFT_SET_EVAL: u32 = 0x20;
 /// nft's data type `ipv4_addr` (how `nft list` prints the keys).
 pub const TYPE_IPV4_ADDR: u32 = 7;
-pub const IPPROTO_TCP: u8 = 6;
-pub const IPPROTO_UDP: u8 = 17;
+/// nft's `ipv4_addr . inet_proto . inet_service` (each type shifted in by
+/// 6 bits after the one before).
+pub const TYPE_ADDR_PROTO_PORT: u32 = (((TYPE_IPV4_ADDR << 6) | 12) << 6) | 13;
 pub const DNS_PORT: u16 = 53;
+/// How many refused destinations the report can name: a flood cannot grow
+/// the set (once full, what is refused is still rejected, not recorded).
+pub const SEEN_SIZE: u32 = 512;
+/// How long a refused destination stays in the set: what is left of it
+/// dates the first attempt (a session longer than this forgets the
+/// oldest).
+pub const SEEN_TIMEOUT_MS: u64 = 7 * 24 * 3600 * 1000;
+/// The most addresses allowed names can have resolved to at once.
+pub const ALLOWED_SIZE: u32 = 16384;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verdict {
-    Accept,
-    /// Only read back (another table's rule): the jail rejects.
-    Drop,
-    /// ICMP administratively prohibited.
-    Reject,
-}
-
-impl Verdict {
-    /// The rule's last expression.
-    fn expr(self) -> Expr {
-        match self {
-            Verdict::Accept => Expr::Verdict(NF_ACCEPT),
-            Verdict::Drop => Expr::Verdict(NF_DROP),
-            Verdict::Reject => Expr::Reject { kind: NFT_REJECT_ICMP_UNREACH, code: Some(ICMP_ADMIN_PROHIBITED) },
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Match {
-    OutputInterface(String),
-    Destination(Ipv4Net),
-    /// One address, protocol (TCP or UDP) and destination port.
-    Service {
-        addr: Ipv4Addr,
-        proto: u8,
-        port: u16,
-    },
-    /// The destination is in the named set.
-    DestinationIn(String),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FilterRule {
-    pub what: Match,
-    pub verdict: Verdict,
+/// Which parts the filter has beyond the blocked set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Refused packets are counted in the `seen` set (the report).
+    pub report: bool,
+    /// allowDomains: only the `allowed` set's addresses (and connections
+    /// begun to them), the gateway, DNS and allowIp leave.
+    pub allowlist: bool,
 }
 
 /// The filter: its rules, in evaluation order, and the blocked set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FilterPlan {
+    /// The base chain's.
     pub rules: Vec<FilterRule>,
+    /// The chain every refusal goes to: record, then reject.
+    pub refused: Vec<FilterRule>,
     /// The blocked set's ranges (first, last address), sorted, disjoint
     /// and not adjacent (the kernel refuses overlapping ranges).
     pub blocked: Vec<(Ipv4Addr, Ipv4Addr)>,
+    pub shape: Shape,
 }
 
 /// One nf_tables expression, as planned and as read back. Anything the
@@ -142,6 +141,11 @@ pub struct FilterPlan {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
     Meta {
+        key: u32,
+        dreg: u32,
+    },
+    /// A conntrack key (the connection's state).
+    Ct {
         key: u32,
         dreg: u32,
     },
@@ -168,8 +172,19 @@ pub enum Expr {
         set: String,
         flags: u32,
     },
+    /// Adds the key starting at `sreg` to a set from the packet path
+    /// (`timeout_ms` 0: the set's own), with a counter in the element.
+    Dynset {
+        set: String,
+        op: u32,
+        sreg: u32,
+        timeout_ms: u64,
+        counter: bool,
+    },
     /// An immediate verdict (accept, drop...).
     Verdict(i32),
+    /// An immediate `goto CHAIN`.
+    Goto(String),
     /// A reject: its type (`NFT_REJECT_*`) and, for ICMP, its code.
     Reject {
         kind: u32,
@@ -181,73 +196,14 @@ pub enum Expr {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TableState {
-    pub family: u8,
-    pub name: String,
-    /// 0 = active (`NFT_TABLE_F_DORMANT` would switch every rule off).
-    pub flags: u32,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ChainState {
-    pub family: u8,
-    pub table: String,
-    pub name: String,
-    /// (hook number, priority) of a base chain.
-    pub hook: Option<(u32, i32)>,
-    pub policy: Option<i32>,
-    pub kind: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SetState {
-    pub family: u8,
-    pub table: String,
-    pub name: String,
-    pub flags: u32,
-    pub key_type: u32,
-    pub key_len: u32,
-    /// What the jail does not plan (a map's data, timeouts, expressions).
-    pub extra: Vec<String>,
-}
-
-/// One element of a set as nf_tables holds it: an interval set keeps a
-/// start element for each range and an end element (the address after
-/// its last) unless the range runs to the end of the address space.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ElementState {
-    pub family: u8,
-    pub table: String,
-    pub set: String,
-    pub key: Vec<u8>,
-    pub end: bool,
-    /// Anything else the kernel reported about the element.
-    pub extra: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleState {
-    pub family: u8,
-    pub table: String,
-    pub chain: String,
-    pub exprs: Vec<Expr>,
-}
-
-/// Every nf_tables object of the namespace (rules in evaluation order).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ruleset {
-    pub tables: Vec<TableState>,
-    pub chains: Vec<ChainState>,
-    pub sets: Vec<SetState>,
-    pub elements: Vec<ElementState>,
-    pub rules: Vec<RuleState>,
-}
-
 /// The filter for a route plan: DNS to the forwarder and every other /32
 /// the plan routes out on purpose are accepted, anything else to the
-/// forwarder and everything the plan blocks is rejected.
-pub fn filter_plan(net: &NetPlan) -> FilterPlan {
+/// forwarder and everything the plan blocks is refused. With the
+/// allowlist, what is left is refused too unless the forwarder resolved
+/// it for an allowed name (or a connection to it is under way): the
+/// blocked set is looked up first, so an allowed name resolving to an
+/// internal address opens nothing.
+pub fn filter_plan(net: &NetPlan, shape: Shape) -> FilterPlan {
     let mut accept = BTreeSet::new();
     let mut drop = Vec::new();
     for r in &net.main {
@@ -261,11 +217,26 @@ pub fn filter_plan(net: &NetPlan) -> FilterPlan {
     }
     let rule = |what, verdict| FilterRule { what, verdict };
     let dns = |proto| rule(Match::Service { addr: net.forwarder, proto, port: DNS_PORT }, Verdict::Accept);
-    let mut rules = vec![rule(Match::OutputInterface(LOOPBACK.into()), Verdict::Accept), dns(IPPROTO_UDP), dns(IPPROTO_TCP)];
+    let mut rules = vec![rule(Match::OutputInterface(LOOPBACK.into()), Verdict::Accept)];
+    // With the allowlist the session's resolver is the jail's own
+    // forwarder (on its loopback); pasta's is refused like anything else.
+    if !shape.allowlist {
+        rules.extend([dns(IPPROTO_UDP), dns(IPPROTO_TCP)]);
+    }
     rules.extend(accept.into_iter().map(|n| rule(Match::Destination(n), Verdict::Accept)));
-    rules.push(rule(Match::Destination(Ipv4Net::host(net.forwarder)), Verdict::Reject));
-    rules.push(rule(Match::DestinationIn(BLOCKED_SET.into()), Verdict::Reject));
-    FilterPlan { rules, blocked: ranges(&drop) }
+    rules.push(rule(Match::Destination(Ipv4Net::host(net.forwarder)), Verdict::Refuse));
+    rules.push(rule(Match::DestinationIn(BLOCKED_SET.into()), Verdict::Refuse));
+    if shape.allowlist {
+        rules.push(rule(Match::DestinationIn(ALLOWED_SET.into()), Verdict::Accept));
+        rules.push(rule(Match::Established, Verdict::Accept));
+        rules.push(rule(Match::Any, Verdict::Refuse));
+    }
+    let mut refused = Vec::new();
+    if shape.report {
+        refused.push(rule(Match::Any, Verdict::Record));
+    }
+    refused.push(rule(Match::Any, Verdict::Reject));
+    FilterPlan { rules, refused, blocked: ranges(&drop), shape }
 }
 
 /// The prefixes as disjoint, non-adjacent ranges, sorted.
@@ -297,259 +268,99 @@ pub fn chain() -> ChainState {
     }
 }
 
+pub fn refused_chain() -> ChainState {
+    ChainState::regular(FAMILY_IPV4, TABLE, REFUSED_CHAIN)
+}
+
+fn set(name: &str, flags: u32, key_type: u32, key_len: u32) -> SetState {
+    SetState { family: FAMILY_IPV4, table: TABLE.into(), name: name.into(), flags, key_type, key_len, timeout_ms: None, size: None, extra: Vec::new() }
+}
+
 pub fn blocked_set() -> SetState {
-    SetState {
-        family: FAMILY_IPV4,
-        table: TABLE.into(),
-        name: BLOCKED_SET.into(),
-        flags: NFT_SET_INTERVAL,
-        key_type: TYPE_IPV4_ADDR,
-        key_len: 4,
-        extra: Vec::new(),
-    }
+    set(BLOCKED_SET, NFT_SET_INTERVAL, TYPE_IPV4_ADDR, 4)
+}
+
+/// Keys: the address, the protocol and the port, each in a 32-bit
+/// register of its own (12 bytes).
+pub fn seen_set() -> SetState {
+    SetState { timeout_ms: Some(SEEN_TIMEOUT_MS), size: Some(SEEN_SIZE), ..set(SEEN_SET, NFT_SET_TIMEOUT | NFT_SET_EVAL, TYPE_ADDR_PROTO_PORT, 12) }
+}
+
+/// Elements come from the forwarder, each with its own lifetime.
+pub fn allowed_set() -> SetState {
+    SetState { size: Some(ALLOWED_SIZE), ..set(ALLOWED_SET, NFT_SET_TIMEOUT, TYPE_IPV4_ADDR, 4) }
 }
 
 /// The elements nf_tables keeps for `ranges` in the set `set`.
 pub fn elements(set: &SetState, ranges: &[(Ipv4Addr, Ipv4Addr)]) -> Vec<ElementState> {
-    let elem = |key: Ipv4Addr, end| ElementState {
-        family: set.family,
-        table: set.table.clone(),
-        set: set.name.clone(),
-        key: key.octets().to_vec(),
-        end,
-        extra: vec![],
-    };
     let mut v = Vec::new();
     for (first, last) in ranges {
-        v.push(elem(*first, false));
+        v.push(ElementState::new(set, first.octets().to_vec(), false));
         if let Some(after) = u32::from(*last).checked_add(1) {
-            v.push(elem(Ipv4Addr::from(after), true));
+            v.push(ElementState::new(set, Ipv4Addr::from(after).octets().to_vec(), true));
         }
     }
     v.sort();
     v
 }
 
-fn load_daddr() -> Expr {
-    let (offset, len) = IPV4_DADDR;
-    Expr::Payload { base: NFT_PAYLOAD_NETWORK_HEADER, offset, len, dreg: REG_1 }
-}
-
-fn cmp(data: Vec<u8>) -> Expr {
-    Expr::Cmp { sreg: REG_1, op: NFT_CMP_EQ, data }
-}
-
-impl FilterRule {
-    /// The rule's expressions: load a field into register 1, compare (or
-    /// look it up in a set), and so on; the verdict last.
-    pub fn exprs(&self) -> Vec<Expr> {
-        let mut v = match &self.what {
-            Match::OutputInterface(name) => {
-                let mut data = name.as_bytes().to_vec();
-                data.resize(IFNAMSIZ, 0);
-                vec![Expr::Meta { key: NFT_META_OIFNAME, dreg: REG_1 }, cmp(data)]
-            }
-            Match::Destination(net) => {
-                let mut v = vec![load_daddr()];
-                if net.prefix() < 32 {
-                    v.push(Expr::Bitwise { sreg: REG_1, dreg: REG_1, mask: prefix_mask(net.prefix()).to_vec(), xor: vec![0; 4] });
-                }
-                v.push(cmp(net.network().octets().to_vec()));
-                v
-            }
-            Match::Service { addr, proto, port } => {
-                let (offset, len) = L4_DPORT;
-                let [meta, is] = l4proto(*proto);
-                vec![
-                    load_daddr(),
-                    cmp(addr.octets().to_vec()),
-                    meta,
-                    is,
-                    Expr::Payload { base: NFT_PAYLOAD_TRANSPORT_HEADER, offset, len, dreg: REG_1 },
-                    cmp(port.to_be_bytes().to_vec()),
-                ]
-            }
-            Match::DestinationIn(set) => vec![load_daddr(), Expr::Lookup { sreg: REG_1, set: set.clone(), flags: 0 }],
-        };
-        v.push(self.verdict.expr());
-        v
-    }
-
-    /// The rule a read-back expression list encodes, if it is one the jail
-    /// plans (for messages).
-    fn from_exprs(exprs: &[Expr]) -> Option<FilterRule> {
-        let verdict = [Verdict::Accept, Verdict::Drop, Verdict::Reject].into_iter().find(|v| exprs.last() == Some(&v.expr()))?;
-        let body = &exprs[..exprs.len() - 1];
-        let what = match body {
-            [Expr::Meta { .. }, Expr::Cmp { data, .. }] => Match::OutputInterface(String::from_utf8_lossy(data).trim_end_matches('\0').to_string()),
-            [Expr::Payload { .. }, Expr::Lookup { set, .. }] => Match::DestinationIn(set.clone()),
-            [Expr::Payload { .. }, Expr::Cmp { data: a, .. }, Expr::Meta { .. }, Expr::Cmp { data: p, .. }, Expr::Payload { .. }, Expr::Cmp { data: port, .. }] =>
-            {
-                let addr: [u8; 4] = a.as_slice().try_into().ok()?;
-                let port: [u8; 2] = port.as_slice().try_into().ok()?;
-                Match::Service { addr: addr.into(), proto: *p.first()?, port: u16::from_be_bytes(port) }
-            }
-            [Expr::Payload { .. }, rest @ ..] => {
-                let (mask, cmp) = match rest {
-                    [Expr::Bitwise { mask, .. }, Expr::Cmp { data, .. }] => (mask.clone(), data),
-                    [Expr::Cmp { data, .. }] => (vec![0xff; 4], data),
-                    _ => return None,
-                };
-                let prefix = mask.iter().map(|b| b.count_ones()).sum::<u32>() as u8;
-                let addr: [u8; 4] = cmp.as_slice().try_into().ok()?;
-                Match::Destination(Ipv4Net::new(addr.into(), prefix)?)
-            }
-            _ => return None,
-        };
-        let rule = FilterRule { what, verdict };
-        (rule.exprs() == exprs).then_some(rule)
-    }
-}
-
-/// `meta l4proto PROTO`: the protocol into register 1, compared.
-fn l4proto(proto: u8) -> [Expr; 2] {
-    [Expr::Meta { key: NFT_META_L4PROTO, dreg: REG_1 }, cmp(vec![proto])]
-}
-
-fn prefix_mask(prefix: u8) -> [u8; 4] {
-    let m = if prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(prefix.min(32))) };
-    m.to_be_bytes()
-}
-
-fn proto_name(p: u8) -> String {
-    match p {
-        IPPROTO_TCP => "tcp".into(),
-        IPPROTO_UDP => "udp".into(),
-        p => format!("l4proto {p}"),
-    }
-}
-
-impl fmt::Display for FilterRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.what {
-            Match::OutputInterface(n) => write!(f, "meta oifname \"{n}\"")?,
-            Match::Destination(net) if net.prefix() == 32 => write!(f, "ip daddr {}", net.network())?,
-            Match::Destination(net) => write!(f, "ip daddr {net}")?,
-            Match::Service { addr, proto, port } => write!(f, "ip daddr {addr} {} dport {port}", proto_name(*proto))?,
-            Match::DestinationIn(set) => write!(f, "ip daddr @{set}")?,
-        }
-        match self.verdict {
-            Verdict::Accept => write!(f, " accept"),
-            Verdict::Drop => write!(f, " drop"),
-            Verdict::Reject => write!(f, " reject with icmp type admin-prohibited"),
-        }
-    }
-}
-
-impl fmt::Display for RuleState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "rule in {} {}/{}: ", family_name(self.family), self.table, self.chain)?;
-        match FilterRule::from_exprs(&self.exprs) {
-            Some(r) => write!(f, "{r}"),
-            None => write!(f, "{:?}", self.exprs),
-        }
-    }
-}
-
-impl fmt::Display for ChainState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "chain {} {}/{}", family_name(self.family), self.table, self.name)?;
-        if let Some((hook, prio)) = self.hook {
-            write!(f, " hook {hook} priority {prio}")?;
-        }
-        if let Some(p) = self.policy {
-            write!(f, " policy {}", if p == NF_ACCEPT { "accept".into() } else { p.to_string() })?;
-        }
-        if let Some(k) = &self.kind {
-            write!(f, " type {k}")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Display for TableState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "table {} {} flags {}", family_name(self.family), self.name, self.flags)
-    }
-}
-
-impl fmt::Display for SetState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "set {} {}/{} flags {:#x} key type {} len {}", family_name(self.family), self.table, self.name, self.flags, self.key_type, self.key_len)?;
-        for e in &self.extra {
-            write!(f, " {e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Display for ElementState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let key = match <[u8; 4]>::try_from(self.key.as_slice()) {
-            Ok(k) => Ipv4Addr::from(k).to_string(),
-            Err(_) => format!("{:?}", self.key),
-        };
-        write!(f, "element of {} {}/{}: {key}{}", family_name(self.family), self.table, self.set, if self.end { " (end of a range)" } else { "" })?;
-        for e in &self.extra {
-            write!(f, " {e}")?;
-        }
-        Ok(())
-    }
-}
-
-fn family_name(family: u8) -> String {
-    match family {
-        1 => "inet".into(),
-        2 => "ip".into(),
-        3 => "arp".into(),
-        5 => "netdev".into(),
-        7 => "bridge".into(),
-        10 => "ip6".into(),
-        f => format!("family-{f}"),
-    }
-}
-
-/// The whole expected nf_tables state for `plan`.
+/// The whole expected nf_tables state for `plan`, in the order one
+/// transaction creates it: the table, its sets, the blocked set's
+/// elements, the chains (`refused` first: the base chain's rules name it)
+/// and their rules. The dynamic sets start empty.
 pub fn expected(plan: &FilterPlan) -> Ruleset {
-    let rules = plan.rules.iter().map(|r| RuleState { family: FAMILY_IPV4, table: TABLE.into(), chain: CHAIN.into(), exprs: r.exprs() }).collect();
-    let set = blocked_set();
-    Ruleset { tables: vec![table()], chains: vec![chain()], elements: elements(&set, &plan.blocked), sets: vec![set], rules }
+    let rule = |chain: &str, r: &FilterRule| RuleState { family: FAMILY_IPV4, table: TABLE.into(), chain: chain.into(), exprs: r.exprs() };
+    let mut rules: Vec<RuleState> = plan.refused.iter().map(|r| rule(REFUSED_CHAIN, r)).collect();
+    rules.extend(plan.rules.iter().map(|r| rule(CHAIN, r)));
+    let blocked = blocked_set();
+    let elements = elements(&blocked, &plan.blocked);
+    let mut sets = vec![blocked];
+    sets.extend(plan.shape.report.then(seen_set));
+    sets.extend(plan.shape.allowlist.then(allowed_set));
+    Ruleset { tables: vec![table()], chains: vec![refused_chain(), chain()], sets, elements, rules }
 }
 
 /// Every difference between the planned filter and the namespace's whole
 /// nf_tables state (any other table, chain, set, element or rule, in any
 /// family, is a difference: a table with a higher-priority accept could
-/// undo ours, a missing element would open a range).
+/// undo ours, a missing element would open a range). The elements of the
+/// jail's dynamic sets are the session's traffic, not the plan: they are
+/// left out (the sets themselves are compared).
 pub fn compare(plan: &FilterPlan, actual: &Ruleset) -> Vec<String> {
     let want = expected(plan);
+    let dynamic =
+        |e: &&ElementState| e.family == FAMILY_IPV4 && e.table == TABLE && want.sets.iter().any(|s| s.name == e.set && s.flags & NFT_SET_TIMEOUT != 0);
+    let have_elements: Vec<ElementState> = actual.elements.iter().filter(|e| !dynamic(e)).cloned().collect();
     let mut diffs = Vec::new();
     differ(&want.tables, &actual.tables, &mut diffs);
     differ(&want.chains, &actual.chains, &mut diffs);
     differ(&want.sets, &actual.sets, &mut diffs);
-    differ(&want.elements, &actual.elements, &mut diffs);
-    // Rules: the exact list in order (an accept moved ahead of a drop
-    // would open a range).
-    if want.rules != actual.rules {
-        let show = |rules: &[RuleState]| rules.iter().map(ToString::to_string).collect::<Vec<_>>();
-        let (w, h) = (show(&want.rules), show(&actual.rules));
-        let first = w.iter().zip(&h).position(|(a, b)| a != b).unwrap_or(w.len().min(h.len()));
-        diffs.push(format!(
-            "filter rules differ from rule {} on: expected {}, found {}",
-            first + 1,
-            w.get(first).map_or("no more rules", String::as_str),
-            h.get(first).map_or("no more rules", String::as_str),
-        ));
+    differ(&want.elements, &have_elements, &mut diffs);
+    // Rules: the exact list of each chain in order (an accept moved ahead
+    // of a refusal would open a range).
+    let by_chain = |rules: &[RuleState]| {
+        let mut m: BTreeMap<(u8, String, String), Vec<String>> = BTreeMap::new();
+        for r in rules {
+            m.entry((r.family, r.table.clone(), r.chain.clone())).or_default().push(r.to_string());
+        }
+        m
+    };
+    let (w, h) = (by_chain(&want.rules), by_chain(&actual.rules));
+    let chains: BTreeSet<&(u8, String, String)> = w.keys().chain(h.keys()).collect();
+    let none = Vec::new();
+    for c in chains {
+        let (w, h) = (w.get(c).unwrap_or(&none), h.get(c).unwrap_or(&none));
+        if w != h {
+            let first = w.iter().zip(h).position(|(a, b)| a != b).unwrap_or(w.len().min(h.len()));
+            diffs.push(format!(
+                "filter rules differ from rule {} on: expected {}, found {}",
+                first + 1,
+                w.get(first).map_or("no more rules", String::as_str),
+                h.get(first).map_or("no more rules", String::as_str),
+            ));
+        }
     }
     diffs
-}
-
-/// The objects of `want` missing from `have` and those of `have` not
-/// wanted, compared as values (a large set's thousands of elements are
-/// formatted only when they differ).
-fn differ<T: Ord + fmt::Display>(want: &[T], have: &[T], diffs: &mut Vec<String>) {
-    let (w, h): (BTreeSet<&T>, BTreeSet<&T>) = (want.iter().collect(), have.iter().collect());
-    diffs.extend(w.difference(&h).map(|x| format!("missing {x}")));
-    diffs.extend(h.difference(&w).map(|x| format!("unexpected {x}")));
 }
 
 /// One change of the blocked set that must be applied in one transaction:

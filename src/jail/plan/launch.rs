@@ -4,7 +4,9 @@
 //! plan itself needs what pasta configured and is computed inside the
 //! namespace (`routes::net_plan`) from `JailPlan::route_inputs`.
 
+use super::allowlist::Allowlist;
 use super::container::{destinations, internet, Destination, Internet};
+use super::filter::Shape;
 use super::resolv::session_resolv_conf;
 use super::routes::PlanInputs;
 use crate::config::Config;
@@ -65,7 +67,32 @@ pub struct JailPlan {
     /// weakened-plan tests (`verify --weaken jail-filter`) switch it off
     /// to show the checks that prove it fail without it.
     pub packet_filter: bool,
+    /// The filter counts what it refuses, for the end-of-session report.
+    /// Always true from [`plan`]; `verify --weaken jail-report` switches
+    /// it off.
+    pub report: bool,
+    /// allowDomains: the session reaches only what the jail's own DNS
+    /// forwarder (`run/forwarder.rs`) resolved for these names. `None`:
+    /// off (the internet open, as without the key).
+    pub allowlist: Option<Allowlist>,
+    /// The container's resolver (the first IPv4 nameserver of its
+    /// resolv.conf, the one pasta's forwarder asks): with allowDomains, the
+    /// jail's own forwarder asks it directly, from the container's network.
+    pub resolver: Option<Ipv4Addr>,
+    /// The filter holds the session to the allowlist. Always true from
+    /// [`plan`]; `verify --weaken jail-allowlist` switches it off (the
+    /// forwarder still answers) to show the checks that prove it fail.
+    pub enforce_allowlist: bool,
+    /// How long an allowed name's address stays reachable after its
+    /// record's TTL ran out (clients cache a little longer than told).
+    pub dns_grace: Duration,
 }
+
+/// Where the jail's own DNS forwarder listens (with allowDomains): the
+/// session's loopback, which never leaves the jail.
+pub const DNS_LISTEN: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 53);
+/// The default of `JailPlan::dns_grace`.
+pub const DNS_GRACE: Duration = Duration::from_secs(300);
 
 impl JailPlan {
     /// The launch inputs of the route plan.
@@ -75,6 +102,11 @@ impl JailPlan {
 
     pub fn has_relays(&self) -> bool {
         !self.local_ports.is_empty() || !self.callback_ports.is_empty()
+    }
+
+    /// The packet filter's parts, or `None` without one.
+    pub fn filter_shape(&self) -> Option<Shape> {
+        self.packet_filter.then(|| Shape { report: self.report, allowlist: self.allowlist.is_some() && self.enforce_allowlist })
     }
 }
 
@@ -100,6 +132,14 @@ pub fn plan_for(config: &Config, host: &HostFacts, outer: (u32, u32)) -> Result<
     let container = destinations(&host.container);
     let routed: Vec<Ipv4Net> = container.iter().map(|d| d.net).collect();
     let forwarder = choose_forwarder(&routed, &allow_ip)?;
+    let allowlist = Allowlist::from_entries(&config.allow_domains);
+    // With allowDomains the session asks the jail's own forwarder, which
+    // asks pasta's; without, pasta's directly.
+    let nameserver = if allowlist.is_some() { DNS_LISTEN } else { forwarder };
+    let resolver = first_nameserver(&host.resolv_conf);
+    if allowlist.is_some() && resolver.is_none() {
+        return Err(JailError::NoResolver);
+    }
     Ok(JailPlan {
         forwarder,
         allow_ip,
@@ -108,7 +148,7 @@ pub fn plan_for(config: &Config, host: &HostFacts, outer: (u32, u32)) -> Result<
         internet: internet(&host.container, host.uid),
         container,
         follow: true,
-        resolv_conf: session_resolv_conf(&host.resolv_conf, forwarder),
+        resolv_conf: session_resolv_conf(&host.resolv_conf, nameserver),
         pasta: PastaPlan { path: host.pasta.clone(), args: pasta_args(host.uid, forwarder) },
         uid: host.uid,
         gid: host.gid,
@@ -117,6 +157,19 @@ pub fn plan_for(config: &Config, host: &HostFacts, outer: (u32, u32)) -> Result<
         gid_map: id_map(outer.1),
         setup_timeout: Duration::from_secs(15),
         packet_filter: true,
+        report: true,
+        allowlist,
+        resolver,
+        enforce_allowlist: true,
+        dns_grace: DNS_GRACE,
+    })
+}
+
+/// The first IPv4 `nameserver` of a resolv.conf.
+fn first_nameserver(text: &str) -> Option<Ipv4Addr> {
+    text.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.next() == Some("nameserver")).then(|| w.next().and_then(|a| a.parse().ok())).flatten()
     })
 }
 

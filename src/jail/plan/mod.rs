@@ -3,11 +3,14 @@
 //! other. Nothing here touches the system; tests build and compare whole
 //! values. Executing them is `super::run`.
 
+pub mod allowlist;
 pub(super) mod compare;
 pub mod container;
+pub mod dns;
 pub mod filter;
 pub(super) mod launch;
 pub mod nftwire;
 pub(crate) mod readback;
+pub mod report;
 pub(super) mod resolv;
 pub(super) mod routes;

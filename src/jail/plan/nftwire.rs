@@ -14,7 +14,9 @@
 //! - nf_tables' own integers (hook numbers, priorities, registers, verdicts,
 //!   payload offsets) are 32-bit big-endian.
 
-use super::filter::{ChainState, ElementState, Expr, RuleState, SetState, TableState};
+use super::filter::{ChainState, ElementState, RuleState, SetState, TableState};
+
+mod expr;
 
 pub const NETLINK_NETFILTER: i32 = 12;
 
@@ -60,17 +62,15 @@ const NFTA_RULE_TABLE: u16 = 1;
 const NFTA_RULE_CHAIN: u16 = 2;
 const NFTA_RULE_EXPRESSIONS: u16 = 4;
 const NFTA_LIST_ELEM: u16 = 1;
-const NFTA_EXPR_NAME: u16 = 1;
-const NFTA_EXPR_DATA: u16 = 2;
 const NFTA_DATA_VALUE: u16 = 1;
-const NFTA_DATA_VERDICT: u16 = 2;
-const NFTA_VERDICT_CODE: u16 = 1;
 const NFTA_SET_TABLE: u16 = 1;
 const NFTA_SET_NAME: u16 = 2;
 const NFTA_SET_FLAGS: u16 = 3;
 const NFTA_SET_KEY_TYPE: u16 = 4;
 const NFTA_SET_KEY_LEN: u16 = 5;
 const NFTA_SET_ID: u16 = 10;
+const NFTA_SET_TIMEOUT: u16 = 11;
+const NFTA_SET_DESC_SIZE: u16 = 1;
 /// Reported by the kernel, not planned, and harmless: the handle, the
 /// userspace's own notes, the backend hint, the size description, the
 /// garbage-collection interval, the backend's type and the element count
@@ -88,36 +88,21 @@ const NFTA_SET_ELEM_LIST_ELEMENTS: u16 = 3;
 const NFTA_SET_ELEM_LIST_SET_ID: u16 = 4;
 const NFTA_SET_ELEM_KEY: u16 = 1;
 const NFTA_SET_ELEM_FLAGS: u16 = 3;
+const NFTA_SET_ELEM_TIMEOUT: u16 = 4;
+const NFTA_SET_ELEM_EXPIRATION: u16 = 5;
+const NFTA_SET_ELEM_EXPR: u16 = 7;
+const NFTA_SET_ELEM_PAD: u16 = 8;
+const NFTA_SET_ELEM_EXPRESSIONS: u16 = 11;
 /// `NFT_SET_ELEM_INTERVAL_END`.
 const ELEM_INTERVAL_END: u32 = 1;
-/// The id that names the jail's set within the transaction creating it.
-const SET_ID: u32 = 1;
 
-// Per-expression attributes (each expression numbers its own from 1).
-const NFTA_META_DREG: u16 = 1;
-const NFTA_META_KEY: u16 = 2;
-const NFTA_PAYLOAD_DREG: u16 = 1;
-const NFTA_PAYLOAD_BASE: u16 = 2;
-const NFTA_PAYLOAD_OFFSET: u16 = 3;
-const NFTA_PAYLOAD_LEN: u16 = 4;
-const NFTA_BITWISE_SREG: u16 = 1;
-const NFTA_BITWISE_DREG: u16 = 2;
-const NFTA_BITWISE_LEN: u16 = 3;
-const NFTA_BITWISE_MASK: u16 = 4;
-const NFTA_BITWISE_XOR: u16 = 5;
-/// Kernels from 5.6 report the operation; 0 is the mask-and-xor one.
-const NFTA_BITWISE_OP: u16 = 6;
-const NFTA_CMP_SREG: u16 = 1;
-const NFTA_CMP_OP: u16 = 2;
-const NFTA_CMP_DATA: u16 = 3;
-const NFTA_IMMEDIATE_DREG: u16 = 1;
-const NFTA_IMMEDIATE_DATA: u16 = 2;
-const NFTA_LOOKUP_SET: u16 = 1;
-const NFTA_LOOKUP_SREG: u16 = 2;
-const NFTA_LOOKUP_SET_ID: u16 = 4;
-const NFTA_LOOKUP_FLAGS: u16 = 5;
-const NFTA_REJECT_TYPE: u16 = 1;
-const NFTA_REJECT_ICMP_CODE: u16 = 2;
+/// The id that names one of the jail's sets within the transaction
+/// creating it (the kernel finds a set by name first, so the id only
+/// needs to differ between the sets of one transaction).
+fn set_id(name: &str) -> u32 {
+    use super::filter::{ALLOWED_SET, BLOCKED_SET, SEEN_SET};
+    [BLOCKED_SET, SEEN_SET, ALLOWED_SET].iter().position(|n| *n == name).map_or(1, |i| i as u32 + 1)
+}
 
 /// One message before encoding: its netlink type, flags, family and
 /// attributes (already encoded).
@@ -177,81 +162,14 @@ fn message(out: &mut Vec<u8>, m: &Msg, seq: u32) {
     out.extend_from_slice(&m.attrs);
 }
 
-/// The encoded expression list of one rule.
-fn expressions(exprs: &[Expr]) -> Vec<u8> {
-    let mut list = Vec::new();
-    for e in exprs {
-        let (name, data) = expression(e);
-        let mut elem = Vec::new();
-        attr(&mut elem, NFTA_EXPR_NAME, &strz(name));
-        nested(&mut elem, NFTA_EXPR_DATA, &data);
-        nested(&mut list, NFTA_LIST_ELEM, &elem);
-    }
-    list
-}
-
-fn data_value(bytes: &[u8]) -> Vec<u8> {
-    let mut d = Vec::new();
-    attr(&mut d, NFTA_DATA_VALUE, bytes);
-    d
-}
-
-fn expression(e: &Expr) -> (&str, Vec<u8>) {
-    let mut d = Vec::new();
-    match e {
-        Expr::Meta { key, dreg } => {
-            attr(&mut d, NFTA_META_DREG, &be32(*dreg));
-            attr(&mut d, NFTA_META_KEY, &be32(*key));
-            ("meta", d)
-        }
-        Expr::Payload { base, offset, len, dreg } => {
-            attr(&mut d, NFTA_PAYLOAD_DREG, &be32(*dreg));
-            attr(&mut d, NFTA_PAYLOAD_BASE, &be32(*base));
-            attr(&mut d, NFTA_PAYLOAD_OFFSET, &be32(*offset));
-            attr(&mut d, NFTA_PAYLOAD_LEN, &be32(*len));
-            ("payload", d)
-        }
-        Expr::Bitwise { sreg, dreg, mask, xor } => {
-            attr(&mut d, NFTA_BITWISE_SREG, &be32(*sreg));
-            attr(&mut d, NFTA_BITWISE_DREG, &be32(*dreg));
-            attr(&mut d, NFTA_BITWISE_LEN, &be32(mask.len() as u32));
-            nested(&mut d, NFTA_BITWISE_MASK, &data_value(mask));
-            nested(&mut d, NFTA_BITWISE_XOR, &data_value(xor));
-            ("bitwise", d)
-        }
-        Expr::Cmp { sreg, op, data } => {
-            attr(&mut d, NFTA_CMP_SREG, &be32(*sreg));
-            attr(&mut d, NFTA_CMP_OP, &be32(*op));
-            nested(&mut d, NFTA_CMP_DATA, &data_value(data));
-            ("cmp", d)
-        }
-        Expr::Lookup { sreg, set, flags } => {
-            attr(&mut d, NFTA_LOOKUP_SET, &strz(set));
-            attr(&mut d, NFTA_LOOKUP_SREG, &be32(*sreg));
-            // In the transaction that creates the set, its id names it.
-            attr(&mut d, NFTA_LOOKUP_SET_ID, &be32(SET_ID));
-            attr(&mut d, NFTA_LOOKUP_FLAGS, &be32(*flags));
-            ("lookup", d)
-        }
-        Expr::Verdict(code) => {
-            let mut verdict = Vec::new();
-            attr(&mut verdict, NFTA_VERDICT_CODE, &be32(*code as u32));
-            let mut data = Vec::new();
-            nested(&mut data, NFTA_DATA_VERDICT, &verdict);
-            attr(&mut d, NFTA_IMMEDIATE_DREG, &be32(0));
-            nested(&mut d, NFTA_IMMEDIATE_DATA, &data);
-            ("immediate", d)
-        }
-        Expr::Reject { kind, code } => {
-            attr(&mut d, NFTA_REJECT_TYPE, &be32(*kind));
-            if let Some(code) = code {
-                attr(&mut d, NFTA_REJECT_ICMP_CODE, &[*code]);
-            }
-            ("reject", d)
-        }
-        // Only read back, never planned: nothing to encode.
-        Expr::Other { name, .. } => (name.as_str(), d),
-    }
+/// What a transaction does with elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemOp {
+    /// Add; one already there is an error (EEXIST).
+    Add,
+    /// Add; one already there stays as it is.
+    Ensure,
+    Remove,
 }
 
 /// One object a transaction creates (or, for elements, removes).
@@ -259,7 +177,7 @@ pub enum Obj<'a> {
     Table(&'a TableState),
     Chain(&'a ChainState),
     Set(&'a SetState),
-    Elements { set: &'a SetState, elements: &'a [ElementState], remove: bool },
+    Elements { set: &'a SetState, elements: &'a [ElementState], op: ElemOp },
     Rule(&'a RuleState),
 }
 
@@ -279,8 +197,12 @@ pub fn batch(objs: &[Obj<'_>], seq: u32) -> (Vec<u8>, u32) {
             Obj::Table(t) => msgs.push(Msg { kind: nft(NFT_MSG_NEWTABLE), flags: create, family: t.family, attrs: table_attrs(t) }),
             Obj::Chain(c) => msgs.push(Msg { kind: nft(NFT_MSG_NEWCHAIN), flags: create, family: c.family, attrs: chain_attrs(c) }),
             Obj::Set(set) => msgs.push(Msg { kind: nft(NFT_MSG_NEWSET), flags: create, family: set.family, attrs: set_attrs(set) }),
-            Obj::Elements { set, elements, remove } => {
-                let (kind, flags) = if *remove { (NFT_MSG_DELSETELEM, NLM_F_REQUEST | NLM_F_ACK) } else { (NFT_MSG_NEWSETELEM, create) };
+            Obj::Elements { set, elements, op } => {
+                let (kind, flags) = match op {
+                    ElemOp::Add => (NFT_MSG_NEWSETELEM, create),
+                    ElemOp::Ensure => (NFT_MSG_NEWSETELEM, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE),
+                    ElemOp::Remove => (NFT_MSG_DELSETELEM, NLM_F_REQUEST | NLM_F_ACK),
+                };
                 for chunk in elements.chunks(ELEMENTS_PER_MESSAGE) {
                     msgs.push(Msg { kind: nft(kind), flags, family: set.family, attrs: element_attrs(set, chunk) });
                 }
@@ -289,7 +211,7 @@ pub fn batch(objs: &[Obj<'_>], seq: u32) -> (Vec<u8>, u32) {
                 let mut a = Vec::new();
                 attr(&mut a, NFTA_RULE_TABLE, &strz(&r.table));
                 attr(&mut a, NFTA_RULE_CHAIN, &strz(&r.chain));
-                nested(&mut a, NFTA_RULE_EXPRESSIONS, &expressions(&r.exprs));
+                nested(&mut a, NFTA_RULE_EXPRESSIONS, &expr::expressions(&r.exprs));
                 let flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_APPEND;
                 msgs.push(Msg { kind: nft(NFT_MSG_NEWRULE), flags, family: r.family, attrs: a });
             }
@@ -348,7 +270,15 @@ fn set_attrs(set: &SetState) -> Vec<u8> {
     attr(&mut a, NFTA_SET_FLAGS, &be32(set.flags));
     attr(&mut a, NFTA_SET_KEY_TYPE, &be32(set.key_type));
     attr(&mut a, NFTA_SET_KEY_LEN, &be32(set.key_len));
-    attr(&mut a, NFTA_SET_ID, &be32(SET_ID));
+    attr(&mut a, NFTA_SET_ID, &be32(set_id(&set.name)));
+    if let Some(t) = set.timeout_ms {
+        attr(&mut a, NFTA_SET_TIMEOUT, &t.to_be_bytes());
+    }
+    if let Some(size) = set.size {
+        let mut desc = Vec::new();
+        attr(&mut desc, NFTA_SET_DESC_SIZE, &be32(size));
+        nested(&mut a, NFTA_SET_DESC, &desc);
+    }
     a
 }
 
@@ -356,13 +286,18 @@ fn element_attrs(set: &SetState, elements: &[ElementState]) -> Vec<u8> {
     let mut a = Vec::new();
     attr(&mut a, NFTA_SET_ELEM_LIST_TABLE, &strz(&set.table));
     attr(&mut a, NFTA_SET_ELEM_LIST_SET, &strz(&set.name));
-    attr(&mut a, NFTA_SET_ELEM_LIST_SET_ID, &be32(SET_ID));
+    attr(&mut a, NFTA_SET_ELEM_LIST_SET_ID, &be32(set_id(&set.name)));
     let mut list = Vec::new();
     for e in elements {
         let mut elem = Vec::new();
-        nested(&mut elem, NFTA_SET_ELEM_KEY, &data_value(&e.key));
+        let mut key = Vec::new();
+        attr(&mut key, NFTA_DATA_VALUE, &e.key);
+        nested(&mut elem, NFTA_SET_ELEM_KEY, &key);
         if e.end {
             attr(&mut elem, NFTA_SET_ELEM_FLAGS, &be32(ELEM_INTERVAL_END));
+        }
+        if let Some(t) = e.timeout_ms {
+            attr(&mut elem, NFTA_SET_ELEM_TIMEOUT, &t.to_be_bytes());
         }
         nested(&mut list, NFTA_LIST_ELEM, &elem);
     }
@@ -454,7 +389,7 @@ fn parse_one(kind: u16, seq: u32, body: &[u8]) -> Result<Reply, String> {
                 NFT_MSG_NEWTABLE => Ok(Reply::Table(table(family, &attrs))),
                 NFT_MSG_NEWCHAIN => Ok(Reply::Chain(chain(family, &attrs)?)),
                 NFT_MSG_NEWRULE => Ok(Reply::Rule(rule(family, &attrs)?)),
-                NFT_MSG_NEWSET => Ok(Reply::Set(set(family, &attrs))),
+                NFT_MSG_NEWSET => Ok(Reply::Set(set(family, &attrs)?)),
                 NFT_MSG_NEWSETELEM => Ok(Reply::Elements(set_elements(family, &attrs)?)),
                 _ => Ok(Reply::Unknown { kind }),
             }
@@ -492,6 +427,10 @@ fn u32_be(v: Option<&[u8]>) -> Option<u32> {
     v.and_then(|b| b.try_into().ok()).map(u32::from_be_bytes)
 }
 
+fn u64_be(v: Option<&[u8]>) -> Option<u64> {
+    v.and_then(|b| b.try_into().ok()).map(u64::from_be_bytes)
+}
+
 fn table(family: u8, a: &[(u16, &[u8])]) -> TableState {
     TableState { family, name: text(find(a, NFTA_TABLE_NAME)), flags: u32_be(find(a, NFTA_TABLE_FLAGS)).unwrap_or(0) }
 }
@@ -516,18 +455,25 @@ fn chain(family: u8, a: &[(u16, &[u8])]) -> Result<ChainState, String> {
     })
 }
 
-fn set(family: u8, a: &[(u16, &[u8])]) -> SetState {
-    let known = [NFTA_SET_TABLE, NFTA_SET_NAME, NFTA_SET_FLAGS, NFTA_SET_KEY_TYPE, NFTA_SET_KEY_LEN, NFTA_SET_ID];
-    let harmless = [NFTA_SET_POLICY, NFTA_SET_DESC, NFTA_SET_GC_INTERVAL, NFTA_SET_USERDATA, NFTA_SET_HANDLE, NFTA_SET_TYPE, NFTA_SET_COUNT];
-    SetState {
+fn set(family: u8, a: &[(u16, &[u8])]) -> Result<SetState, String> {
+    let known = [NFTA_SET_TABLE, NFTA_SET_NAME, NFTA_SET_FLAGS, NFTA_SET_KEY_TYPE, NFTA_SET_KEY_LEN, NFTA_SET_ID, NFTA_SET_TIMEOUT, NFTA_SET_DESC];
+    let harmless = [NFTA_SET_POLICY, NFTA_SET_GC_INTERVAL, NFTA_SET_USERDATA, NFTA_SET_HANDLE, NFTA_SET_TYPE, NFTA_SET_COUNT];
+    // The description: its size is planned; anything else in it (a
+    // concatenation's field lengths) is not the jail's.
+    let desc = attrs(find(a, NFTA_SET_DESC).unwrap_or_default())?;
+    let mut extra: Vec<String> = a.iter().filter(|(k, _)| !known.contains(k) && !harmless.contains(k)).map(|(k, v)| format!("attribute {k} {v:?}")).collect();
+    extra.extend(desc.iter().filter(|(k, _)| *k != NFTA_SET_DESC_SIZE).map(|(k, v)| format!("description attribute {k} {v:?}")));
+    Ok(SetState {
         family,
         table: text(find(a, NFTA_SET_TABLE)),
         name: text(find(a, NFTA_SET_NAME)),
         flags: u32_be(find(a, NFTA_SET_FLAGS)).unwrap_or(0),
         key_type: u32_be(find(a, NFTA_SET_KEY_TYPE)).unwrap_or(0),
         key_len: u32_be(find(a, NFTA_SET_KEY_LEN)).unwrap_or(0),
-        extra: a.iter().filter(|(k, _)| !known.contains(k) && !harmless.contains(k)).map(|(k, v)| format!("attribute {k} {v:?}")).collect(),
-    }
+        timeout_ms: u64_be(find(a, NFTA_SET_TIMEOUT)).filter(|t| *t != 0),
+        size: u32_be(find(&desc, NFTA_SET_DESC_SIZE)).filter(|s| *s != 0),
+        extra,
+    })
 }
 
 fn set_elements(family: u8, a: &[(u16, &[u8])]) -> Result<Vec<ElementState>, String> {
@@ -537,17 +483,61 @@ fn set_elements(family: u8, a: &[(u16, &[u8])]) -> Result<Vec<ElementState>, Str
         if kind != NFTA_LIST_ELEM {
             return Err(format!("unexpected attribute {kind} in an element list"));
         }
-        let e = attrs(elem)?;
-        let flags = u32_be(find(&e, NFTA_SET_ELEM_FLAGS)).unwrap_or(0);
-        let mut extra: Vec<String> =
-            e.iter().filter(|(k, _)| ![NFTA_SET_ELEM_KEY, NFTA_SET_ELEM_FLAGS].contains(k)).map(|(k, v)| format!("attribute {k} {v:?}")).collect();
-        if flags & !ELEM_INTERVAL_END != 0 {
-            extra.push(format!("flags {flags:#x}"));
-        }
-        let key = value(find(&e, NFTA_SET_ELEM_KEY))?.unwrap_or_default();
-        out.push(ElementState { family, table: table.clone(), set: set.clone(), key, end: flags & ELEM_INTERVAL_END != 0, extra });
+        out.push(set_element(family, &table, &set, elem)?);
     }
     Ok(out)
+}
+
+/// One element: its key, interval end flag, lifetime and counter; any
+/// other attribute (map data, another expression) is kept as `extra`.
+fn set_element(family: u8, table: &str, set: &str, elem: &[u8]) -> Result<ElementState, String> {
+    let e = attrs(elem)?;
+    let flags = u32_be(find(&e, NFTA_SET_ELEM_FLAGS)).unwrap_or(0);
+    let known = [
+        NFTA_SET_ELEM_KEY,
+        NFTA_SET_ELEM_FLAGS,
+        NFTA_SET_ELEM_TIMEOUT,
+        NFTA_SET_ELEM_EXPIRATION,
+        NFTA_SET_ELEM_PAD,
+        NFTA_SET_ELEM_EXPR,
+        NFTA_SET_ELEM_EXPRESSIONS,
+    ];
+    let mut extra: Vec<String> = e.iter().filter(|(k, _)| !known.contains(k)).map(|(k, v)| format!("attribute {k} {v:?}")).collect();
+    if flags & !ELEM_INTERVAL_END != 0 {
+        extra.push(format!("flags {flags:#x}"));
+    }
+    // One counter, given alone or as a list of one.
+    let mut exprs: Vec<&[u8]> = find(&e, NFTA_SET_ELEM_EXPR).into_iter().collect();
+    for (kind, x) in attrs(find(&e, NFTA_SET_ELEM_EXPRESSIONS).unwrap_or_default())? {
+        if kind == NFTA_LIST_ELEM {
+            exprs.push(x);
+        }
+    }
+    let packets = match exprs.as_slice() {
+        [] => None,
+        [x] => match expr::counter_packets(x)? {
+            Some(p) => Some(p),
+            None => {
+                extra.push(format!("expression {x:?}"));
+                None
+            }
+        },
+        more => {
+            extra.push(format!("{} expressions", more.len()));
+            None
+        }
+    };
+    Ok(ElementState {
+        family,
+        table: table.to_string(),
+        set: set.to_string(),
+        key: value(find(&e, NFTA_SET_ELEM_KEY))?.unwrap_or_default(),
+        end: flags & ELEM_INTERVAL_END != 0,
+        timeout_ms: u64_be(find(&e, NFTA_SET_ELEM_TIMEOUT)),
+        expires_ms: u64_be(find(&e, NFTA_SET_ELEM_EXPIRATION)),
+        packets,
+        extra,
+    })
 }
 
 fn rule(family: u8, a: &[(u16, &[u8])]) -> Result<RuleState, String> {
@@ -556,8 +546,7 @@ fn rule(family: u8, a: &[(u16, &[u8])]) -> Result<RuleState, String> {
         if kind != NFTA_LIST_ELEM {
             return Err(format!("unexpected attribute {kind} in an expression list"));
         }
-        let e = attrs(elem)?;
-        exprs.push(decode_expr(&text(find(&e, NFTA_EXPR_NAME)), find(&e, NFTA_EXPR_DATA).unwrap_or_default())?);
+        exprs.push(expr::decode_listed(elem)?);
     }
     Ok(RuleState { family, table: text(find(a, NFTA_RULE_TABLE)), chain: text(find(a, NFTA_RULE_CHAIN)), exprs })
 }
@@ -566,71 +555,6 @@ fn rule(family: u8, a: &[(u16, &[u8])]) -> Result<RuleState, String> {
 fn value(v: Option<&[u8]>) -> Result<Option<Vec<u8>>, String> {
     let Some(v) = v else { return Ok(None) };
     Ok(find(&attrs(v)?, NFTA_DATA_VALUE).map(<[u8]>::to_vec))
-}
-
-/// Decodes the expressions the jail plans; anything else (another
-/// expression, an attribute this code does not expect) becomes `Other`,
-/// which never equals a planned expression.
-fn decode_expr(name: &str, data: &[u8]) -> Result<Expr, String> {
-    let a = attrs(data)?;
-    let known = |allowed: &[u16]| a.iter().all(|(k, _)| allowed.contains(k));
-    let g = |k| u32_be(find(&a, k));
-    let other = || Expr::Other { name: name.to_string(), attrs: data.to_vec() };
-    let e = match name {
-        "meta" if known(&[NFTA_META_DREG, NFTA_META_KEY]) => g(NFTA_META_KEY).zip(g(NFTA_META_DREG)).map(|(key, dreg)| Expr::Meta { key, dreg }),
-        "payload" if known(&[NFTA_PAYLOAD_DREG, NFTA_PAYLOAD_BASE, NFTA_PAYLOAD_OFFSET, NFTA_PAYLOAD_LEN]) => {
-            match (g(NFTA_PAYLOAD_BASE), g(NFTA_PAYLOAD_OFFSET), g(NFTA_PAYLOAD_LEN), g(NFTA_PAYLOAD_DREG)) {
-                (Some(base), Some(offset), Some(len), Some(dreg)) => Some(Expr::Payload { base, offset, len, dreg }),
-                _ => None,
-            }
-        }
-        "bitwise"
-            if known(&[NFTA_BITWISE_SREG, NFTA_BITWISE_DREG, NFTA_BITWISE_LEN, NFTA_BITWISE_MASK, NFTA_BITWISE_XOR, NFTA_BITWISE_OP])
-                && g(NFTA_BITWISE_OP).unwrap_or(0) == 0 =>
-        {
-            let (mask, xor) = (value(find(&a, NFTA_BITWISE_MASK))?, value(find(&a, NFTA_BITWISE_XOR))?);
-            match (g(NFTA_BITWISE_SREG), g(NFTA_BITWISE_DREG), mask, xor) {
-                (Some(sreg), Some(dreg), Some(mask), Some(xor)) if g(NFTA_BITWISE_LEN) == Some(mask.len() as u32) => {
-                    Some(Expr::Bitwise { sreg, dreg, mask, xor })
-                }
-                _ => None,
-            }
-        }
-        "cmp" if known(&[NFTA_CMP_SREG, NFTA_CMP_OP, NFTA_CMP_DATA]) => match (g(NFTA_CMP_SREG), g(NFTA_CMP_OP), value(find(&a, NFTA_CMP_DATA))?) {
-            (Some(sreg), Some(op), Some(data)) => Some(Expr::Cmp { sreg, op, data }),
-            _ => None,
-        },
-        // The set id only names a set within its own transaction.
-        "lookup" if known(&[NFTA_LOOKUP_SET, NFTA_LOOKUP_SREG, NFTA_LOOKUP_SET_ID, NFTA_LOOKUP_FLAGS]) => {
-            g(NFTA_LOOKUP_SREG).map(|sreg| Expr::Lookup { sreg, set: text(find(&a, NFTA_LOOKUP_SET)), flags: g(NFTA_LOOKUP_FLAGS).unwrap_or(0) })
-        }
-        "immediate" if known(&[NFTA_IMMEDIATE_DREG, NFTA_IMMEDIATE_DATA]) && g(NFTA_IMMEDIATE_DREG) == Some(0) => {
-            verdict(find(&a, NFTA_IMMEDIATE_DATA))?.map(Expr::Verdict)
-        }
-        // The kernel reports the code only for the ICMP kinds.
-        "reject" if known(&[NFTA_REJECT_TYPE, NFTA_REJECT_ICMP_CODE]) => {
-            let code = match find(&a, NFTA_REJECT_ICMP_CODE) {
-                Some([c]) => Some(*c),
-                Some(_) => return Ok(other()),
-                None => None,
-            };
-            g(NFTA_REJECT_TYPE).map(|kind| Expr::Reject { kind, code })
-        }
-        _ => None,
-    };
-    Ok(e.unwrap_or_else(other))
-}
-
-/// A verdict without a jump target (a jump or goto is not a plain verdict).
-fn verdict(data: Option<&[u8]>) -> Result<Option<i32>, String> {
-    let Some(data) = data else { return Ok(None) };
-    let outer = attrs(data)?;
-    let Some(v) = find(&outer, NFTA_DATA_VERDICT) else { return Ok(None) };
-    let v = attrs(v)?;
-    if v.iter().any(|(k, _)| *k != NFTA_VERDICT_CODE) || outer.len() != 1 {
-        return Ok(None);
-    }
-    Ok(u32_be(find(&v, NFTA_VERDICT_CODE)).map(|c| c as i32))
 }
 
 #[cfg(test)]

@@ -9,8 +9,11 @@
 //! 1. unshare user + net;
 //! 2. write its own id maps (`plan::id_map`: no uid 0 inside); switch
 //!    IPv6 off, then make the interface pasta attaches to (`tap.rs`);
-//! 3. report Ready, put the gate on its descriptor, restore the signal
-//!    mask and exec the sandbox. bwrap sets itself up while pasta starts;
+//! 3. report Ready, with its namespaces' descriptors (the launcher must
+//!    not look them up in /proc afterwards: a sandbox that fails in its
+//!    own setup exits at once, and a dead process's /proc/PID/ns links are
+//!    gone), put the gate on its descriptor, restore the signal mask and
+//!    exec the sandbox. bwrap sets itself up while pasta starts;
 //!    its command waits at the gate (`gate.rs`), which the launcher opens
 //!    only after the routes are locked (`join.rs`).
 
@@ -34,6 +37,9 @@ pub(crate) enum Step {
     Lock = b'L',
     /// The holder's id maps are written (`JailPlan::becomes`).
     Maps = b'M',
+    /// The session ended: the locker (and the DNS forwarder) report what
+    /// the jail refused.
+    Report = b'R',
 }
 
 /// Helper → launcher (the holder and the locker report this way).
@@ -51,6 +57,14 @@ pub(crate) enum Report {
         routes: usize,
         filter_rules: usize,
     },
+    /// Locker, after the session: what the filter refused (`full`: the
+    /// set was full, more was refused than it lists).
+    Refused {
+        refused: Vec<crate::jail::plan::report::Refused>,
+        full: bool,
+    },
+    /// The DNS forwarder, after the session: the names it refused.
+    Names(crate::jail::plan::report::NameTally),
     Failed(Failure),
 }
 
@@ -59,6 +73,9 @@ pub(crate) enum Report {
 pub(crate) struct Helper {
     pub pid: Pid,
     chan: OwnedFd,
+    /// Descriptors that came with reports (the holder's namespaces, with
+    /// `Ready`), until taken.
+    passed: std::cell::RefCell<Vec<OwnedFd>>,
 }
 
 /// The gate as the holder hands it to the sandbox: the read end of the
@@ -104,7 +121,7 @@ pub(crate) fn spawn_reporting(step: &'static str, main: impl FnOnce(&OwnedFd) ->
         main(&theirs)
     })?;
     drop(theirs);
-    Ok(Helper { pid, chan: ours })
+    Ok(Helper { pid, chan: ours, passed: Default::default() })
 }
 
 /// The holder's whole life; returns its exit status on failure.
@@ -153,7 +170,7 @@ fn holder_main(
             return fail(chan, Failure::Exec { message: format!("becoming uid {uid}: {e}") });
         }
     }
-    if report(chan, &Report::Ready).is_err() {
+    if report_with_namespaces(chan, &Report::Ready).is_err() {
         return 1;
     }
     // 3. The sandbox, held at the gate: dup2 leaves the target without
@@ -175,6 +192,17 @@ pub(crate) fn fail(chan: &OwnedFd, f: Failure) -> i32 {
 pub(crate) fn report(chan: &OwnedFd, r: &Report) -> Result<(), nix::errno::Errno> {
     let bytes = serde_json::to_vec(r).unwrap_or_default();
     nix::sys::socket::send(chan.as_raw_fd(), &bytes, MsgFlags::empty()).map(|_| ())
+}
+
+/// `r` with the descriptors of this process's user and network namespaces
+/// (close-on-exec here: the sandbox does not inherit them).
+fn report_with_namespaces(chan: &OwnedFd, r: &Report) -> Result<(), nix::errno::Errno> {
+    use nix::sys::socket::{sendmsg, ControlMessage};
+    let open = |ns: &str| std::fs::File::open(format!("/proc/self/ns/{ns}")).map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)));
+    let (user, net) = (open("user")?, open("net")?);
+    let bytes = serde_json::to_vec(r).unwrap_or_default();
+    let fds = [user.as_raw_fd(), net.as_raw_fd()];
+    sendmsg::<()>(chan.as_raw_fd(), &[std::io::IoSlice::new(&bytes)], &[ControlMessage::ScmRights(&fds)], MsgFlags::empty(), None).map(|_| ())
 }
 
 /// Blocks until the launcher sends `want` (false on anything else or EOF).
@@ -209,6 +237,12 @@ impl Helper {
         nix::sys::socket::send(self.chan.as_raw_fd(), &[step as u8], MsgFlags::empty()).map(|_| ()).map_err(|e| JailError::sys("talking to a helper", errno(e)))
     }
 
+    /// The descriptors that came with the reports so far (taken: a second
+    /// call gets none).
+    pub(crate) fn take_passed(&self) -> Vec<OwnedFd> {
+        std::mem::take(&mut *self.passed.borrow_mut())
+    }
+
     /// The helper's next report, a signal, or the deadline.
     pub(crate) fn hear(&self, signals: &Signals, deadline: Instant) -> Result<Heard, JailError> {
         match wait_fd(Some(self.chan.as_fd()), signals, Some(deadline))? {
@@ -216,15 +250,38 @@ impl Helper {
             Event::Timeout => return Ok(Heard::Timeout),
             Event::Ready => {}
         }
-        let mut buf = vec![0u8; 64 * 1024];
-        let n =
-            nix::sys::socket::recv(self.chan.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT).map_err(|e| JailError::sys("reading from a helper", errno(e)))?;
+        // Room for the largest report (the seen set's elements, the
+        // forwarder's names).
+        let mut buf = vec![0u8; 256 * 1024];
+        let n = self.receive(&mut buf)?;
         if n == 0 {
             return Ok(Heard::Closed);
         }
         let report =
             serde_json::from_slice(&buf[..n]).map_err(|e| JailError::RouteLock { step: "reading a helper's report".into(), message: e.to_string() })?;
         Ok(Heard::Report(report))
+    }
+}
+
+impl Helper {
+    /// One message into `buf` (its length returned); descriptors that
+    /// came with it are kept for `take_passed`.
+    fn receive(&self, buf: &mut [u8]) -> Result<usize, JailError> {
+        use nix::sys::socket::{recvmsg, ControlMessageOwned};
+        use std::os::fd::FromRawFd;
+        let mut cmsg = nix::cmsg_space!([std::os::fd::RawFd; 2]);
+        let mut iov = [std::io::IoSliceMut::new(buf)];
+        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC;
+        let msg = recvmsg::<()>(self.chan.as_raw_fd(), &mut iov, Some(&mut cmsg), flags).map_err(|e| JailError::sys("reading from a helper", errno(e)))?;
+        let n = msg.bytes;
+        for c in msg.cmsgs().map_err(|e| JailError::sys("reading from a helper", errno(e)))? {
+            if let ControlMessageOwned::ScmRights(fds) = c {
+                // SAFETY: SCM_RIGHTS just installed these descriptors in
+                // this process; nothing else owns them.
+                self.passed.borrow_mut().extend(fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+            }
+        }
+        Ok(n)
     }
 }
 

@@ -10,7 +10,10 @@
 //!
 //! Steps: join, report `Ready`; wait for `Lock` (pasta is attached); lock
 //! the routes, then install the packet filter derived from them; report
-//! `Locked` or `Failed`; exit.
+//! `Locked` or `Failed`. Then it keeps the report: when the session has
+//! ended, the launcher asks (`Report`) and it answers with what the filter
+//! refused (the `seen` set's elements), read from inside the namespace it
+//! still holds; then it exits.
 //!
 //! The follower (`spawn_follow`) is the same child later in the session:
 //! it joins, moves the locked jail to a plan with more blocked
@@ -23,11 +26,13 @@
 
 use super::holder::{self, Helper, Report, Step};
 use super::lockdown::{self, Failure};
+use super::nft;
 use super::sys::die_with_parent;
 use crate::jail::error::{errno, JailError};
+use crate::jail::plan::filter::{self, Shape};
+use crate::jail::plan::report;
 use crate::jail::plan::routes::PlanInputs;
 use nix::sched::CloneFlags;
-use nix::unistd::Pid;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The jail's namespaces, opened through the holder once it made them;
@@ -38,22 +43,27 @@ pub(crate) struct Namespaces {
 }
 
 impl Namespaces {
-    pub(crate) fn of(holder: Pid) -> Result<Namespaces, JailError> {
-        let open = |ns: &str| -> Result<OwnedFd, JailError> {
-            let f = std::fs::File::open(format!("/proc/{holder}/ns/{ns}")).map_err(|e| JailError::sys("opening the jail's namespaces", e))?;
-            Ok(OwnedFd::from(f))
-        };
-        Ok(Namespaces { user: open("user")?, net: open("net")? })
+    /// The holder's namespaces, as it passed them with its `Ready` (not
+    /// looked up in /proc: by then the holder may be a sandbox that
+    /// already failed and exited).
+    pub(crate) fn passed_by(holder: &Helper) -> Result<Namespaces, JailError> {
+        match <[OwnedFd; 2]>::try_from(holder.take_passed()) {
+            Ok([user, net]) => Ok(Namespaces { user, net }),
+            Err(got) => Err(JailError::RouteLock {
+                step: "receiving the jail's namespaces".into(),
+                message: format!("the holder passed {} descriptors with its report, not its user and network namespaces", got.len()),
+            }),
+        }
     }
 }
 
 /// Forks the locker. It inherits the launcher's descriptors (pasta's
-/// readiness pipe among them). `packet_filter` is false only in
-/// weakened-plan tests. The launcher writes the lock's inputs (JSON) to
+/// readiness pipe among them). `filter` is `None` only in weakened-plan
+/// tests. The launcher writes the lock's inputs (JSON) to
 /// the returned pipe after `Step::Lock`, and closes it: they are known
 /// only then (the container is read again while pasta starts), and a pipe
 /// takes inputs of any size.
-pub(crate) fn spawn(ns: &Namespaces, packet_filter: bool) -> Result<(Helper, OwnedFd), JailError> {
+pub(crate) fn spawn(ns: &Namespaces, filter: Option<Shape>) -> Result<(Helper, OwnedFd), JailError> {
     let parent = nix::unistd::getpid();
     let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| JailError::sys("pipe", errno(e)))?;
     let write_raw = write.as_raw_fd();
@@ -73,16 +83,32 @@ pub(crate) fn spawn(ns: &Namespaces, packet_filter: bool) -> Result<(Helper, Own
             Err(message) => return holder::fail(chan, Failure::Netlink { step: "reading the lock's inputs".into(), message }),
         };
         let locked = lockdown::lock(&inputs).and_then(|net| {
-            let filter_rules = if packet_filter { lockdown::lock_filter(&net)? } else { 0 };
+            let filter_rules = match filter {
+                Some(shape) => lockdown::lock_filter(&net, shape)?,
+                None => 0,
+            };
             Ok(Report::Locked { routes: net.main.len(), filter_rules })
         });
         match locked {
-            Ok(report) => i32::from(holder::report(chan, &report).is_err()),
-            Err(f) => holder::fail(chan, f),
+            Ok(report) if holder::report(chan, &report).is_ok() => {}
+            Ok(_) => return 1,
+            Err(f) => return holder::fail(chan, f),
         }
+        if filter.is_some_and(|s| s.report) && holder::await_step(chan, Step::Report) {
+            return i32::from(holder::report(chan, &refused()).is_err());
+        }
+        0
     })?;
     drop(read);
     Ok((helper, write))
+}
+
+/// What the filter refused, as the `seen` set holds it now.
+fn refused() -> Report {
+    match nft::elements_of(&filter::seen_set()) {
+        Ok(els) => Report::Refused { full: els.len() >= filter::SEEN_SIZE as usize, refused: report::refused_from(&els) },
+        Err(e) => Report::Failed(Failure::Filter { step: e.step.into(), errno: e.errno, message: e.message }),
+    }
 }
 
 /// The lock's inputs, as the launcher wrote them to the pipe.
@@ -99,7 +125,7 @@ fn read_inputs(fd: std::os::fd::RawFd) -> Result<PlanInputs, String> {
 
 /// The launcher is single-threaded, so its fork may join a user
 /// namespace; the network namespace's owner is that namespace.
-fn join(ns: &Namespaces) -> Result<(), Failure> {
+pub(crate) fn join(ns: &Namespaces) -> Result<(), Failure> {
     for (fd, kind, what) in [(&ns.user, CloneFlags::CLONE_NEWUSER, "user"), (&ns.net, CloneFlags::CLONE_NEWNET, "network")] {
         if let Err(e) = nix::sched::setns(fd, kind) {
             let message = format!("joining the jail's {what} namespace: {}", errno(e));
@@ -111,13 +137,13 @@ fn join(ns: &Namespaces) -> Result<(), Failure> {
 
 /// Forks the follower: joins the jail and moves it to the plan for
 /// `inputs`; reports `Locked` or `Failed`.
-pub(crate) fn spawn_follow(ns: &Namespaces, inputs: &PlanInputs, packet_filter: bool) -> Result<Helper, JailError> {
+pub(crate) fn spawn_follow(ns: &Namespaces, inputs: &PlanInputs, filter: Option<Shape>) -> Result<Helper, JailError> {
     let parent = nix::unistd::getpid();
     holder::spawn_reporting("forking the route follower", |chan| {
         if die_with_parent(parent).is_err() {
             return 1;
         }
-        let followed = join(ns).and_then(|()| lockdown::follow(inputs, packet_filter));
+        let followed = join(ns).and_then(|()| lockdown::follow(inputs, filter));
         match followed {
             Ok(net) => i32::from(holder::report(chan, &Report::Locked { routes: net.main.len(), filter_rules: 0 }).is_err()),
             Err(f) => holder::fail(chan, f),

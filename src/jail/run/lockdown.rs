@@ -126,15 +126,15 @@ pub(crate) fn lock(inputs: &PlanInputs) -> Result<NetPlan, Failure> {
 }
 
 /// The routes of a locked jail moved to the plan for `inputs` (which
-/// blocks at least what the plan in force blocks), the filter first when
-/// `packet_filter`. Returns the new plan.
-pub(crate) fn follow(inputs: &PlanInputs, packet_filter: bool) -> Result<NetPlan, Failure> {
+/// blocks at least what the plan in force blocks), the filter (of this
+/// shape) first. Returns the new plan.
+pub(crate) fn follow(inputs: &PlanInputs, filter: Option<filter::Shape>) -> Result<NetPlan, Failure> {
     let mut nl = Netlink::open().map_err(|e| netlink("opening netlink", e))?;
     let (now, raw) = snapshot(&mut nl)?;
     let observed = observe(&now).map_err(Failure::Observe)?;
     let plan = net_plan(&observed, inputs);
-    if packet_filter {
-        grow_filter(&filter::filter_plan(&plan))?;
+    if let Some(shape) = filter {
+        grow_filter(&filter::filter_plan(&plan, shape))?;
     }
     let current: Vec<&Route> = now.routes.iter().filter(|r| r.table == TABLE_MAIN).collect();
     let added: Vec<Route> = plan.main.iter().filter(|r| !current.contains(r)).cloned().collect();
@@ -168,8 +168,8 @@ fn nft_failed(e: nft::NftError) -> Failure {
 /// The second layer (`plan/filter.rs`): installs the packet filter derived
 /// from the locked route plan, reads every nf_tables object back and
 /// fails on any difference. Returns the number of filter rules.
-pub(crate) fn lock_filter(net: &NetPlan) -> Result<usize, Failure> {
-    let plan = filter::filter_plan(net);
+pub(crate) fn lock_filter(net: &NetPlan, shape: filter::Shape) -> Result<usize, Failure> {
+    let plan = filter::filter_plan(net, shape);
     nft::install(&plan).map_err(nft_failed)?;
     read_back_filter(&plan)?;
     Ok(plan.rules.len())
@@ -206,7 +206,7 @@ pub fn probe_filter() -> Result<(), (String, Option<i32>)> {
         gateway: Ipv4Addr::new(10, 0, 2, 2),
     };
     let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), container: Vec::new() };
-    match lock_filter(&net_plan(&observed, &inputs)) {
+    match lock_filter(&net_plan(&observed, &inputs), filter::Shape { report: true, allowlist: false }) {
         Ok(_) => Ok(()),
         Err(Failure::Filter { step, errno, message }) => Err((format!("{step}: {message}"), errno)),
         Err(Failure::Unexpected(d)) => Err((format!("the filter read back differently: {}", d.join("; ")), None)),

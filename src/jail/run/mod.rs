@@ -5,12 +5,13 @@
 
 pub(super) mod fdpass;
 pub(super) mod follow;
+pub(super) mod forwarder;
 pub mod gate;
 pub(super) mod holder;
 pub(super) mod join;
 pub(crate) mod lockdown;
 pub(super) mod netlink;
-pub(super) mod nft;
+pub(crate) mod nft;
 pub(super) mod pasta;
 pub(super) mod relay;
 pub(crate) mod rtnl;

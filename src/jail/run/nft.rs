@@ -4,8 +4,8 @@
 //! which has joined it). The messages themselves are built and parsed in
 //! `plan/nftwire.rs`.
 
-use crate::jail::plan::filter::{self, FilterPlan, Ruleset, SetChange};
-use crate::jail::plan::nftwire::{self, Dump, Obj, Reply};
+use crate::jail::plan::filter::{self, ElementState, FilterPlan, Ruleset, SetChange, SetState};
+use crate::jail::plan::nftwire::{self, Dump, ElemOp, Obj, Reply};
 use nix::sys::socket::{recv, send, MsgFlags};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
@@ -28,13 +28,14 @@ impl NftError {
     }
 }
 
-struct Socket {
+/// A NETLINK_NETFILTER socket of the current network namespace.
+pub(crate) struct Socket {
     fd: OwnedFd,
     seq: u32,
 }
 
 impl Socket {
-    fn open() -> Result<Socket, NftError> {
+    pub(crate) fn open() -> Result<Socket, NftError> {
         // SAFETY: plain socket(2); the result is checked and owned below.
         let fd = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, nftwire::NETLINK_NETFILTER) };
         if fd < 0 {
@@ -104,23 +105,25 @@ impl Socket {
 /// well under the default socket send buffer (208 KiB).
 const ELEMENTS_PER_TRANSACTION: usize = 4 * nftwire::ELEMENTS_PER_MESSAGE;
 
-/// Creates the filter: the table, its chain, the blocked set with its
-/// first elements and the rules in one transaction; a set too large for
-/// one gets the rest of its elements in further ones (the launch has not
-/// opened the gate yet, so nothing runs in between).
+/// Creates the filter: the table, its sets, the blocked set's first
+/// elements, the chains and the rules in one transaction; a set too large
+/// for one gets the rest of its elements in further ones (the launch has
+/// not opened the gate yet, so nothing runs in between).
 pub(crate) fn install(plan: &FilterPlan) -> Result<(), NftError> {
     let want = filter::expected(plan);
-    let (set, elements) = (&want.sets[0], &want.elements);
-    let mut chunks = elements.chunks(ELEMENTS_PER_TRANSACTION);
+    let blocked = filter::blocked_set();
+    let mut chunks = want.elements.chunks(ELEMENTS_PER_TRANSACTION);
     let first = chunks.next().unwrap_or_default();
-    let mut objs = vec![Obj::Table(&want.tables[0]), Obj::Chain(&want.chains[0]), Obj::Set(set)];
+    let mut objs: Vec<Obj<'_>> = want.tables.iter().map(Obj::Table).collect();
+    objs.extend(want.sets.iter().map(Obj::Set));
     if !first.is_empty() {
-        objs.push(Obj::Elements { set, elements: first, remove: false });
+        objs.push(Obj::Elements { set: &blocked, elements: first, op: ElemOp::Add });
     }
+    objs.extend(want.chains.iter().map(Obj::Chain));
     objs.extend(want.rules.iter().map(Obj::Rule));
     transact_objs(&objs)?;
     for chunk in chunks {
-        transact_objs(&[Obj::Elements { set, elements: chunk, remove: false }])?;
+        transact_objs(&[Obj::Elements { set: &blocked, elements: chunk, op: ElemOp::Add }])?;
     }
     Ok(())
 }
@@ -138,10 +141,10 @@ pub(crate) fn grow_set(changes: &[SetChange]) -> Result<(), NftError> {
         }
         let mut objs = Vec::new();
         if !c.remove.is_empty() {
-            objs.push(Obj::Elements { set: &set, elements: &c.remove, remove: true });
+            objs.push(Obj::Elements { set: &set, elements: &c.remove, op: ElemOp::Remove });
         }
         if !c.add.is_empty() {
-            objs.push(Obj::Elements { set: &set, elements: &c.add, remove: false });
+            objs.push(Obj::Elements { set: &set, elements: &c.add, op: ElemOp::Add });
         }
         transact_objs(&objs)?;
     }
@@ -160,17 +163,54 @@ pub fn try_create_probe_table() -> Result<(), i32> {
     transact_objs(&[Obj::Table(&t)]).map_err(|e| e.errno.unwrap_or(libc::EIO))
 }
 
+/// One transaction on the set `set` (the DNS forwarder's updates of the
+/// allowed set): `remove` then `add`, all or nothing, on `sock`.
+pub(crate) fn update_set(sock: &mut Socket, set: &SetState, remove: &[ElementState], add: &[ElementState]) -> Result<(), NftError> {
+    let mut objs = Vec::new();
+    if !remove.is_empty() {
+        objs.push(Obj::Elements { set, elements: remove, op: ElemOp::Remove });
+    }
+    if !add.is_empty() {
+        objs.push(Obj::Elements { set, elements: add, op: ElemOp::Ensure });
+    }
+    if objs.is_empty() {
+        return Ok(());
+    }
+    transact_on(sock, &objs)
+}
+
+/// The elements of one of the jail's sets (the seen set's, after the
+/// session).
+pub(crate) fn elements_of(set: &SetState) -> Result<Vec<ElementState>, NftError> {
+    let mut sock = Socket::open()?;
+    sock.seq += 1;
+    let mut state = Ruleset::default();
+    dump(&sock, &nftwire::elements_request(set, sock.seq), &mut state)?;
+    Ok(state.elements)
+}
+
 fn transact_objs(objs: &[Obj<'_>]) -> Result<(), NftError> {
-    let sock = Socket::open()?;
-    let (bytes, n) = nftwire::batch(objs, sock.seq);
+    let mut sock = Socket::open()?;
+    transact_on(&mut sock, objs)
+}
+
+/// Sends one transaction and awaits its acknowledgements (only its own:
+/// on a socket used before, a late answer to an earlier one is skipped).
+fn transact_on(sock: &mut Socket, objs: &[Obj<'_>]) -> Result<(), NftError> {
+    sock.seq = sock.seq.wrapping_add(1 << 16);
+    let first = sock.seq;
+    let (bytes, n) = nftwire::batch(objs, first);
+    // The batch's own begin and end count too: a refusal of the whole
+    // batch (EPERM without CAP_NET_ADMIN) is the begin message's.
+    let ours = |seq: u32| seq.wrapping_sub(first) <= n + 1;
     let step = "installing the packet filter";
     sock.send(step, &bytes)?;
     let mut acked = 0;
     while acked < n {
         for reply in sock.receive(step)? {
             match reply {
-                Reply::Ack { error: 0, .. } => acked += 1,
-                Reply::Ack { error, .. } => {
+                Reply::Ack { error: 0, seq } if ours(seq) => acked += 1,
+                Reply::Ack { error, seq } if ours(seq) => {
                     let errno = -error;
                     let msg = std::io::Error::from_raw_os_error(errno).to_string();
                     return Err(NftError::new(step, Some(errno), msg));

@@ -16,7 +16,9 @@
 //!    since the lock is followed (`follow.rs`); then the gate opens: the
 //!    command starts;
 //! 6. wait: forward signals, follow the container's network; the
-//!    session's status is the exit code;
+//!    session's status is the exit code; then ask the locker (which kept
+//!    the jail's namespaces) what the filter refused, and the DNS
+//!    forwarder which names it refused (the end-of-session report);
 //! 7. every path: kill and reap the holder, pasta, the locker and the
 //!    relay, close the gate, and reap what the launcher adopted meanwhile
 //!    (the zombies pasta leaves; a sandbox stopped before the gate opened,
@@ -27,6 +29,7 @@
 //! runs (`gate.rs`).
 
 use super::follow::Watch;
+use super::forwarder;
 use super::gate::GATE_FD;
 use super::holder::{self, GateEnd, Heard, Helper, Ids, Report, Step};
 use super::join::{self, Namespaces};
@@ -37,6 +40,7 @@ use super::sys::{signal_status, wait_fd, wait_fds, Event, Events, Signals, Subre
 use crate::jail::error::JailError;
 use crate::jail::host::{current_userns_facts, userns_diagnosis};
 use crate::jail::plan::launch::JailPlan;
+use crate::jail::plan::report::JailReport;
 use crate::jail::plan::routes::ObserveError;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::signalfd::siginfo;
@@ -44,6 +48,8 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Instant;
+
+mod report;
 
 /// `si_code` of signals the kernel sends itself (e.g. the terminal's
 /// Ctrl-C to the whole foreground process group, the session included).
@@ -57,6 +63,8 @@ const SI_KERNEL: i32 = 0x80;
 pub struct Ended {
     pub code: i32,
     pub notes: Vec<String>,
+    /// What the jail refused (`None` without a packet filter).
+    pub report: Option<JailReport>,
 }
 
 /// Runs the session inside the jail. `before_ns` is called in the holder
@@ -83,12 +91,14 @@ pub fn run_jailed(
     let orphans = Subreaper::adopt_orphans();
     let mut kids = Kids::default();
     let mut watch = None;
-    let result = run(plan, before_ns, exec_inner, before_gate.as_ref(), &signals, &mut kids, &mut watch);
+    let mut report = None;
+    let result = run(plan, before_ns, exec_inner, before_gate.as_ref(), &signals, &mut kids, (&mut watch, &mut report));
     let t = Instant::now();
     kids.stop_all();
     orphans.reap_dying(&signals);
     tracing::debug!("egress jail: helpers stopped in {:?}", t.elapsed());
-    let notes = watch.map(|w| w.notes()).unwrap_or_default();
+    let mut notes = watch.map(|w| w.notes()).unwrap_or_default();
+    notes.extend(report.iter().flat_map(JailReport::lines));
     let code = match result {
         Ok(code) => code,
         Err(Stop::Signal(n)) => signal_status(n),
@@ -96,7 +106,7 @@ pub fn run_jailed(
         Err(Stop::Failed(f)) => return Err(failure(f, plan)),
         Err(Stop::Error(e)) => return Err(e),
     };
-    Ok(Ended { code, notes })
+    Ok(Ended { code, notes, report })
 }
 
 /// Why the launch or the session stopped early.
@@ -128,6 +138,9 @@ struct Kids {
     relay: Option<Pid>,
     factory: Option<Pid>,
     locker: Option<Pid>,
+    /// The jail's DNS forwarder (allowDomains), and its report channel.
+    forwarder: Option<Pid>,
+    forwarder_chan: Option<std::os::fd::RawFd>,
     /// The child following a change of the container's network.
     follower: Option<Pid>,
     /// The gate's write end until it opens; dropping it closes the gate.
@@ -141,7 +154,7 @@ struct Kids {
 impl Kids {
     /// Reaps whichever helper exited, without blocking.
     fn reap(&mut self) {
-        for pid in [self.holder, self.pasta, self.relay, self.factory, self.locker, self.follower].into_iter().flatten() {
+        for pid in [self.holder, self.pasta, self.relay, self.factory, self.locker, self.follower, self.forwarder].into_iter().flatten() {
             if let Ok(st) = waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
                 if st != WaitStatus::StillAlive {
                     self.exited.push(st);
@@ -152,7 +165,7 @@ impl Kids {
     }
 
     fn forget(&mut self, pid: Pid) {
-        for slot in [&mut self.holder, &mut self.pasta, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.follower] {
+        for slot in [&mut self.holder, &mut self.pasta, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.follower, &mut self.forwarder] {
             if *slot == Some(pid) {
                 *slot = None;
             }
@@ -166,16 +179,15 @@ impl Kids {
     /// The report a dead holder left on its channel, if any (none: it
     /// exec'd the sandbox, whose end closed the channel).
     fn holder_report(&self) -> Option<Report> {
-        let fd = self.holder_chan?;
-        let mut buf = vec![0u8; 64 * 1024];
-        let n = nix::sys::socket::recv(fd, &mut buf, nix::sys::socket::MsgFlags::MSG_DONTWAIT).ok()?;
-        serde_json::from_slice(buf.get(..n)?).ok()
+        last_report(self.holder_chan?)
     }
+}
 
+impl Kids {
     fn stop_all(&mut self) {
         // All killed first, then reaped: they die in parallel. pasta's
         // exit is quick because its device outlives it (`tap.rs`).
-        let pids: Vec<Pid> = [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.follower, &mut self.pasta]
+        let pids: Vec<Pid> = [&mut self.holder, &mut self.relay, &mut self.factory, &mut self.locker, &mut self.follower, &mut self.forwarder, &mut self.pasta]
             .into_iter()
             .filter_map(|slot| slot.take())
             .collect();
@@ -196,6 +208,13 @@ impl Drop for Kids {
     }
 }
 
+/// The report a dead helper left on its channel `fd`, if any.
+fn last_report(fd: std::os::fd::RawFd) -> Option<Report> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = nix::sys::socket::recv(fd, &mut buf, nix::sys::socket::MsgFlags::MSG_DONTWAIT).ok()?;
+    serde_json::from_slice(buf.get(..n)?).ok()
+}
+
 fn run(
     plan: &JailPlan,
     before_ns: &mut dyn FnMut() -> std::io::Result<()>,
@@ -203,7 +222,7 @@ fn run(
     before_gate: Option<&OwnedFd>,
     signals: &Signals,
     kids: &mut Kids,
-    watch: &mut Option<Watch>,
+    (watch, report): (&mut Option<Watch>, &mut Option<JailReport>),
 ) -> Result<i32, Stop> {
     let start = Instant::now();
     let deadline = start + plan.setup_timeout;
@@ -225,14 +244,19 @@ fn run(
     // Watch the container's network from now on (read again below).
     *watch = Watch::subscribe(plan)?;
     expect("the holder", &holder, signals, kids, deadline, Want::Ready, plan)?;
-    let ns = Namespaces::of(holder.pid)?;
+    let ns = Namespaces::passed_by(&holder)?;
     step("namespaces ready");
     // 3. The locker joins them, keeping pasta's readiness pipe; then
     // pasta, while the sandbox sets itself up, attached to the locker's
     // namespaces (the holder may be an unprivileged uid by then).
     let ready = ReadyPipe::new()?;
-    let (locker, lock_inputs) = join::spawn(&ns, plan.packet_filter)?;
+    let (locker, lock_inputs) = join::spawn(&ns, plan.filter_shape())?;
     kids.locker = Some(locker.pid);
+    // The DNS forwarder (allowDomains) starts meanwhile; it must listen
+    // before the gate opens.
+    let dns = forwarder::Spec::of(plan).map(|spec| forwarder::spawn(&ns, spec)).transpose()?;
+    kids.forwarder = dns.as_ref().map(|d| d.pid);
+    kids.forwarder_chan = dns.as_ref().map(Helper::chan_fd);
     // The locker's copy of the write end, at the same number.
     let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
     drop(ready.write);
@@ -258,6 +282,11 @@ fn run(
     let _ = std::io::Write::write_all(&mut std::fs::File::from(lock_inputs), &serde_json::to_vec(&inputs).unwrap_or_default());
     expect("the route locker", &locker, signals, kids, deadline, Want::Locked, plan)?;
     step("routes locked");
+    // The jail's DNS forwarder binds its listeners now (its loopback is
+    // up) and reports before the gate opens.
+    if let Some(d) = &dns {
+        d.send(Step::Lock)?;
+    }
     // 5. Relays, then the gate.
     if plan.has_relays() {
         start_relay(plan, &ns, signals, kids, deadline)?;
@@ -265,6 +294,10 @@ fn run(
     if let Some(fd) = before_gate {
         await_before_gate(fd, signals, kids, deadline, plan)?;
         step("the sandbox's side ready");
+    }
+    if let Some(d) = &dns {
+        expect("the jail's DNS forwarder", d, signals, kids, deadline, Want::Ready, plan)?;
+        step("the DNS forwarder listening");
     }
     // What changed in the container meanwhile is blocked before anything
     // runs; a jail that cannot follow does not launch.
@@ -280,6 +313,10 @@ fn run(
     crate::resident::shed_text();
     let code = wait_session(holder.pid, signals, kids, plan, &ns, watch.as_mut());
     step("session ended");
+    if plan.filter_shape().is_some_and(|s| s.report) {
+        *report = Some(report::collect(&locker, dns.as_ref(), signals, kids));
+        step("report read");
+    }
     code
 }
 
@@ -314,6 +351,7 @@ fn expect(what: &'static str, helper: &Helper, signals: &Signals, kids: &mut Kid
                 Want::Locked
             }
             Heard::Closed => Want::Closed,
+            Heard::Report(Report::Refused { .. } | Report::Names(_)) => return Err(helper_gone(what, helper.pid, kids, want).into()),
             Heard::Signal(info) => {
                 on_setup_signal(&info, kids)?;
                 continue;
@@ -342,6 +380,7 @@ fn on_setup_signal(info: &siginfo, kids: &mut Kids) -> Result<(), Stop> {
     }
     let (holder, pasta) = (kids.holder, kids.pasta);
     let relay = [kids.relay, kids.factory];
+    let dns = kids.forwarder;
     kids.reap();
     // The holder's end comes first: pasta and the relay fail because its
     // namespaces went with it. Before its exec it says why on its
@@ -362,6 +401,12 @@ fn on_setup_signal(info: &siginfo, kids: &mut Kids) -> Result<(), Stop> {
     }
     if let Some(st) = relay.into_iter().flatten().find_map(|p| kids.status_of(p)) {
         return Err(JailError::Relay { message: format!("the relay exited during setup ({st:?})") }.into());
+    }
+    if let Some(st) = dns.and_then(|p| kids.status_of(p)) {
+        if let Some(Report::Failed(f)) = kids.forwarder_chan.and_then(last_report) {
+            return Err(Stop::Failed(f));
+        }
+        return Err(JailError::RouteLock { step: "starting the jail's DNS forwarder".into(), message: format!("it exited ({st:?})") }.into());
     }
     Ok(())
 }
@@ -459,8 +504,11 @@ fn wait_session(holder: Pid, signals: &Signals, kids: &mut Kids, plan: &JailPlan
 }
 
 fn on_child_exit(kids: &mut Kids) {
-    let (pasta, relay) = (kids.pasta, kids.relay.and(kids.factory));
+    let (pasta, relay, dns) = (kids.pasta, kids.relay.and(kids.factory), kids.forwarder);
     kids.reap();
+    if dns.is_some() && kids.forwarder.is_none() {
+        tracing::warn!("egress jail: the jail's DNS forwarder exited; names no longer resolve in the session");
+    }
     if pasta.is_some() && kids.pasta.is_none() {
         tracing::warn!("egress jail: pasta exited; the session has no network any more");
     }
@@ -502,7 +550,7 @@ fn on_container_change(watch: &mut Watch, ns: &Namespaces, plan: &JailPlan, sign
 /// forwarding signals to the session meanwhile.
 fn follow(watch: &Watch, ns: &Namespaces, plan: &JailPlan, signals: &Signals, kids: &mut Kids, deadline: Instant) -> Result<(), String> {
     let t = Instant::now();
-    let follower = join::spawn_follow(ns, &watch.inputs(), plan.packet_filter).map_err(|e| e.to_string())?;
+    let follower = join::spawn_follow(ns, &watch.inputs(), plan.filter_shape()).map_err(|e| e.to_string())?;
     kids.follower = Some(follower.pid);
     let heard = loop {
         match follower.hear(signals, deadline) {

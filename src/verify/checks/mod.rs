@@ -8,6 +8,7 @@
 //! holds the shared syscall helpers, `abi` the calls through each ABI.
 
 pub mod abi;
+pub mod allow;
 pub mod attack;
 pub mod env;
 pub mod fs;

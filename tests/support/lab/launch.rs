@@ -42,6 +42,9 @@ pub struct Opts {
     /// With `product_in`: these arguments instead of `run -- bash SCRIPT`
     /// (e.g. `verify --json`).
     pub product_args: Option<Vec<String>>,
+    /// With `product_in`: more environment for the product (e.g.
+    /// `AGENT_SANDBOX_ALLOW_DOMAINS`).
+    pub product_env: Vec<(String, String)>,
     /// The product's executable where every user can run it (copied, if
     /// need be, here in the test: the child may have become another user).
     pub product_exe: String,
@@ -63,6 +66,7 @@ impl Default for Opts {
             before: || Ok(()),
             product_in: None,
             product_args: None,
+            product_env: vec![],
             product_exe: gate_exe(),
             bwrap_args: vec![],
         }
@@ -161,7 +165,7 @@ fn child_main(opts: &Opts, resolv: &Path, out: OwnedFd) -> i32 {
         return 203;
     }
     if let Some(ws) = &opts.product_in {
-        let err = exec_product(&opts.product_exe, ws, &opts.script, opts.product_args.as_deref());
+        let err = exec_product(&opts.product_exe, ws, &opts.script, opts.product_args.as_deref(), &opts.product_env);
         say(&format!("JAILTEST could not run the product: {err}"));
         return 204;
     }
@@ -206,7 +210,7 @@ fn run(opts: &Opts) -> Result<i32, jail::JailError> {
 
 /// `agent-sandbox run -- bash -c SCRIPT` (or `args`) as root, in `ws`,
 /// with a plain environment (the jail on).
-fn exec_product(exe: &str, ws: &Path, script: &str, args: Option<&[String]>) -> std::io::Error {
+fn exec_product(exe: &str, ws: &Path, script: &str, args: Option<&[String]>, env: &[(String, String)]) -> std::io::Error {
     let full = format!("{}\n{script}", include_str!("probe.sh"));
     let mut cmd = std::process::Command::new(exe);
     match args {
@@ -215,6 +219,7 @@ fn exec_product(exe: &str, ws: &Path, script: &str, args: Option<&[String]>) -> 
     };
     cmd.current_dir(ws).env_clear();
     cmd.envs([("PATH", crate::support::launcher::SYSTEM_PATH), ("HOME", "/root"), ("USER", "root"), ("LOGNAME", "root"), ("LANG", "C.UTF-8")]);
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.exec()
 }
 

@@ -6,6 +6,9 @@ fn net(s: &str) -> Ipv4Net {
     s.parse().unwrap()
 }
 
+const REPORT: Shape = Shape { report: true, allowlist: false };
+const ALLOWLIST: Shape = Shape { report: true, allowlist: true };
+
 fn lab_plan() -> NetPlan {
     let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", Ipv4Addr::new(198, 18, 0, 2), 24)], gateway: Ipv4Addr::new(198, 18, 0, 1) };
     let inputs = PlanInputs {
@@ -18,7 +21,7 @@ fn lab_plan() -> NetPlan {
 
 #[test]
 fn the_filter_accepts_what_the_routes_send_out_and_rejects_what_they_block() {
-    let plan = filter_plan(&lab_plan());
+    let plan = filter_plan(&lab_plan(), REPORT);
     let got: Vec<String> = plan.rules.iter().map(ToString::to_string).collect();
     assert_eq!(
         got,
@@ -28,10 +31,12 @@ fn the_filter_accepts_what_the_routes_send_out_and_rejects_what_they_block() {
             "ip daddr 192.0.2.53 tcp dport 53 accept",
             "ip daddr 10.99.0.7 accept",
             "ip daddr 198.18.0.1 accept",
-            "ip daddr 192.0.2.53 reject with icmp type admin-prohibited",
-            "ip daddr @blocked reject with icmp type admin-prohibited",
+            "ip daddr 192.0.2.53 goto refused",
+            "ip daddr @blocked goto refused",
         ]
     );
+    let refused: Vec<String> = plan.refused.iter().map(ToString::to_string).collect();
+    assert_eq!(refused, ["add @seen { ip daddr . meta l4proto . th dport counter }", "reject with icmp type admin-prohibited"]);
     let a = |s: &str| s.parse::<Ipv4Addr>().unwrap();
     assert_eq!(
         plan.blocked,
@@ -52,11 +57,12 @@ fn the_filter_accepts_what_the_routes_send_out_and_rejects_what_they_block() {
 #[test]
 fn every_blocked_route_is_in_the_set_and_accepts_come_first() {
     let net = lab_plan();
-    let plan = filter_plan(&net);
+    let plan = filter_plan(&net, REPORT);
     let first_reject = plan.rules.iter().position(|r| r.verdict != Verdict::Accept).unwrap();
-    assert!(plan.rules[first_reject..].iter().all(|r| r.verdict == Verdict::Reject), "nothing is dropped silently");
+    assert!(plan.rules[first_reject..].iter().all(|r| r.verdict == Verdict::Refuse), "nothing is dropped silently");
     let last = plan.rules.last().unwrap();
-    assert_eq!((&last.what, last.verdict), (&Match::DestinationIn(BLOCKED_SET.into()), Verdict::Reject));
+    assert_eq!((&last.what, &last.verdict), (&Match::DestinationIn(BLOCKED_SET.into()), &Verdict::Refuse));
+    assert_eq!(plan.refused.last().map(|r| &r.verdict), Some(&Verdict::Reject), "whatever is recorded is rejected");
     let inside = |ip: Ipv4Addr| plan.blocked.iter().any(|(a, b)| *a <= ip && ip <= *b);
     for r in net.main.iter().filter(|r| matches!(r.kind, RouteKind::Blackhole | RouteKind::Unreachable)) {
         assert!(inside(r.dst.network()) && inside(r.dst.broadcast()), "{r} is not in the set");
@@ -177,13 +183,71 @@ fn expressions_of_a_prefix_a_host_and_the_loopback() {
 
 #[test]
 fn the_expected_state_compares_clean() {
-    let plan = filter_plan(&lab_plan());
-    assert_eq!(compare(&plan, &expected(&plan)), Vec::<String>::new());
+    for shape in [REPORT, ALLOWLIST, Shape::default()] {
+        let plan = filter_plan(&lab_plan(), shape);
+        assert_eq!(compare(&plan, &expected(&plan)), Vec::<String>::new());
+    }
+}
+
+/// With allowDomains: no DNS to pasta's forwarder (the session's resolver
+/// is the jail's own, on its loopback); the blocked set before the
+/// allowed one; flows begun to an allowed address go on; everything else
+/// refused.
+#[test]
+fn the_allowlist_comes_after_the_blocked_set_and_refuses_the_rest() {
+    let plan = filter_plan(&lab_plan(), ALLOWLIST);
+    let got: Vec<String> = plan.rules.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        got,
+        [
+            "meta oifname \"lo\" accept",
+            "ip daddr 10.99.0.7 accept",
+            "ip daddr 198.18.0.1 accept",
+            "ip daddr 192.0.2.53 goto refused",
+            "ip daddr @blocked goto refused",
+            "ip daddr @allowed accept",
+            "ct state established accept",
+            "goto refused",
+        ]
+    );
+    let want = expected(&plan);
+    let sets: Vec<String> = want.sets.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        sets,
+        [
+            "set ip agent_sandbox/blocked flags 0x4 key type 7 len 4",
+            "set ip agent_sandbox/seen flags 0x30 key type 29453 len 12 timeout 604800000 ms size 512",
+            "set ip agent_sandbox/allowed flags 0x10 key type 7 len 4 size 16384",
+        ]
+    );
+    // Without the report, nothing is recorded; the reject stays.
+    let quiet = filter_plan(&lab_plan(), Shape { report: false, allowlist: true });
+    assert_eq!(quiet.refused, [FilterRule { what: Match::Any, verdict: Verdict::Reject }]);
+    assert_eq!(expected(&quiet).sets.len(), 2);
+}
+
+/// The dynamic sets' elements are the session's traffic: a read-back with
+/// some compares clean; an element of the blocked set still does not.
+#[test]
+fn the_dynamic_sets_elements_are_not_differences() {
+    let plan = filter_plan(&lab_plan(), ALLOWLIST);
+    let mut s = expected(&plan);
+    let seen =
+        ElementState { packets: Some(3), expires_ms: Some(1000), ..ElementState::new(&seen_set(), vec![10, 0, 0, 5, 6, 0, 0, 0, 0x15, 0x38, 0, 0], false) };
+    let allowed = ElementState { timeout_ms: Some(60_000), ..ElementState::new(&allowed_set(), vec![203, 0, 113, 5], false) };
+    s.elements.extend([seen, allowed]);
+    assert_eq!(compare(&plan, &s), Vec::<String>::new());
+    s.elements.push(ElementState::new(&blocked_set(), vec![8, 8, 8, 8], false));
+    assert_eq!(compare(&plan, &s).len(), 1);
+    // A dynamic set that lost its bound, or its timeout, is a difference.
+    let mut s = expected(&plan);
+    s.sets[1].size = None;
+    assert_eq!(compare(&plan, &s).len(), 2);
 }
 
 #[test]
 fn every_deviation_is_a_difference() {
-    let plan = filter_plan(&lab_plan());
+    let plan = filter_plan(&lab_plan(), ALLOWLIST);
     let good = expected(&plan);
     let mut cases: Vec<(&str, Ruleset)> = Vec::new();
     let mut s = good.clone();
@@ -207,6 +271,19 @@ fn every_deviation_is_a_difference() {
     let mut s = good.clone();
     s.rules.swap(3, 4);
     cases.push(("reordered rules", s));
+    let mut s = good.clone();
+    let n = s.rules.len();
+    s.rules.swap(n - 3, n - 4);
+    cases.push(("the allowed set looked up before the blocked one", s));
+    let mut s = good.clone();
+    s.rules.remove(0);
+    cases.push(("refusals no longer recorded", s));
+    let mut s = good.clone();
+    s.rules.remove(1);
+    cases.push(("refusals recorded, not rejected", s));
+    let mut s = good.clone();
+    s.rules.pop();
+    cases.push(("the rest accepted", s));
     let mut s = good.clone();
     s.rules[4].exprs.insert(0, Expr::Other { name: "counter".into(), attrs: vec![] });
     cases.push(("an unknown expression", s));
@@ -238,9 +315,9 @@ fn every_deviation_is_a_difference() {
 
 #[test]
 fn differences_name_the_rules_and_elements() {
-    let plan = filter_plan(&lab_plan());
+    let plan = filter_plan(&lab_plan(), REPORT);
     let mut s = expected(&plan);
-    s.rules.remove(4);
+    s.rules.remove(6);
     let d = compare(&plan, &s);
     assert_eq!(d.len(), 1);
     assert!(d[0].contains("rule 5") && d[0].contains("ip daddr 198.18.0.1 accept"), "{d:?}");

@@ -102,6 +102,11 @@ fn the_whole_plan_as_root() {
             gid_map: "65534 0 1\n".into(),
             setup_timeout: Duration::from_secs(15),
             packet_filter: true,
+            report: true,
+            allowlist: None,
+            resolver: Some(Ipv4Addr::new(10, 255, 255, 53)),
+            enforce_allowlist: true,
+            dns_grace: DNS_GRACE,
         }
     );
     assert_eq!(p.route_inputs().forwarder, p.forwarder);
@@ -177,4 +182,26 @@ fn no_id_is_zero_inside_the_jail() {
     assert_eq!(id_map(0), "65534 0 1\n");
     assert_eq!(id_map(1000), "1000 1000 1\n");
     assert_eq!(inner_id(0), NOBODY);
+}
+
+/// allowDomains: the session's resolver is the jail's own forwarder on
+/// its loopback; pasta still forwards for it; the filter gets its parts.
+#[test]
+fn allow_domains_puts_the_jails_forwarder_in_resolv_conf() {
+    let config = Config { allow_domains: vec!["pypi.org".into(), "*.github.com".into()], ..Config::default() };
+    let p = plan(&config, &facts(1000, &[])).unwrap();
+    assert!(p.resolv_conf.ends_with("nameserver 127.0.0.53\n"), "{}", p.resolv_conf);
+    assert!(p.pasta.args.windows(2).any(|w| w == ["--dns-forward", "192.0.2.53"]));
+    let list = p.allowlist.clone().unwrap();
+    assert!(list.allows("api.github.com") && list.allows("pypi.org") && !list.allows("github.com"));
+    assert_eq!(p.filter_shape(), Some(crate::jail::plan::filter::Shape { report: true, allowlist: true }));
+    let off = plan(&Config::default(), &facts(1000, &[])).unwrap();
+    assert_eq!((off.allowlist.clone(), off.filter_shape()), (None, Some(crate::jail::plan::filter::Shape { report: true, allowlist: false })));
+    assert!(off.resolv_conf.ends_with("nameserver 192.0.2.53\n"));
+    assert_eq!(p.resolver, Some(Ipv4Addr::new(10, 255, 255, 53)));
+    // Without an IPv4 resolver in the container, allowDomains cannot run.
+    let mut f = facts(1000, &[]);
+    f.resolv_conf = "nameserver fd00::53\n".into();
+    assert!(matches!(plan(&config, &f), Err(JailError::NoResolver)));
+    assert!(plan(&Config::default(), &f).is_ok());
 }

@@ -100,55 +100,28 @@ fn malformed_input_is_an_error_not_a_panic() {
     }
 }
 
-#[test]
-fn unknown_expressions_and_attributes_stay_unknown() {
-    // A bitwise that is a shift (op 1) is not the planned mask-and-xor.
-    let mut d = Vec::new();
-    attr(&mut d, NFTA_BITWISE_SREG, &be32(1));
-    attr(&mut d, NFTA_BITWISE_DREG, &be32(1));
-    attr(&mut d, NFTA_BITWISE_LEN, &be32(4));
-    attr(&mut d, NFTA_BITWISE_OP, &be32(1));
-    assert!(matches!(decode_expr("bitwise", &d).unwrap(), Expr::Other { .. }));
-    // A jump is not a plain verdict.
-    let mut v = Vec::new();
-    attr(&mut v, NFTA_VERDICT_CODE, &be32((-3i32) as u32));
-    attr(&mut v, 2, &strz("elsewhere"));
-    let mut data = Vec::new();
-    nested(&mut data, NFTA_DATA_VERDICT, &v);
-    let mut imm = Vec::new();
-    attr(&mut imm, NFTA_IMMEDIATE_DREG, &be32(0));
-    nested(&mut imm, NFTA_IMMEDIATE_DATA, &data);
-    assert!(matches!(decode_expr("immediate", &imm).unwrap(), Expr::Other { .. }));
-    assert!(matches!(decode_expr("counter", &[]).unwrap(), Expr::Other { .. }));
-    // The planned bitwise with the kernel's op attribute (0) decodes.
-    let (_, planned) = expression(&Expr::Bitwise { sreg: 1, dreg: 1, mask: vec![255, 0, 0, 0], xor: vec![0; 4] });
-    let mut with_op = planned.clone();
-    attr(&mut with_op, NFTA_BITWISE_OP, &be32(0));
-    assert_eq!(decode_expr("bitwise", &with_op).unwrap(), decode_expr("bitwise", &planned).unwrap());
-}
-
 /// The filter's whole first transaction (table, chain, the interval set,
 /// its elements, the rules with the set lookup) decodes back to the
 /// expected state, as the kernel's dumps will.
 #[test]
 fn a_batch_with_the_blocked_set_decodes_back() {
     let plan = filter::FilterPlan {
-        rules: vec![FilterRule { what: Match::DestinationIn(filter::BLOCKED_SET.into()), verdict: Verdict::Drop }],
+        rules: vec![FilterRule { what: Match::DestinationIn(filter::BLOCKED_SET.into()), verdict: Verdict::Refuse }],
+        refused: vec![FilterRule { what: Match::Any, verdict: Verdict::Record }, FilterRule { what: Match::Any, verdict: Verdict::Reject }],
         blocked: vec![
             ("10.0.0.0".parse().unwrap(), "10.255.255.255".parse().unwrap()),
             ("255.255.255.255".parse().unwrap(), "255.255.255.255".parse().unwrap()),
         ],
+        shape: filter::Shape { report: true, allowlist: true },
     };
     let want = filter::expected(&plan);
-    let objs = [
-        Obj::Table(&want.tables[0]),
-        Obj::Chain(&want.chains[0]),
-        Obj::Set(&want.sets[0]),
-        Obj::Elements { set: &want.sets[0], elements: &want.elements, remove: false },
-        Obj::Rule(&want.rules[0]),
-    ];
+    let mut objs: Vec<Obj<'_>> = vec![Obj::Table(&want.tables[0])];
+    objs.extend(want.sets.iter().map(Obj::Set));
+    objs.push(Obj::Elements { set: &want.sets[0], elements: &want.elements, op: ElemOp::Add });
+    objs.extend(want.chains.iter().map(Obj::Chain));
+    objs.extend(want.rules.iter().map(Obj::Rule));
     let (bytes, n) = batch(&objs, 3);
-    assert_eq!(n, 5);
+    assert_eq!(n, 10);
     let mut got = filter::Ruleset::default();
     for r in parse_replies(&bytes).unwrap() {
         match r {
@@ -165,8 +138,47 @@ fn a_batch_with_the_blocked_set_decodes_back() {
     // Removing elements is its own message type; many elements are split
     // into messages whose list attribute fits its 16-bit length.
     let many: Vec<_> = (0..2500u32).map(|i| filter::ElementState { key: (i * 4).to_be_bytes().to_vec(), ..want.elements[0].clone() }).collect();
-    let (bytes, n) = batch(&[Obj::Elements { set: &want.sets[0], elements: &many, remove: true }], 1);
+    let (bytes, n) = batch(&[Obj::Elements { set: &want.sets[0], elements: &many, op: ElemOp::Remove }], 1);
     assert_eq!(n, 3);
     let kinds: Vec<u16> = parse_replies(&bytes).unwrap().iter().filter_map(|r| if let Reply::Unknown { kind } = r { Some(*kind) } else { None }).collect();
     assert_eq!(kinds, [0x10, 0xa0e, 0xa0e, 0xa0e, 0x11]);
+}
+
+/// The allowed set's elements carry their own lifetime; adding one that
+/// may be there already asks for no exclusivity.
+#[test]
+fn elements_with_a_lifetime_round_trip() {
+    let set = filter::allowed_set();
+    let el = filter::ElementState { timeout_ms: Some(90_000), ..filter::ElementState::new(&set, vec![203, 0, 113, 5], false) };
+    let (bytes, _) = batch(&[Obj::Elements { set: &set, elements: std::slice::from_ref(&el), op: ElemOp::Ensure }], 1);
+    let got: Vec<_> = parse_replies(&bytes).unwrap().into_iter().filter_map(|r| if let Reply::Elements(e) = r { Some(e) } else { None }).collect();
+    assert_eq!(got, [vec![el]]);
+    let flags = u16::from_ne_bytes([bytes[20 + 6], bytes[20 + 7]]);
+    assert_eq!(flags & 0x200, 0, "no NLM_F_EXCL");
+    assert_ne!(flags & 0x400, 0, "NLM_F_CREATE");
+}
+
+/// A seen-set element as the kernel dumps it (uapi numbering: the
+/// element's expression is attribute 7, its padding 8): key, lifetime,
+/// what is left of it, and the counter.
+#[test]
+fn a_dumped_element_with_a_counter_decodes() {
+    let mut counter = Vec::new();
+    attr(&mut counter, 1, &strz("counter"));
+    let mut data = Vec::new();
+    attr(&mut data, 1, &180u64.to_be_bytes());
+    attr(&mut data, 2, &3u64.to_be_bytes());
+    nested(&mut counter, 2, &data);
+    let mut key = Vec::new();
+    attr(&mut key, NFTA_DATA_VALUE, &[10, 1, 2, 3, 6, 0, 0, 0, 0x15, 0x38, 0, 0]);
+    let mut elem = Vec::new();
+    nested(&mut elem, NFTA_SET_ELEM_KEY, &key);
+    attr(&mut elem, NFTA_SET_ELEM_TIMEOUT, &604_800_000u64.to_be_bytes());
+    attr(&mut elem, NFTA_SET_ELEM_EXPIRATION, &604_790_000u64.to_be_bytes());
+    attr(&mut elem, 8, &[]);
+    nested(&mut elem, 7, &counter);
+    let got = set_element(2, "agent_sandbox", "seen", &elem).unwrap();
+    assert_eq!((got.packets, got.timeout_ms, got.expires_ms, got.extra.len()), (Some(3), Some(604_800_000), Some(604_790_000), 0));
+    let r = crate::jail::plan::report::refused_from(&[got]);
+    assert_eq!((r[0].port, r[0].proto, r[0].count, r[0].age_ms), (5432, 6, 3, 10_000));
 }

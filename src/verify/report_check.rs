@@ -1,0 +1,75 @@
+//! Check 97, judged by the launcher after the session: the end-of-session
+//! report (the JSON `run --report` writes) names what the probe tried
+//! that the jail's filter refused. Pure: the report's text in, an outcome
+//! out.
+
+use super::checks::allow::{unlisted, LITERALS, LITERAL_PORT};
+use super::spec::JailSpec;
+use super::Outcome;
+use std::net::Ipv4Addr;
+
+/// Check 94's first sample: a socket bound to the jail's interface, so
+/// the filter (not the route table) refuses it.
+const BOUND_SAMPLE: (Ipv4Addr, u16) = (Ipv4Addr::new(10, 11, 12, 13), 443);
+
+pub fn judge(j: &JailSpec, nonce: &str, text: &str) -> Outcome {
+    let v: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return Outcome::fail(format!("the report is not JSON: {e}")),
+    };
+    let listed = |addr: Ipv4Addr, port: u16| {
+        v["blocked"].as_array().is_some_and(|a| {
+            a.iter().any(|b| b["address"] == addr.to_string() && b["port"] == port && b["protocol"] == "tcp" && b["count"].as_u64().unwrap_or(0) >= 1)
+        })
+    };
+    let mut want: Vec<(Ipv4Addr, u16)> = Vec::new();
+    if !j.allow_ip.contains(&BOUND_SAMPLE.0) {
+        want.push(BOUND_SAMPLE);
+    }
+    if j.allowlist {
+        want.extend(LITERALS.iter().filter(|ip| !j.allow_ip.contains(ip)).map(|ip| (*ip, LITERAL_PORT)));
+    }
+    let mut bad: Vec<String> = want.into_iter().filter(|(a, p)| !listed(*a, *p)).map(|(a, p)| format!("{a}:{p} (tcp) is not listed")).collect();
+    if j.allowlist {
+        let name = unlisted(nonce);
+        let named = v["refusedNames"].as_array().is_some_and(|a| a.iter().any(|n| n["name"] == name));
+        if !named {
+            bad.push(format!("the refused name {name} is not listed"));
+        }
+    }
+    if let Some(why) = v["unavailable"].as_str() {
+        bad.push(format!("the report says it could not be read: {why}"));
+    }
+    Outcome::from_problems(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(allowlist: bool) -> JailSpec {
+        JailSpec { allowlist, ..JailSpec::default() }
+    }
+
+    #[test]
+    fn the_bound_sample_must_be_listed() {
+        let good = r#"{"blocked": [{"address": "10.11.12.13", "port": 443, "protocol": "tcp", "count": 1, "first": "x"}], "refusedNames": []}"#;
+        assert_eq!(judge(&spec(false), "n", good).status, crate::verify::Status::Pass);
+        let empty = r#"{"blocked": [], "refusedNames": []}"#;
+        let o = judge(&spec(false), "n", empty);
+        assert_eq!(o.status, crate::verify::Status::Fail);
+        assert!(o.detail.unwrap_or_default().contains("10.11.12.13:443"));
+        assert_eq!(judge(&spec(false), "n", "nope").status, crate::verify::Status::Fail);
+    }
+
+    #[test]
+    fn with_the_allowlist_the_literals_and_the_name_too() {
+        let mut blocked: Vec<String> = LITERALS.iter().map(|ip| format!(r#"{{"address": "{ip}", "port": 443, "protocol": "tcp", "count": 1}}"#)).collect();
+        blocked.push(r#"{"address": "10.11.12.13", "port": 443, "protocol": "tcp", "count": 2}"#.into());
+        let name = unlisted("abcdef0123456789");
+        let text = format!(r#"{{"blocked": [{}], "refusedNames": [{{"name": "{name}", "count": 1}}]}}"#, blocked.join(","));
+        assert_eq!(judge(&spec(true), "abcdef0123456789", &text).status, crate::verify::Status::Pass);
+        let o = judge(&spec(true), "other-nonce", &text);
+        assert!(o.detail.unwrap_or_default().contains("refused name"), "a name from another run is not this one");
+    }
+}
