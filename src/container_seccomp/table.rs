@@ -128,8 +128,9 @@ const ARCH_SPECIFIC: &[&str] = &[
     // x86: the thread-pointer and segment calls (a flat list also allows
     // arch_prctl to i386 code, which Docker keeps to 64-bit and x32).
     "arch_prctl", "modify_ldt",
-    // arm and arm64 (its 32-bit compat ABI).
-    "arm_fadvise64_64", "arm_sync_file_range", "breakpoint", "cacheflush", "set_tls", "sync_file_range2",
+    // arm and arm64 (its 32-bit compat ABI). Docker also lists
+    // sync_file_range2, which on these ABIs is arm_sync_file_range.
+    "arm_fadvise64_64", "arm_sync_file_range", "breakpoint", "cacheflush", "set_tls",
 ];
 
 /// Docker allows these on kernels 4.8 and later, where ptrace can no longer
