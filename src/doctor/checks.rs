@@ -239,6 +239,17 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ),
         (Userns::Fails { why, errno }, None) => super::confined::userns_failure(why, *errno, &h.userns_facts, h.uid),
     });
+    // Under gVisor, a failure is named above (`userns-gvisor`); where its
+    // namespaces work, the rest is not proven there.
+    if let (Userns::Works, Some(version)) = (&h.userns, &h.userns_facts.gvisor) {
+        out.push(Finding::new(
+            "userns",
+            "runtime-gvisor",
+            Severity::Warning,
+            format!("this container runs on gVisor ({version}): its application kernel is not the one sessions are proven on, and it lacks parts of what bubblewrap and the egress jail need; the other findings say what failed here"),
+            Some(crate::fixes::GVISOR),
+        ));
+    }
     if let (Userns::Works, Some(emu)) = (&h.userns, &h.emulator) {
         out.push(Finding::new(
             "emulation",
