@@ -84,16 +84,20 @@ fn set_flags(mnt: RawFd, set: u64, clr: u64, recursive: bool) -> Result<(), Erro
 /// them (Linux 5.12+): `root` (this namespace's `/`, opened) and every
 /// mount below it read-only, nosuid and nodev in one call; then `/dev`'s
 /// mounts writable and with devices again (bwrap binds its device nodes
-/// from there; its own `/dev` covers it) and `/proc`'s writable (bwrap
-/// writes the session's id maps through it; its fresh `/proc` covers it).
-/// Locked flags are only ever set here, never cleared.
+/// from there; its own `/dev` covers it) and `/proc` itself writable (bwrap
+/// writes the session's id maps through it; its fresh `/proc` covers it,
+/// or, under a masked `/proc`, the session writes its nested namespaces'
+/// maps there). Not what is mounted in `/proc`: a container runtime's
+/// read-only paths there are locked read-only, which refuses the whole
+/// call, and they are to stay so. Locked flags are only ever set here,
+/// never cleared.
 pub fn host_read_only(root: RawFd, dev: Option<RawFd>, proc_: Option<RawFd>) -> Result<(), Error> {
     set_flags(root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, true)?;
     if let Some(d) = dev {
         set_flags(d, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, true)?;
     }
     if let Some(p) = proc_ {
-        set_flags(p, 0, MOUNT_ATTR_RDONLY, true)?;
+        set_flags(p, 0, MOUNT_ATTR_RDONLY, false)?;
     }
     Ok(())
 }
