@@ -2,7 +2,7 @@
 //! proves and what it asserts. docs/verify.md lists exactly these (a unit
 //! test compares them); the report joins the probe's results to them.
 
-use super::checks::{attack, env, fs, home, misc, needs, net, privs, syscalls, tty, Ctx};
+use super::checks::{attack, env, fs, home, misc, needs, net, privs, procs, syscalls, tty, Ctx};
 use super::egress::Method;
 use super::{Defence, Outcome};
 use crate::sandbox::seccomp::table::Group;
@@ -155,6 +155,8 @@ pub const CHECKS: &[Check] = &[
     jail(92, "jail-blocks-container-addresses", "every address of the container but the one the jail shares (on every interface) is refused at once", net::container_addrs),
     probe(93, "setid-bits-refused", SetId, "set S_ISUID or S_ISGID with chmod, fchmod, fchmodat(2), open(at), creat, mkdir(at), mknod(at) on every ABI (openat2: ENOSYS); chmod u+s/g+s a copy of a program in the workspace", syscalls::setid_bits),
     jail(94, "jail-bound-tcp-rejected", "TCP connections bound to the jail's interface (SO_BINDTODEVICE) to every blocked range and connected subnet fail at once with EHOSTUNREACH, the packet filter's reject", net::bound_tcp_rejected),
+    probe(95, "outer-process-unreadable", PidNamespace, "where the session's /proc shows the outer canary (a masked /proc): its environ, mem, maps, smaps, pagemap, auxv, stack, syscall, io, personality, root, cwd, exe, fd, ns, map_files, fdinfo, and process_vm_readv", procs::outer_reads),
+    probe(96, "outer-process-unsignalable", PidNamespace, "signal the outer canary: pidfd_send_signal on its /proc directory, kill by pid", procs::outer_signals),
 ];
 
 /// The check with `number`.
