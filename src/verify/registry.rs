@@ -157,6 +157,7 @@ pub const CHECKS: &[Check] = &[
     jail(94, "jail-bound-tcp-rejected", "TCP connections bound to the jail's interface (SO_BINDTODEVICE) to every blocked range and connected subnet fail at once with EHOSTUNREACH, the packet filter's reject", net::bound_tcp_rejected),
     probe(95, "outer-process-unreadable", PidNamespace, "where the session's /proc shows the outer canary (a masked /proc): its environ, mem, maps, smaps, pagemap, auxv, stack, syscall, io, personality, root, cwd, exe, fd, ns, map_files, fdinfo, and process_vm_readv", procs::outer_reads),
     probe(96, "outer-process-unsignalable", PidNamespace, "signal the outer canary: pidfd_send_signal on its /proc directory, kill by pid", procs::outer_signals),
+    probe(97, "outer-process-settings", PidNamespace, "open the outer canary's oom_score_adj, oom_adj, autogroup, coredump_filter, clear_refs, sched for writing (nothing written)", procs::outer_settings),
 ];
 
 /// The check with `number`.

@@ -1,9 +1,10 @@
-//! The outer processes, reached through /proc (probes 95 and 96): what a
+//! The outer processes, reached through /proc (probes 95-97): what a
 //! session gets of them where it can see them. With a /proc of its own it
 //! sees none; under a masked /proc it sees the container's (the plan binds
 //! the container's /proc), and these probes prove what stays out of reach:
 //! every ptrace-mode access (the kernel refuses those across the session's
-//! user namespace) and every signal (its pid namespace). Aimed at the
+//! user namespace) and every signal (its pid namespace), and what does not
+//! (the settings a process's owner may change). Aimed at the
 //! canary, through a descriptor of its /proc directory, so a pid reused
 //! meanwhile cannot stand in for it.
 
@@ -147,6 +148,37 @@ pub fn outer_signals(c: &Ctx) -> Outcome {
     }
 }
 
+/// Settings of /proc/PID that its owner's uid may change without a
+/// ptrace-mode check: raising the OOM score, the autogroup's niceness,
+/// what a core dump holds, resetting memory and scheduler accounting.
+const OWNER_SETTINGS: &[&str] = &["oom_score_adj", "oom_adj", "autogroup", "coredump_filter", "clear_refs", "sched"];
+
+/// Probe 97: which of the canary's `OWNER_SETTINGS` the session could
+/// write (opened for writing, nothing written). Under a masked /proc a
+/// session of the canary's uid can: degraded, named; without a pid
+/// namespace of its own, a failure.
+pub fn outer_settings(c: &Ctx) -> Outcome {
+    let Some(dir) = canary_dir(c) else { return Outcome::pass_note(NOT_VISIBLE) };
+    let writable: Vec<&str> = OWNER_SETTINGS.iter().copied().filter(|f| at(dir.as_raw_fd(), f, libc::O_WRONLY).is_ok()).collect();
+    if writable.is_empty() {
+        return Outcome::pass_note(format!(
+            "the canary (pid {}) is visible; none of {} can be opened for writing",
+            c.spec.canary_pid,
+            OWNER_SETTINGS.join(", ")
+        ));
+    }
+    let own_pid_ns = sys::ns_inode("self", "pid").is_some_and(|ns| Some(&ns) != c.spec.outer_ns.get("pid"));
+    let what = format!("the canary's {} can be opened for writing (its uid is the session's on host files)", writable.join(", "));
+    if c.spec.container_proc && own_pid_ns {
+        Outcome::degraded(format!(
+            "{what}: under the container's masked /proc a session may raise the OOM score and the niceness of the outer processes of its own uid \
+             (under memory pressure it makes, the kernel then kills them first), and change their core dump filter and reset their accounting"
+        ))
+    } else {
+        Outcome::fail(what)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,9 +192,15 @@ mod tests {
         let secret = format!("agent-sandbox-test-secret-{}", std::process::id());
         let mut child = std::process::Command::new("sleep").arg("30").env("SECRET", &secret).spawn().unwrap();
         let dir = sys::open(std::path::Path::new(&format!("/proc/{}", child.id())), libc::O_RDONLY | libc::O_DIRECTORY, 0).unwrap();
-        // Until it has exec'd, its environment is still ours.
+        // Until it has exec'd, its environment is still ours; its name
+        // changes before the new program's stack (and environment) is set
+        // up, when environ reads empty for a moment.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while !std::fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap_or_default().starts_with("sleep") && std::time::Instant::now() < deadline {
+        let ready = || {
+            std::fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap_or_default().starts_with("sleep")
+                && std::fs::read(format!("/proc/{}/environ", child.id())).is_ok_and(|e| !e.is_empty())
+        };
+        while !ready() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let got = guarded_reads(dir.as_raw_fd(), &secret);
