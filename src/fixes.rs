@@ -21,8 +21,13 @@ pub const PASTA_ATTACH: &str = "use a newer passt (2023-03 or later): Debian 13 
 /// bubblewrap not installed.
 pub const BWRAP: &str = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap)";
 
-/// The container runtime's masked `/proc`.
-pub const PROC: &str = "start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), e.g. in devcontainer.json's \"runArgs\"";
+/// The container runtime's masked `/proc`: sessions then run with the
+/// container's (docs/defences.md, "Under a masked /proc"); this gives them
+/// one of their own.
+pub const PROC: &str = "for sessions with a /proc of their own, start the container with `--security-opt unmask=/proc/*` (podman) or `--security-opt systempaths=unconfined` (docker), \
+     e.g. in devcontainer.json's \"runArgs\" (the agent-sandbox feature and image ask for it themselves); in a Kubernetes pod, `securityContext.procMount: Unmasked` \
+     (it needs hostUsers: false, is beta, and many platforms' policies refuse it). Where the container's root is the host's root, an unmasked /proc \
+     also lets that root write host kernel settings (doctor's container-host-root): run such a container in a user namespace";
 
 /// A container whose seccomp profile refuses user namespaces.
 pub const SECCOMP: &str = "add \"--security-opt=seccomp=unconfined\" to \"runArgs\" in devcontainer.json and rebuild the container \
