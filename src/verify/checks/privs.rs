@@ -193,8 +193,8 @@ pub fn outer_processes_invisible(c: &Ctx) -> Outcome {
         (true, _) => Outcome::pass(),
         (false, true) => Outcome::degraded(format!(
             "the container's masked /proc refuses the session a /proc of its own, so it shows the container's processes: {}. \
-             Their command lines and status are readable; their environments, memory, files and namespaces are not (95), \
-             they cannot be signalled (96), and what their owner may change is 97's",
+             Their command lines and status are readable; their environments, memory, files and namespaces are not (100), \
+             they cannot be signalled (101), and what their owner may change is 102's",
             bad.join("; ")
         )),
         (false, false) => Outcome::fail(bad.join("; ")),

@@ -1,4 +1,4 @@
-//! The outer processes, reached through /proc (probes 95-97): what a
+//! The outer processes, reached through /proc (probes 100-102): what a
 //! session gets of them where it can see them. With a /proc of its own it
 //! sees none; under a masked /proc it sees the container's (the plan binds
 //! the container's /proc), and these probes prove what stays out of reach:
@@ -35,7 +35,7 @@ fn canary_dir(c: &Ctx) -> Option<OwnedFd> {
 
 const NOT_VISIBLE: &str = "the outer canary is not in the session's /proc (a /proc of its own pid namespace)";
 
-/// Probe 95: nothing of the canary that the kernel guards with ptrace-mode
+/// Probe 100: nothing of the canary that the kernel guards with ptrace-mode
 /// checks can be had, its secret environment least of all.
 pub fn outer_reads(c: &Ctx) -> Outcome {
     let Some(dir) = canary_dir(c) else { return Outcome::pass_note(NOT_VISIBLE) };
@@ -122,7 +122,7 @@ fn vm_read(pid: i32) -> Option<String> {
     }
 }
 
-/// Probe 96: the canary cannot be signalled: not through its /proc
+/// Probe 101: the canary cannot be signalled: not through its /proc
 /// directory as a pidfd (its pid namespace is not the session's), and not
 /// by pid (the session's pid namespace has none for it).
 pub fn outer_signals(c: &Ctx) -> Outcome {
@@ -153,7 +153,7 @@ pub fn outer_signals(c: &Ctx) -> Outcome {
 /// what a core dump holds, resetting memory and scheduler accounting.
 const OWNER_SETTINGS: &[&str] = &["oom_score_adj", "oom_adj", "autogroup", "coredump_filter", "clear_refs", "sched"];
 
-/// Probe 97: which of the canary's `OWNER_SETTINGS` the session could
+/// Probe 102: which of the canary's `OWNER_SETTINGS` the session could
 /// write (opened for writing, nothing written). Under a masked /proc a
 /// session of the canary's uid can: degraded, named; without a pid
 /// namespace of its own, a failure.
