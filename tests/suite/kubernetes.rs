@@ -14,8 +14,10 @@
 //! - a pod's settings (devcontainer.yaml's) emulated with podman:
 //!   `--userns=auto`, the profile, every capability dropped, no new
 //!   privileges, the non-root user, the runtime's default masked /proc and
-//!   the tun device. Ignored until sessions start under a masked /proc
-//!   (issue 26, item 1).
+//!   the tun device, with verify inside as that user, the jail on and
+//!   off: nothing fails, and exactly the checks docs/defences.md names
+//!   for a masked /proc are degraded; the same in a rootful container with
+//!   the default /proc, as root and as the non-root user.
 //!
 //! Needs root (rootful podman, dockerd). No cluster: none can run here.
 
@@ -320,9 +322,11 @@ fn the_seccomp_profile_runs_sessions_under_docker() {
 /// profile (Localhost), every capability dropped, no privilege escalation,
 /// uid 1000, the runtime's default masked /proc (no procMount), and the tun
 /// device as the device plugin gives it (the node's, mode 0666). Verify as
-/// that user: no failure.
+/// that user, the jail on and off: no failure, and degraded exactly what
+/// docs/defences.md ("Under a masked /proc") names for the pod's own user:
+/// 19 (the container's processes visible) and 102 (settings of those of
+/// its uid writable).
 #[test]
-#[ignore = "waits for issue 26 item 1: sessions under the runtime's default masked /proc"]
 fn a_pods_settings_run_sessions_under_podman() {
     let _machine = crate::support::own_machine();
     let docs = validate(&[root().join("deploy/kubernetes/devcontainer.yaml").display().to_string()]).unwrap_or_else(|e| panic!("{e}"));
@@ -360,12 +364,61 @@ fn a_pods_settings_run_sessions_under_podman() {
     let _tun = TunMode::set(0o666);
     let image = trixie_image();
     let c = Container::start(&image, &options);
-    let exec = |script: &str| c.exec_full(&user, &[], &["sh", "-c", &format!("cd /tmp && {script}")]);
+    // The workspace: a project directory in the user's home (dev, uid 1000).
+    let exec = |script: &str| c.exec_full(&user, &[], &["sh", "-c", &format!("mkdir -p /home/dev/work && cd /home/dev/work && {script}")]);
     let status = String::from_utf8_lossy(&exec("grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; cat /proc/self/uid_map").stdout).into_owned();
     assert!(status.contains("CapEff:\t0000000000000000") && status.contains("NoNewPrivs:\t1") && status.contains("Seccomp:\t2"), "{status}");
     assert!(!status.contains("         0          0 "), "the container has its own user namespace: {status}");
-    let (code, v, stderr) = verify_as(exec, "");
-    assert_eq!(code, Some(0), "verify in the pod's settings must pass in full:\n{v:#}\n{stderr}");
+    assert_masked_sessions(&exec, "the pod");
+}
+
+/// Verify run by `exec`'s user in a container whose /proc keeps the
+/// runtime's masks, the jail on and off: nothing fails, and degraded are
+/// exactly the checks docs/defences.md ("Under a masked /proc") names for
+/// a session whose uid on host files owns outer processes: 19 (the
+/// container's processes visible) and 102 (settings of those of its uid
+/// writable); 100 and 101 see the canary and are refused.
+fn assert_masked_sessions(exec: &dyn Fn(&str) -> std::process::Output, who: &str) {
+    let masked = String::from_utf8_lossy(&exec("grep -c ' /proc/' /proc/self/mountinfo").stdout).trim().parse::<u32>().unwrap_or(0);
+    assert!(masked > 0, "{who}: the container's /proc keeps the runtime's masks");
+    for (what, prefix, extra) in [("the jail on", "", ""), ("the jail off", "AGENT_SANDBOX_EGRESS_JAIL=0 ", "--allow-jail-off")] {
+        let (code, v, stderr) = verify_as(|s: &str| exec(&format!("{prefix}{s}")), extra);
+        let failed: Vec<String> = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "fail" || c["status"] == "escaped")
+            .map(|c| format!("{} {}: {}", c["number"], c["name"].as_str().unwrap_or(""), c["detail"].as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(failed, Vec::<String>::new(), "{who}, {what}: verify fails nothing:\n{stderr}");
+        assert_eq!(code, Some(0), "{who}, {what}:\n{v:#}\n{stderr}");
+        let degraded: Vec<u64> = v["checks"].as_array().unwrap().iter().filter(|c| c["status"] == "degraded").filter_map(|c| c["number"].as_u64()).collect();
+        assert_eq!(degraded, vec![19, 102], "{who}, {what}: the checks docs/defences.md names as degraded under a masked /proc:\n{v:#}");
+        assert_eq!(v["summary"]["degraded"], 2, "{who}, {what}");
+        assert_eq!(v["egressJail"], prefix.is_empty(), "{who}, {what}");
+        for n in [100, 101] {
+            let (status, detail) = check(&v, n);
+            assert!(status == "blocked" && detail.contains("is visible"), "{who}, {what}: {n}: {status} {detail}");
+        }
+    }
+}
+
+/// The same in a rootful podman container (no user namespace of its own)
+/// with the runtime's default /proc and the shipped profile: verify as
+/// root and as the non-root user. Root's session here acts on host files
+/// as root (no idmapped mounts without CAP_SYS_ADMIN: the scan), so the
+/// outer processes of root are its own, as docs/defences.md says.
+#[test]
+fn sessions_run_under_a_rootful_containers_masked_proc() {
+    let _machine = crate::support::share_machine();
+    let image = trixie_image();
+    let seccomp = format!("seccomp={}", profile_path());
+    let c = Container::start(&image, &["--device", "/dev/net/tun", "--security-opt", &seccomp]);
+    c.sh("chmod 666 /dev/net/tun && mkdir -p /work/dev /work/root && chown dev /work/dev");
+    for (user, dir) in [("root", "/work/root"), ("dev", "/work/dev")] {
+        let exec = |script: &str| c.exec_full(user, &[], &["sh", "-c", &format!("cd {dir} && {script}")]);
+        assert_masked_sessions(&exec, user);
+    }
 }
 
 /// /dev/net/tun's mode on this machine, set for a test and restored.
