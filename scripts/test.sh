@@ -8,7 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 . scripts/cross-env.sh
-static_dir=$(cd "$(bash scripts/build-static.sh)" && pwd)
+# A failed static build stops here: every container test needs its binaries,
+# and a command substitution's failure would otherwise leave an empty folder.
+built=$(bash scripts/build-static.sh) || {
+  echo "scripts/build-static.sh failed: the static binaries the container tests install could not be built (its errors are above)" >&2
+  exit 1
+}
+static_dir=$(cd "$built" && pwd)
 echo "static binaries: $static_dir (and the other architecture's beside it)"
 export AGENT_SANDBOX_STATIC_DIR="$static_dir"
 status=0

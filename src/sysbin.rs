@@ -55,7 +55,7 @@ pub fn find_in(name: &str, dirs: &[&str], fix: &str) -> Result<PathBuf, SysbinEr
         let candidate = Path::new(dir).join(name);
         // Resolve symlinks (e.g. /bin -> /usr/bin) so the trust check
         // covers the file that will really run.
-        let Ok(real) = std::fs::canonicalize(&candidate) else { continue };
+        let Ok(real) = crate::sandbox::fsview::real_path(&candidate) else { continue };
         let Ok(meta) = std::fs::metadata(&real) else { continue };
         if meta.is_file() {
             check_trusted(&real)?;

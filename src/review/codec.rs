@@ -49,24 +49,56 @@ pub struct Header {
     pub commands: BTreeMap<String, Vec<Item>>,
 }
 
+/// Up to this many bytes a snapshot is stored in gzip's uncompressed
+/// blocks: a session's difference is usually a few hundred bytes, and
+/// setting up the compressor (hundreds of KB of tables) cost more of every
+/// launch than the bytes it saved.
+const STORED_MAX: usize = 1 << 16;
+
 pub fn write<'a, W: Write>(w: W, header: &Header, entries: impl Iterator<Item = (&'a str, Option<&'a Rec>)>) -> std::io::Result<()> {
-    let mut gz = GzEncoder::new(std::io::BufWriter::new(w), Compression::fast());
-    gz.write_all(MAGIC)?;
+    let mut raw = Vec::with_capacity(1 << 12);
+    raw.extend_from_slice(MAGIC);
     let mut h = header.clone();
     h.kinds = TABLE.iter().map(|i| i.name.to_string()).collect();
-    serde_json::to_writer(&mut gz, &h)?;
-    gz.write_all(b"\n")?;
-    let (mut prev, mut buf) = ("", Vec::with_capacity(1 << 16));
+    serde_json::to_writer(&mut raw, &h)?;
+    raw.push(b'\n');
+    let mut prev = "";
     for (key, rec) in entries {
-        encode(&mut buf, prev, key, rec);
+        encode(&mut raw, prev, key, rec);
         prev = key;
-        if buf.len() > 1 << 15 {
-            gz.write_all(&buf)?;
-            buf.clear();
-        }
     }
-    gz.write_all(&buf)?;
-    gz.finish()?.flush()
+    let mut w = std::io::BufWriter::new(w);
+    if raw.len() <= STORED_MAX {
+        write_stored(&mut w, &raw)?;
+    } else {
+        let mut gz = GzEncoder::new(&mut w, Compression::fast());
+        gz.write_all(&raw)?;
+        gz.finish()?;
+    }
+    w.flush()
+}
+
+/// `data` as a gzip member (RFC 1952) of stored deflate blocks (RFC 1951
+/// 3.2.4: a header byte, the length and its complement, the bytes).
+fn write_stored(w: &mut impl Write, data: &[u8]) -> std::io::Result<()> {
+    // Magic, deflate, no flags, no time, no extra flags, OS unknown.
+    w.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])?;
+    let mut chunks = data.chunks(usize::from(u16::MAX)).peekable();
+    if chunks.peek().is_none() {
+        w.write_all(&[1, 0, 0, 0xff, 0xff])?;
+    }
+    while let Some(chunk) = chunks.next() {
+        let last = u8::from(chunks.peek().is_none());
+        let len = chunk.len() as u16;
+        w.write_all(&[last])?;
+        w.write_all(&len.to_le_bytes())?;
+        w.write_all(&(!len).to_le_bytes())?;
+        w.write_all(chunk)?;
+    }
+    let mut crc = flate2::Crc::new();
+    crc.update(data);
+    w.write_all(&crc.sum().to_le_bytes())?;
+    w.write_all(&(data.len() as u32).to_le_bytes())
 }
 
 fn varint(buf: &mut Vec<u8>, mut n: usize) {
@@ -217,5 +249,23 @@ mod tests {
         let want: Vec<(String, Option<Rec>)> = recs.iter().map(|(k, r)| (k.to_string(), *r)).collect();
         assert_eq!(got, want);
         assert!(read(&b"junk"[..]).is_err());
+    }
+}
+
+/// Stored and compressed members both read back as written.
+#[cfg(test)]
+mod stored_tests {
+    use super::*;
+
+    #[test]
+    fn stored_members_read_back_at_every_size() {
+        for n in [0usize, 1, 100, 65535, 65536, 200_000] {
+            let data: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
+            let mut out = Vec::new();
+            write_stored(&mut out, &data).unwrap();
+            let mut back = Vec::new();
+            GzDecoder::new(out.as_slice()).read_to_end(&mut back).unwrap();
+            assert_eq!(back, data, "{n} bytes");
+        }
     }
 }

@@ -80,18 +80,24 @@ impl Watch {
     /// Step 2; returns the lines to print.
     pub fn finish(&self) -> Vec<String> {
         let Some(store) = &self.store else { return Vec::new() };
+        let mut t = crate::launch::Phases::new();
         let now = super::take(&self.workspace, super::Roots { shared: &self.shared, home: self.home.as_deref() });
+        t.mark("walk");
         let mut lines = Vec::new();
         let base = store.baseline().unwrap_or_else(|e| {
             lines.push(format!("agent-sandbox: {e}"));
             None
         });
+        t.mark("baseline");
         if let Some(base) = &base {
             lines.extend(hint(&compare(Some(&base.snapshot), &now), &base.describe()));
         }
+        t.mark("compare");
         if let Err(e) = store.save_session(&self.session, self.started, now.snapshot, base.as_ref()) {
             lines.push(format!("agent-sandbox: {e}"));
         }
+        t.mark("saved");
+        t.log("review after the session");
         lines
     }
 }

@@ -113,7 +113,7 @@ pub fn account() -> Result<Account, ContextError> {
 
 pub fn cwd() -> Result<PathBuf, ContextError> {
     let cwd = std::env::current_dir().map_err(ContextError::Cwd)?;
-    std::fs::canonicalize(&cwd).map_err(ContextError::Cwd)
+    crate::sandbox::fsview::real_path(&cwd).map_err(ContextError::Cwd)
 }
 
 /// A session id: unique enough to name a session's files and logs.

@@ -70,11 +70,17 @@ pub fn exec(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>
 /// Steps 1-6, the host view already made (a root launcher's jailed
 /// session: the holder made it before its namespaces).
 pub fn exec_prepared(plan: &Plan) -> Error {
-    match place_data(plan)
+    let mut t = crate::launch::Phases::new();
+    let prepared = place_data(plan)
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))
         .and_then(|()| new_session_keyring())
-        .and_then(|()| scope_abstract_sockets(plan))
-    {
+        .and_then(|()| {
+            t.mark("data");
+            scope_abstract_sockets(plan)
+        });
+    t.mark("landlock");
+    t.log("bwrap's descriptors and domain");
+    match prepared {
         Ok(()) => execve(plan),
         Err(e) => e,
     }

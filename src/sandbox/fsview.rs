@@ -69,6 +69,24 @@ pub trait FsView {
 /// The real file system.
 pub struct RealFs;
 
+/// `path` with every symbolic link resolved, as `canonicalize` gives it,
+/// in two calls: the object opened (`O_PATH`, following links), then the
+/// kernel's name for it read back. A C library's `realpath` reads every
+/// component as a possible link instead, which a launch asks for dozens
+/// of times. Without /proc (or for a name the kernel marks as gone), the
+/// slow way.
+pub fn real_path(path: &Path) -> std::io::Result<PathBuf> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let flags = nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::open(path, flags, nix::sys::stat::Mode::empty())?;
+    // SAFETY: a new descriptor owned only here.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+        Ok(p) if p.is_absolute() && !p.as_os_str().as_encoded_bytes().ends_with(b" (deleted)") => Ok(p),
+        _ => std::fs::canonicalize(path),
+    }
+}
+
 impl FsView for RealFs {
     fn kind(&self, path: &Path) -> Option<Kind> {
         Some(Kind::of(std::fs::metadata(path).ok()?.file_type()))
@@ -93,11 +111,11 @@ impl FsView for RealFs {
     }
 
     fn resolve(&self, path: &Path) -> Option<PathBuf> {
-        std::fs::canonicalize(path).ok()
+        real_path(path).ok()
     }
 
     fn resolve_parent(&self, path: &Path) -> PathBuf {
-        match (path.parent().and_then(|p| std::fs::canonicalize(p).ok()), path.file_name()) {
+        match (path.parent().and_then(|p| real_path(p).ok()), path.file_name()) {
             (Some(parent), Some(name)) => parent.join(name),
             _ => path.to_path_buf(),
         }

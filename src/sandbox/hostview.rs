@@ -140,25 +140,33 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
     if nothing && plan.host_view == HostView::Launcher && !plan.executor_view() {
         return Ok(());
     }
+    let mut t = crate::launch::Phases::new();
     enter_namespace(stage, plan)?;
+    t.mark("namespace");
     let staging = staging_place(&host_paths(plan, premounts, &prepared.idmapped), |p| p.is_dir() && !p.is_symlink())?;
     let owner = session_owner(stage, &plan.host_view);
     let staged = stage_files(staging, plan, premounts, owner)?;
+    t.mark("staged");
     create_mount_points(plan, premounts)?;
+    t.mark("mount points");
     for (path, tree) in &prepared.idmapped {
         let target = crate::nofollow::open_root(path).map_err(|e| Error::other(format!("cannot open {}: {e}", path.display())))?;
         mountfd::attach(tree.as_raw_fd(), target.as_raw_fd())
             .map_err(|e| Error::other(format!("cannot bind {} for the session's uid: {e}", path.display())))?;
     }
+    t.mark("idmapped");
     if plan.executor_view() {
         let sources = open_sources(plan, premounts)?;
+        t.mark("sources");
         if matches!(plan.mounts.first(), Some(Mount::RoBind { .. })) {
             host_read_only()?;
         }
+        t.mark("read-only");
         let tmpfs = tmpfs_options(owner);
         for (p, source) in premounts.iter().zip(&sources) {
             make(plan, p, source.as_ref(), &staged, &tmpfs, owner)?;
         }
+        t.mark("mounts");
     } else {
         for p in premounts {
             premount(plan, p, &staged.empty)?;
@@ -178,6 +186,8 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
             follow_up(&later, &staged.empty)?;
         }
     }
+    t.mark("masks");
+    t.log("host view made");
     match (stage, &plan.host_view) {
         // In the jail the holder becomes the uid itself, once its
         // namespaces (root's, for pasta to join) and interface are made;

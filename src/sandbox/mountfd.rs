@@ -14,7 +14,7 @@
 
 use nix::mount::{mount, MsFlags};
 use std::io::Error;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
@@ -194,36 +194,41 @@ pub fn mount_api() -> MountApi {
 
 /// A user namespace whose id maps are `uid_map` and `gid_map` (lines as
 /// written to `/proc/PID/uid_map`), as a descriptor: the mapping of
-/// idmapped mounts. Needs the right to write such maps (root). A forked
-/// child makes the namespace and waits; it is killed once the namespace
-/// is open. The caller must be single-threaded.
+/// idmapped mounts. Needs the right to write such maps (root).
+///
+/// A child is born in the new namespace (`CLONE_NEWUSER`) sharing this
+/// process's memory (`CLONE_VM`: no copy of the page tables, which a fork
+/// of the launcher costs), on a small stack of its own, where it only
+/// waits; its maps are written and the namespace opened from here, then
+/// it is killed and reaped. The child touches nothing but its stack and
+/// raw system calls (no allocator, no locks, no thread-local state).
 pub fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
-    // `made`: the child says its namespace exists; `done`: the parent's end
-    // (end of file when it is done or gone) keeps the child waiting.
-    let (made_r, made_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let (done_r, done_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let (made_r_raw, done_w_raw) = (made_r.as_raw_fd(), done_w.as_raw_fd());
-    let child = crate::jail::fork_child("forking the holder of an id mapping", || {
-        // The child never returns: the parent's ends are closed by number.
-        let _ = nix::unistd::close(made_r_raw);
-        let _ = nix::unistd::close(done_w_raw);
-        if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER).is_err() || nix::unistd::write(&made_w, b"1").is_err() {
-            return 1;
+    extern "C" fn wait_forever(_: *mut libc::c_void) -> libc::c_int {
+        loop {
+            // SAFETY: pause takes no arguments and only waits for a signal
+            // (musl's pause is ppoll with no descriptors where the
+            // architecture has no pause call, as on aarch64).
+            unsafe { libc::pause() };
         }
-        let mut b = [0u8; 1];
-        let _ = nix::unistd::read(done_r.as_raw_fd(), &mut b);
-        0
-    })
-    .map_err(Error::other)?;
-    drop((made_w, done_r));
-    let mut b = [0u8; 1];
-    let result = match nix::unistd::read(made_r.as_raw_fd(), &mut b) {
-        Ok(1) => write_maps(child.as_raw(), uid_map, gid_map),
-        _ => Err(Error::other("the id-mapping child could not make a user namespace")),
-    };
-    drop(done_w);
+    }
+    const STACK: usize = 16 * 1024;
+    let mut stack = vec![0u8; STACK];
+    // The stack grows down on every architecture this ships for; 16-byte
+    // aligned top.
+    let top = (stack.as_mut_ptr() as usize + STACK) & !15;
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD;
+    // SAFETY: `wait_forever` runs on `stack`, which outlives the child (it
+    // is killed and reaped below before `stack` is dropped), and makes
+    // only raw system calls, so sharing this process's memory is sound.
+    let pid = unsafe { libc::clone(wait_forever, top as *mut libc::c_void, flags, std::ptr::null_mut()) };
+    if pid < 0 {
+        return Err(Error::other(format!("the id-mapping child could not make a user namespace: {}", Error::last_os_error())));
+    }
+    let result = write_maps(pid, uid_map, gid_map);
+    let child = nix::unistd::Pid::from_raw(pid);
     let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
     let _ = nix::sys::wait::waitpid(child, None);
+    drop(stack);
     result
 }
 
@@ -253,6 +258,7 @@ pub fn swap_map(owner: u32, outer: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
     /// Each line "inside outside count"; the whole map as pairs to check.
     fn lookup(map: &str, inside: u32) -> Option<u32> {
