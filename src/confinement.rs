@@ -79,6 +79,22 @@ pub fn read() -> Confinement {
     Confinement { seccomp: status_field(&status, "Seccomp").and_then(|v| v.parse().ok()), cap_sys_admin: cap_sys_admin(&status), apparmor }
 }
 
+/// gVisor's application kernel (`runsc`, GKE Sandbox) reports a fixed
+/// build string in /proc/version (and `uname -v`), whatever release it
+/// claims; newer releases also put `gvisor` in the release.
+const GVISOR_BUILD: &str = "#1 SMP Sun Jan 10 15:06:54 PST 2016";
+
+/// What /proc/version says when the kernel is gVisor's, else None.
+pub fn gvisor() -> Option<String> {
+    gvisor_from(&std::fs::read_to_string("/proc/version").ok()?)
+}
+
+fn gvisor_from(proc_version: &str) -> Option<String> {
+    let line = proc_version.lines().next()?.trim();
+    let release = line.strip_prefix("Linux version ")?.split_whitespace().next()?;
+    (line.contains(GVISOR_BUILD) || release.contains("gvisor")).then(|| line.to_owned())
+}
+
 /// The container engine this process seems to run under, only to word a
 /// fix (what to run where): the engines' own marker files and
 /// Kubernetes' service variable. Never a security decision (a marker file
@@ -161,6 +177,18 @@ mod tests {
         assert_eq!(parse_status("Seccomp_filters:\t1\n"), (None, None));
         // A host's root: every capability, no filter.
         assert_eq!(parse_status("CapEff:\t000001ffffffffff\nSeccomp:\t0\n"), (Some(0), Some(true)));
+    }
+
+    #[test]
+    fn gvisor_is_told_by_its_proc_version() {
+        let old = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016\n";
+        assert_eq!(gvisor_from(old).as_deref(), Some(old.trim()));
+        assert!(gvisor_from("Linux version 4.19.0-gvisor #1 SMP Sun Jan 10 15:06:54 PST 2016\n").is_some());
+        assert!(gvisor_from("Linux version 6.18.0-gvisor #1 SMP PREEMPT\n").is_some());
+        let real =
+            "Linux version 6.18.0-1-amd64 (debian-kernel@lists.debian.org) (x86_64-linux-gnu-gcc-14) #1 SMP PREEMPT_DYNAMIC Debian 6.18.3-1 (2026-01-04)\n";
+        assert_eq!(gvisor_from(real), None);
+        assert_eq!(gvisor_from(""), None);
     }
 
     #[test]

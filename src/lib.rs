@@ -6,6 +6,7 @@ pub mod agents;
 pub mod arch;
 pub mod config;
 pub mod confinement;
+pub mod container_seccomp;
 pub mod doctor;
 pub mod env_vars;
 pub mod finding;

@@ -63,6 +63,17 @@ pub enum Command {
     /// Maintainers: build, verify and publish the reference image.
     #[command(subcommand)]
     Image(super::image::ImageCommand),
+    /// Print the container's seccomp profile: the engine's default plus what
+    /// sessions need, for `--security-opt seccomp=FILE` (Docker, podman) or a
+    /// Kubernetes Localhost profile (docs/kubernetes.md).
+    SeccompProfile(SeccompProfileArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SeccompProfileArgs {
+    /// Write it to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -56,7 +56,18 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Feature(c) => publish::feature_cmd(c),
         Command::Templates(c) => publish::templates_cmd(c),
         Command::Image(c) => image::image_cmd(c),
+        Command::SeccompProfile(a) => seccomp_profile(a),
     }
+}
+
+/// `seccomp-profile`: the container's profile, to stdout or a file.
+fn seccomp_profile(a: args::SeccompProfileArgs) -> anyhow::Result<u8> {
+    let text = agent_sandbox::container_seccomp::render();
+    match a.output {
+        Some(path) => std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?,
+        None => out!("{text}"),
+    }
+    Ok(0)
 }
 
 /// Loads the configuration: the root-owned default file, or a `--config`

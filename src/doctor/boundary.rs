@@ -1,6 +1,7 @@
-//! The container boundary. Sessions mount their own /proc, which the
-//! kernel allows only where the container's /proc has nothing masked
-//! (`--security-opt systempaths=unconfined` / `unmask=/proc/*`); but then
+//! The container boundary. Sessions mount their own /proc where the
+//! kernel allows it, only where the container's /proc has nothing masked
+//! (`--security-opt systempaths=unconfined` / `unmask=/proc/*`; otherwise
+//! they get the container's, docs/defences.md); but then
 //! /proc/sys is writable too, and where the container's root is the host's
 //! root (no user namespace) it can change host-wide kernel settings —
 //! `kernel.core_pattern` runs a program as host root at the next crash.
@@ -61,7 +62,7 @@ pub fn finding(b: &Boundary) -> Option<Finding> {
         return f(
             "container-userns-ok",
             Severity::Ok,
-            format!("the container runs in a user namespace (uid map: {map}): its root is not the host's, so the unmasked /proc sessions need gives it no host kernel settings"),
+            format!("the container runs in a user namespace (uid map: {map}): its root is not the host's, so the unmasked /proc that gives sessions their own gives it no host kernel settings"),
             None,
         );
     }
@@ -71,7 +72,7 @@ pub fn finding(b: &Boundary) -> Option<Finding> {
     f(
         "container-host-root",
         Severity::Warning,
-        "the container's root is the host's root (no user namespace) and /proc/sys is writable (the unmasked /proc that sessions need): a process running as root in this container, outside any session, can change host-wide kernel settings (kernel.core_pattern runs a program as host root at the next crash)".into(),
+        "the container's root is the host's root (no user namespace) and /proc/sys is writable (the unmasked /proc that gives sessions their own): a process running as root in this container, outside any session, can change host-wide kernel settings (kernel.core_pattern runs a program as host root at the next crash)".into(),
         Some(crate::fixes::CONTAINER_USERNS),
     )
 }

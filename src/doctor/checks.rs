@@ -239,6 +239,17 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ),
         (Userns::Fails { why, errno }, None) => super::confined::userns_failure(why, *errno, &h.userns_facts, h.uid),
     });
+    // Under gVisor, a failure is named above (`userns-gvisor`); where its
+    // namespaces work, the rest is not proven there.
+    if let (Userns::Works, Some(version)) = (&h.userns, &h.userns_facts.gvisor) {
+        out.push(Finding::new(
+            "userns",
+            "runtime-gvisor",
+            Severity::Warning,
+            format!("this container runs on gVisor ({version}): its application kernel is not the one sessions are proven on, and it lacks parts of what bubblewrap and the egress jail need; the other findings say what failed here"),
+            Some(crate::fixes::GVISOR),
+        ));
+    }
     if let (Userns::Works, Some(emu)) = (&h.userns, &h.emulator) {
         out.push(Finding::new(
             "emulation",
@@ -311,19 +322,36 @@ pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
         ),
     });
     out.push(super::confined::mounts(h.mounts.as_ref(), h.userns_facts.confinement.apparmor.as_ref()));
-    out.push(if h.fresh_proc {
-        Finding::new("proc", "proc-ok", Severity::Ok, "/proc has no masked paths; sessions get their own /proc".into(), None)
-    } else {
-        Finding::new(
-            "proc",
-            "proc-masked",
-            Severity::Error,
-            "/proc has paths masked by the container runtime, so sessions cannot mount their own /proc and refuse to start".into(),
-            Some(crate::fixes::PROC),
-        )
-    });
+    out.push(proc_finding(h.fresh_proc));
     out
 }
+
+/// Which /proc sessions get here, and what a masked one changes.
+fn proc_finding(fresh: bool) -> Finding {
+    if fresh {
+        return Finding::new(
+            "proc",
+            "proc-ok",
+            Severity::Ok,
+            "/proc has no masked paths; sessions get their own /proc, showing only their own processes".into(),
+            None,
+        );
+    }
+    Finding::new(
+        "proc",
+        "proc-masked",
+        Severity::Warning,
+        format!("{PROC_MASKED}; the egress jail keeps IPv6 unaddressed instead of off, and the kernel's rate limit on its rejects"),
+        Some(crate::fixes::PROC),
+    )
+}
+
+/// What sessions under a masked /proc get, in doctor's words (and the
+/// devcontainer lint's).
+pub const PROC_MASKED: &str = "/proc has paths masked by the container runtime, which makes the kernel refuse sessions a /proc of their own: they get the container's (its masks kept, /proc/sys read-only) \
+     and see the container's processes, their command lines and status, and can raise the OOM score and niceness of those of their own uid; \
+     not their environments, memory or files, and they cannot signal them. `agent-sandbox verify` reports 19 and 102 as DEGRADED; \
+     a program that looks itself up as /proc/<its pid> finds another process there (/proc/self is right; docs/defences.md, \"Under a masked /proc\")";
 
 /// Landlock's abstract-socket scoping: with the jail, sessions have their
 /// own network namespace (and so their own abstract sockets) anyway;

@@ -18,6 +18,9 @@ pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u
         Some(d) if d.blocker == UsernsBlocker::Seccomp => {
             Finding::new("userns", "userns-seccomp", Severity::Error, format!("user namespaces are not available: {}", d.cause), Some(&d.fix))
         }
+        Some(d) if d.blocker == UsernsBlocker::GVisor => {
+            Finding::new("userns", "userns-gvisor", Severity::Error, format!("user namespaces are not available: {}", d.cause), Some(&d.fix))
+        }
         Some(d) if d.blocker != UsernsBlocker::Unknown => {
             Finding::new("userns", "userns-unavailable", Severity::Error, format!("user namespaces are not available: {why}: {}", d.cause), Some(&d.fix))
         }
@@ -88,12 +91,22 @@ mod tests {
     }
 
     #[test]
+    fn gvisor_is_named_as_the_cause() {
+        let f = UsernsFacts { gvisor: Some("Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016".into()), ..docker() };
+        let got = userns_failure("creating a user+network namespace failed: EPERM", Some(libc::EPERM), &f, 1000);
+        assert_eq!((got.id, got.severity), ("userns-gvisor", Severity::Error));
+        assert_eq!(got.fix.as_deref(), Some(crate::fixes::GVISOR));
+        assert!(crate::fixes::GVISOR.contains("runtimeClassName: gvisor") && crate::fixes::GVISOR.contains("Kata"));
+    }
+
+    #[test]
     fn other_userns_failures_keep_their_causes() {
         let mut sysctl = docker();
         sysctl.max_user_namespaces = Some(0);
         let got = userns_failure("creating a user+network namespace failed: ENOSPC", Some(libc::ENOSPC), &sysctl, 0);
         assert_eq!(got.id, "userns-unavailable");
         assert!(got.message.contains("user.max_user_namespaces is 0") && got.fix.as_deref().unwrap().contains("sysctl -w user.max_user_namespaces"), "{got:?}");
+        assert!(got.fix.as_deref().unwrap().contains("Bottlerocket"), "the Kubernetes node case is named: {got:?}");
         let mut unfiltered = docker();
         unfiltered.confinement.seccomp = Some(0);
         let got = userns_failure("x", Some(libc::EPERM), &unfiltered, 0);

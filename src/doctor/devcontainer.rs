@@ -1,6 +1,6 @@
 //! Lint of a devcontainer.json (JSONC: comments and trailing commas, read
 //! with the crate's [`crate::jsonc`] parser): the settings a sandboxed session needs from the
-//! container — /dev/net/tun for the egress jail, an unmasked /proc, the
+//! container — /dev/net/tun for the egress jail, an unmasked /proc (sessions' own), the
 //! feature (or the reference image, or a Dockerfile running
 //! sandbox-install) — and a PATH that keeps venvs after the system
 //! directories. Pure over the text; `find` locates the file.
@@ -125,8 +125,11 @@ fn run_args_findings(shown: &str, args: &[String], sandbox: Sandbox) -> Vec<Find
     if !(has("systempaths=unconfined") || opts.iter().any(|v| v.starts_with("unmask="))) {
         out.push(finding(
             "devcontainer-proc-masked",
-            Severity::Error,
-            format!("{shown}: the container's /proc keeps the runtime's masked paths, so a session cannot mount its own /proc and refuses to launch"),
+            Severity::Warning,
+            format!(
+                "{shown}: the container's /proc keeps the runtime's masked paths, so sessions get the container's /proc instead of their own: \
+                 they see the container's processes (not their environments, memory or files; docs/defences.md, \"Under a masked /proc\")"
+            ),
             Some(crate::fixes::PROC.into()),
         ));
     }

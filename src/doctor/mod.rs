@@ -1,6 +1,6 @@
 //! `agent-sandbox doctor`: checks, outside any sandbox, what sessions need
 //! — prerequisites (bwrap, user namespaces, /dev/net/tun, a pasta that can
-//! really attach, an unmasked /proc), the configuration, the installation
+//! really attach, which /proc sessions get), the configuration, the installation
 //! (binary and shims), PATH order, and the devcontainer.json — and says
 //! for each problem how to fix it.
 //!
@@ -87,10 +87,16 @@ pub fn after_install() -> Vec<Finding> {
     let host = checks::gather(jail_on);
     let mut out = checks::prerequisites(&host);
     for f in &mut out {
-        let build_time = matches!(f.id, "tun-missing" | "tun-unusable" | "tun-permission" | "proc-masked" | "userns-seccomp" | "mounts-apparmor");
+        let build_time = matches!(f.id, "tun-missing" | "tun-unusable" | "tun-permission" | "userns-seccomp" | "mounts-apparmor");
         if build_time && f.severity == Severity::Error {
             f.severity = Severity::Warning;
             f.message += " (expected while an image is being built; the running container needs it)";
+        }
+        // A build's /proc is always masked; what the running container's
+        // is, doctor says there.
+        if f.id == "proc-masked" {
+            f.severity = Severity::Info;
+            f.message += " (while an image is being built; `agent-sandbox doctor` in the running container says which /proc its sessions get)";
         }
     }
     let path = std::env::var("PATH").unwrap_or_default();

@@ -127,22 +127,31 @@ pub fn inspect_argv(tools: &Tools, tag: &str) -> Vec<String> {
 /// accept: the tun device for the egress jail and an unmasked /proc (the
 /// launcher mounts a fresh /proc for each session).
 pub const SESSION_RUN_OPTIONS: &[&str] = &["--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined"];
+
 /// What docker needs on top (docs/image.md): its default seccomp profile
-/// refuses bubblewrap's namespaces without CAP_SYS_ADMIN, and its AppArmor
-/// profile refuses the mounts. podman's defaults allow both.
-pub const DOCKER_RUN_OPTIONS: &[&str] = &["--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined"];
+/// refuses bubblewrap's namespaces without CAP_SYS_ADMIN, so the container
+/// gets the shipped profile (`crate::container_seccomp`, written to
+/// `seccomp_profile`: the engine reads it here, unlike a feature's or an
+/// image's request) instead of none; and its AppArmor profile refuses the
+/// mounts. podman's defaults allow both.
+pub fn docker_run_options(seccomp_profile: &Path) -> Vec<String> {
+    vec!["--security-opt".into(), format!("seccomp={}", seccomp_profile.display()), "--security-opt".into(), "apparmor=unconfined".into()]
+}
 
 /// The run options for sessions with `runner`.
-pub fn session_run_options(runner: Engine) -> Vec<String> {
-    let extra = if runner == Engine::Docker { DOCKER_RUN_OPTIONS } else { &[] };
-    SESSION_RUN_OPTIONS.iter().chain(extra).map(|x| x.to_string()).collect()
+pub fn session_run_options(runner: Engine, seccomp_profile: &Path) -> Vec<String> {
+    let mut a: Vec<String> = SESSION_RUN_OPTIONS.iter().map(|x| x.to_string()).collect();
+    if runner == Engine::Docker {
+        a.extend(docker_run_options(seccomp_profile));
+    }
+    a
 }
 
 /// A long-running container of `tag` named `name`, started as root the way
 /// a devcontainer is (the image's entrypoint runs), with the session options.
-pub fn start_argv(tools: &Tools, tag: &str, name: &str, network: Option<&str>) -> Vec<String> {
+pub fn start_argv(tools: &Tools, tag: &str, name: &str, network: Option<&str>, seccomp_profile: &Path) -> Vec<String> {
     let mut a = vec![s(&tools.runner_path), "run".into(), "--detach".into(), "--name".into(), name.to_owned()];
-    a.extend(session_run_options(tools.runner));
+    a.extend(session_run_options(tools.runner, seccomp_profile));
     if let Some(n) = network {
         a.extend(["--network".into(), n.to_owned()]);
     }

@@ -111,6 +111,7 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
     if !missing.is_empty() {
         return Err(ImageError::LabelsMissing { tag: v.tag.clone(), missing: missing.join(", ") });
     }
+    std::fs::write(&v.seccomp_profile, crate::container_seccomp::render()).map_err(|source| ImageError::Write { path: v.seccomp_profile.clone(), source })?;
     let start = Instant::now();
     let out = run("starting the check container", &v.start, true)?;
     let _running = Running(&v.remove);

@@ -187,6 +187,9 @@ pub struct Variant {
     pub inspect: Vec<String>,
     /// Starts the check container (root, as a devcontainer starts).
     pub start: Vec<String>,
+    /// Where the container's seccomp profile is written before `start`
+    /// (docker's check container loads it: `engine::docker_run_options`).
+    pub seccomp_profile: PathBuf,
     /// Measures what the sandbox adds to the image (bubblewrap, passt, the binaries).
     pub measure: Vec<String>,
     /// The ownership audit (`audit`), as root.
@@ -263,6 +266,7 @@ fn variant(
         &engine::BuildSpec { tag: &tag, platform: &platform, context: &context, network, no_cache: req.no_cache, build_args, labels },
     );
     let container = format!("{}-{}", inp.container, arch.oci());
+    let seccomp_profile = inp.work.join("seccomp-profile.json");
     let check = if arch == inp.native { Check::Native } else { Check::Emulated };
     let agent = req.agents.first().copied().unwrap_or(Agent::Claude).name();
     let env: Vec<(String, String)> = if req.egress_jail { Vec::new() } else { vec![(JAIL_OFF.0.to_owned(), JAIL_OFF.1.to_owned())] };
@@ -288,7 +292,8 @@ fn variant(
         build,
         build_env: engine::build_env(&inp.tools),
         inspect: engine::inspect_argv(&inp.tools, &tag),
-        start: engine::start_argv(&inp.tools, &tag, &container, network),
+        start: engine::start_argv(&inp.tools, &tag, &container, network, &seccomp_profile),
+        seccomp_profile,
         measure: engine::exec_argv(&inp.tools, &container, "root", &[], &["sh".into(), "-c".into(), MEASURE_SCRIPT.into()]),
         audit: engine::exec_argv(&inp.tools, &container, "root", &[], &super::audit::command()),
         verify,

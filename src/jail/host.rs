@@ -52,6 +52,12 @@ pub struct UsernsFacts {
     /// The user-mode emulator this process runs under (read only when
     /// explaining a failure: `current_userns_facts`).
     pub emulator: Option<PathBuf>,
+    /// The kernel is gVisor's (`crate::confinement::gvisor`): what
+    /// /proc/version says.
+    pub gvisor: Option<String>,
+    /// Running in a Kubernetes pod (only to word the fix: a pod's seccomp
+    /// profile is set in its manifest, not in runArgs).
+    pub kubernetes: bool,
 }
 
 impl UsernsFacts {
@@ -79,6 +85,8 @@ pub enum UsernsBlocker {
     Seccomp,
     /// This process runs under a user-mode emulator (qemu-user).
     Emulated,
+    /// The container runs on gVisor's application kernel (GKE Sandbox).
+    GVisor,
     /// Nothing the facts name.
     Unknown,
 }
@@ -207,6 +215,8 @@ fn read_userns(sysctl_root: &Path) -> UsernsFacts {
         apparmor_restrict_unprivileged_userns: read("kernel/apparmor_restrict_unprivileged_userns"),
         confinement: crate::confinement::read(),
         emulator: None,
+        gvisor: crate::confinement::gvisor(),
+        kubernetes: crate::confinement::engine() == crate::confinement::Engine::Kubernetes,
     }
 }
 
@@ -225,7 +235,7 @@ fn sysctl_blocker(f: &UsernsFacts, uid: u32) -> Option<UsernsDiagnosis> {
         return Some(UsernsDiagnosis {
             blocker: UsernsBlocker::MaxUserNamespaces,
             cause: "the sysctl user.max_user_namespaces is 0".into(),
-            fix: "set it above 0 on the host (`sysctl -w user.max_user_namespaces=15000`)".into(),
+            fix: crate::fixes::MAX_USER_NAMESPACES.into(),
         });
     }
     if !f.privileged(uid) && f.unprivileged_userns_clone == Some(0) {
@@ -266,6 +276,15 @@ pub fn diagnose_userns(f: &UsernsFacts, uid: u32, errno: i32) -> UsernsDiagnosis
             fix: crate::fixes::EMULATED.into(),
         };
     }
+    // gVisor implements Linux itself: what refuses is its kernel, which
+    // no sysctl or profile of the container changes.
+    if let Some(version) = &f.gvisor {
+        return UsernsDiagnosis {
+            blocker: UsernsBlocker::GVisor,
+            cause: format!("creating a user namespace failed: {what}; this container runs on gVisor ({version}), whose application kernel lacks what bubblewrap and the egress jail need"),
+            fix: crate::fixes::GVISOR.into(),
+        };
+    }
     let seccomp = errno == libc::EPERM && f.confinement.seccomp_filtered();
     if !f.privileged(uid) && f.apparmor_restrict_unprivileged_userns == Some(1) {
         let mut fix = "set `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` on the host, or give pasta and the launcher an AppArmor profile that allows `userns`".to_owned();
@@ -286,7 +305,7 @@ pub fn diagnose_userns(f: &UsernsFacts, uid: u32, errno: i32) -> UsernsDiagnosis
                  while the kernel's switches allow user namespaces: the container engine's seccomp profile refuses them \
                  (Docker's default profile does, to a container without CAP_SYS_ADMIN)"
             ),
-            fix: crate::fixes::SECCOMP.into(),
+            fix: if f.kubernetes { crate::fixes::SECCOMP_KUBERNETES } else { crate::fixes::SECCOMP }.into(),
         };
     }
     UsernsDiagnosis {
@@ -311,6 +330,18 @@ mod tests {
         assert!(d.cause.contains("runs under the emulator /usr/libexec/qemu-binfmt/aarch64-binfmt-P"), "{}", d.cause);
         assert_eq!(d.fix, crate::fixes::EMULATED);
         assert_eq!(diagnose_userns(&UsernsFacts::default(), 0, libc::EINVAL).blocker, UsernsBlocker::Unknown);
+    }
+
+    #[test]
+    fn gvisor_is_named_with_its_fix() {
+        let f = UsernsFacts { gvisor: Some("Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016".into()), ..Default::default() };
+        let d = diagnose_userns(&f, 1000, libc::EPERM);
+        assert_eq!(d.blocker, UsernsBlocker::GVisor);
+        assert!(d.cause.contains("gVisor (Linux version 4.4.0"), "{}", d.cause);
+        assert_eq!(d.fix, crate::fixes::GVISOR);
+        // A zero limit is named first: it is the node's, and explains it too.
+        let zero = UsernsFacts { max_user_namespaces: Some(0), ..f };
+        assert_eq!(diagnose_userns(&zero, 1000, libc::ENOSPC).blocker, UsernsBlocker::MaxUserNamespaces);
     }
 
     #[test]
@@ -347,6 +378,9 @@ mod tests {
         assert!(d.cause.contains("Operation not permitted") && d.cause.contains("Seccomp: 2") && d.cause.contains("Docker's default profile"), "{}", d.cause);
         assert_eq!(d.fix, crate::fixes::SECCOMP);
         assert!(d.fix.contains("\"--security-opt=seccomp=unconfined\" to \"runArgs\""), "{}", d.fix);
+        // In a pod, the fix is the pod's profile.
+        let pod = UsernsFacts { kubernetes: true, ..docker_root() };
+        assert_eq!(diagnose_userns(&pod, 1000, libc::EPERM).fix, crate::fixes::SECCOMP_KUBERNETES);
         // Another errno, or no filter: not seccomp's doing.
         assert_eq!(diagnose_userns(&docker_root(), 0, libc::ENOSPC).blocker, UsernsBlocker::Unknown);
         let mut unfiltered = docker_root();

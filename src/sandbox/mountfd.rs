@@ -85,12 +85,13 @@ fn set_flags(mnt: RawFd, set: u64, clr: u64, recursive: bool) -> Result<(), Erro
 /// mount below it read-only, nosuid and nodev in one call; then `/dev`
 /// itself writable and with devices again (bwrap binds its device nodes
 /// from there; its own `/dev` covers it) and `/proc` itself writable (bwrap
-/// writes the session's id maps through it; its fresh `/proc` covers it).
-/// Not what is mounted in them: in a user namespace a container's
-/// `/dev/shm` and `/dev/mqueue` are locked nodev, a runtime's read-only
-/// paths in `/proc` locked read-only, and one locked flag refuses the
-/// whole call; bwrap needs none of them (it mounts its own). Locked flags
-/// are only ever set here, never cleared.
+/// writes the session's id maps through it; its fresh `/proc` covers it,
+/// or, under a masked `/proc`, the session writes its nested namespaces'
+/// maps there). Not what is mounted in them: in a user namespace a
+/// container's `/dev/shm` and `/dev/mqueue` are locked nodev, a runtime's
+/// read-only paths in `/proc` locked read-only (and to stay so), and one
+/// locked flag refuses the whole call; bwrap needs none of them. Locked
+/// flags are only ever set here, never cleared.
 pub fn host_read_only(root: RawFd, dev: Option<RawFd>, proc_: Option<RawFd>) -> Result<(), Error> {
     set_flags(root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, true)?;
     if let Some(d) = dev {

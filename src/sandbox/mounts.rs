@@ -22,6 +22,12 @@ pub enum Mount {
     Dev { dest: PathBuf },
     /// A fresh procfs for the session's pid namespace.
     Proc { dest: PathBuf },
+    /// The container's own procfs, bound writable with its submounts (the
+    /// runtime's masks and read-only paths come along, locked): where the
+    /// container's /proc is masked the kernel refuses a fresh one in a
+    /// user namespace. It shows the container's processes and numbers them
+    /// as the container does (docs/defences.md, "Under a masked /proc").
+    ContainerProc { dest: PathBuf },
     /// An empty read-only regular file over `dest`, from the (empty) plan
     /// data number `data`. Not /dev/null: bwrap binds with `nodev`, where a
     /// device node cannot even be opened.
@@ -53,6 +59,7 @@ impl Mount {
             | Mount::EarlyMask { dest }
             | Mount::Dev { dest }
             | Mount::Proc { dest }
+            | Mount::ContainerProc { dest }
             | Mount::Mask { dest, .. }
             | Mount::Data { dest, .. }
             | Mount::BindFd { dest, .. } => dest,
@@ -74,6 +81,10 @@ impl Mount {
             Mount::EarlyMask { .. } => Vec::new(),
             Mount::Dev { dest } => v(&["--dev".as_ref(), dest.as_os_str()]),
             Mount::Proc { dest } => v(&["--proc".as_ref(), dest.as_os_str()]),
+            // Writable: the session writes its own nested user namespaces'
+            // id maps through it (`unshare -r`); the kernel's interfaces
+            // in it are covered read-only after it.
+            Mount::ContainerProc { dest } => v(&["--bind".as_ref(), dest.as_os_str(), dest.as_os_str()]),
             Mount::Mask { dest, data } | Mount::Data { dest, data } => {
                 let fd = data_fd(*data).to_string();
                 v(&["--ro-bind-data".as_ref(), fd.as_ref(), dest.as_os_str()])

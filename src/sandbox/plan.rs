@@ -5,8 +5,10 @@
 //! earlier ones); the numbered steps in `mounts` are security-relevant:
 //!  1. the whole root read-only;
 //!  2. a minimal /dev, then only the allowed devices;
-//!  3. a fresh /proc for the session's pid namespace, its kernel
-//!     interfaces (/proc/sys, sysrq-trigger...) read-only;
+//!  3. a fresh /proc for the session's pid namespace (where the
+//!     container's /proc is masked, which makes the kernel refuse one: the
+//!     container's own, masks and all), its kernel interfaces (/proc/sys,
+//!     sysrq-trigger...) read-only;
 //!  4. private /tmp and /var/tmp; /run (and a real /var/run) an empty
 //!     private tmpfs, only resolv.conf's target bound back; /etc secrets
 //!     and engine sockets elsewhere masked;
@@ -252,8 +254,6 @@ pub enum PlanError {
     NotADevice(PathBuf),
     #[error("passEnv name {0} can never be passed into a session; remove it from passEnv")]
     NeverPassed(String),
-    #[error("this machine's /proc has paths masked by the container runtime, so the session cannot get its own /proc and would see the outer processes' environments; {}", crate::fixes::PROC)]
-    ProcMasked,
     #[error("this container runs under the AppArmor profile `{0}`, which refuses every mount, and bubblewrap builds each session from mounts in its own namespaces. Fix: {fix}", fix = crate::fixes::APPARMOR)]
     AppArmorMounts(String),
     #[error("PATH names {0} ahead of the agent-sandbox shims; it does not exist yet, but a session could create it in a writable place and plant a `claude` there that runs outside the sandbox later. Put it after the system directories (e.g. PATH=$PATH:{0}) or create it before the session")]
@@ -288,9 +288,6 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     if let Some(bad) = config.pass_env.iter().find(|n| crate::env_vars::never_passed(n)) {
         return Err(PlanError::NeverPassed(bad.clone()));
     }
-    if !ctx.fresh_proc {
-        return Err(PlanError::ProcMasked);
-    }
     if let Some(a) = ctx.apparmor.as_ref().filter(|a| a.refuses_mounts()) {
         return Err(PlanError::AppArmorMounts(a.label()));
     }
@@ -314,7 +311,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     // mount each.
     let mut m = MountBuilder { fs, mounts: Vec::new(), data: fixed, early: true };
     let scanned = matches!(ctx.host_view, HostView::Scan { .. }).then_some((ctx.kernel_root_only.as_slice(), config.gpu));
-    m.base(config, scanned)?;
+    m.base(config, ctx.fresh_proc, scanned)?;
     m.home(ctx, config, &workspace);
     m.siblings(ctx, config, &workspace, &path_dirs(&session_path));
     m.workspace(&workspace, &protected);
@@ -401,6 +398,12 @@ impl Plan {
             MountApi::Tree => crate::sandbox::premount::plan(&self.mounts, &self.data),
             MountApi::Full => crate::sandbox::premount::plan_all(&self.mounts, &self.data),
         }
+    }
+
+    /// Whether the session gets the container's /proc (a masked one
+    /// refuses it a fresh /proc): outer processes are visible in it.
+    pub fn container_proc(&self) -> bool {
+        self.mounts.iter().any(|m| matches!(m, Mount::ContainerProc { .. }))
     }
 
     /// Whether the executor makes the whole view (`MountApi::Full`): the
@@ -493,13 +496,22 @@ impl MountBuilder<'_> {
         self.fs.kind(p).is_some()
     }
 
-    /// Steps 1-4.
-    fn base(&mut self, config: &Config, scanned: Option<(&[(PathBuf, Kind)], bool)>) -> Result<(), PlanError> {
+    /// Steps 1-4. `fresh_proc`: whether the kernel allows the session a
+    /// /proc of its own here (`context::fresh_proc_possible`).
+    fn base(&mut self, config: &Config, fresh_proc: bool, scanned: Option<(&[(PathBuf, Kind)], bool)>) -> Result<(), PlanError> {
         self.push(Mount::RoBind { src: "/".into(), dest: "/".into(), optional: false });
         self.push(Mount::Dev { dest: "/dev".into() });
         self.devices(config)?;
-        self.push(Mount::Proc { dest: "/proc".into() });
-        // The fresh /proc is writable where file modes allow: a session
+        // Under a masked /proc (a pod's, Docker's and podman's default) the
+        // kernel refuses a fresh procfs to any user namespace: the
+        // container's own is bound instead, its masks kept. The session keeps
+        // its pid namespace (outer processes cannot be signalled, nothing of
+        // it is left behind) and its user namespace, in which the kernel
+        // refuses every ptrace-mode access (environment, memory, files,
+        // namespaces) to the outer processes it now sees (docs/defences.md,
+        // "Under a masked /proc").
+        self.push(if fresh_proc { Mount::Proc { dest: "/proc".into() } } else { Mount::ContainerProc { dest: "/proc".into() } });
+        // Either /proc is writable where file modes allow: a session
         // running as root (uid 0 outside too: a scanned root launch) could
         // write host sysctls (kernel.core_pattern runs a program as real
         // root) or sysrq. Any other session is an ordinary uid on host

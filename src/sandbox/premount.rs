@@ -109,9 +109,12 @@ fn cover(mounts: &[Mount], i: usize) -> Option<usize> {
 
 /// Whether mount `m` is bwrap's even when the executor makes the rest:
 /// `/dev` and `/proc` are made fresh in the session's own namespaces, so
-/// nothing in them can be mounted before.
+/// nothing in them can be mounted before (under a masked /proc, bwrap binds
+/// the container's, and covers its kernel interfaces, the same way).
 pub fn bwrap_only(m: &Mount) -> bool {
-    matches!(m, Mount::Dev { .. } | Mount::Proc { .. } | Mount::DevBind { .. }) || m.dest().starts_with("/dev") || m.dest().starts_with("/proc")
+    matches!(m, Mount::Dev { .. } | Mount::Proc { .. } | Mount::ContainerProc { .. } | Mount::DevBind { .. })
+        || m.dest().starts_with("/dev")
+        || m.dest().starts_with("/proc")
 }
 
 /// The mounts the executor makes with the whole mount API

@@ -52,7 +52,7 @@ pub fn access(mounts: &[Mount], path: &Path) -> Access {
     // a fresh tmpfs: such a directory is visible, holding only that path.
     let exact = path == m.dest().as_path() || mounts[i + 1..].iter().any(|l| l.dest().starts_with(path));
     match m {
-        Mount::RoBind { .. } | Mount::Proc { .. } | Mount::Data { .. } => Access::Read,
+        Mount::RoBind { .. } | Mount::Proc { .. } | Mount::ContainerProc { .. } | Mount::Data { .. } => Access::Read,
         Mount::Dev { dest } => match path.strip_prefix(dest).ok().and_then(|r| r.components().next()) {
             None => Access::Read,
             Some(Component::Normal(n)) if n == "shm" => Access::Private,
@@ -105,6 +105,7 @@ pub fn effective_mounts(mounts: &[Mount], fs: &dyn FsView, resolve: &dyn Fn(&Pat
                 | Mount::EarlyMask { dest: d }
                 | Mount::Dev { dest: d }
                 | Mount::Proc { dest: d }
+                | Mount::ContainerProc { dest: d }
                 | Mount::Mask { dest: d, .. }
                 | Mount::Data { dest: d, .. }
                 | Mount::BindFd { dest: d, .. } => *d = dest,

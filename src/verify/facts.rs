@@ -95,6 +95,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         root_canary_error: None,
         root_canary_notes: Vec::new(),
         outer_ns,
+        container_proc: plan.container_proc(),
         launcher_pid: std::process::id() as i32,
         canary_pid: 0,
         canary_port: 0,

@@ -108,6 +108,11 @@ pub enum Status {
     Fail,
     /// Not run: what it checks is switched off (the egress jail).
     Skip,
+    /// The defence holds only in part, as the mode this machine allows
+    /// promises and docs/defences.md says (the container's masked /proc:
+    /// outer processes visible, not reachable). Named, not counted as a
+    /// failure.
+    Degraded,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +136,10 @@ impl Outcome {
     }
     pub fn skip(why: impl Into<String>) -> Outcome {
         Outcome { status: Status::Skip, detail: Some(why.into()) }
+    }
+    /// Held only as far as this machine allows, saying what differs.
+    pub fn degraded(what: impl Into<String>) -> Outcome {
+        Outcome { status: Status::Degraded, detail: Some(what.into()) }
     }
     /// Pass when `problems` is empty, else fail listing them.
     pub fn from_problems(problems: Vec<String>) -> Outcome {

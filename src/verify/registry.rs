@@ -2,7 +2,7 @@
 //! proves and what it asserts. docs/verify.md lists exactly these (a unit
 //! test compares them); the report joins the probe's results to them.
 
-use super::checks::{allow, attack, env, fs, home, misc, needs, net, privs, syscalls, tty, Ctx};
+use super::checks::{allow, attack, env, fs, home, misc, needs, net, privs, procs, syscalls, tty, Ctx};
 use super::egress::Method;
 use super::{Defence, Outcome};
 use crate::sandbox::seccomp::table::Group;
@@ -160,6 +160,9 @@ pub const CHECKS: &[Check] = &[
     jail(95, "jail-allowlist-name-connects", "with allowDomains: the first allowed name that resolves does so through the jail's forwarder, and its address is reached", allow::name_connects),
     jail(96, "jail-allowlist-refuses-the-rest", "with allowDomains: literal IPs (1.1.1.1, 8.8.8.8, 9.9.9.9 and 192.0.2.1 on 443) fail at once with the filter's reject; an unlisted name gets the forwarder's refusal (NXDOMAIN, extended error Blocked); pasta's forwarder asked directly refuses the send", allow::refuses_the_rest),
     Check { number: REPORT_LISTS, name: "jail-report-lists-refusals", kind: Kind::Check, defence: EgressJail, needs_jail: true, asserts: "after the session, the launcher's report names what the filter refused: check 94's 10.11.12.13:443, and with allowDomains check 96's literal IPs and unlisted name", run: Run::Outside },
+    probe(100, "outer-process-unreadable", PidNamespace, "where the session's /proc shows the outer canary (a masked /proc): its environ, mem, maps, smaps, pagemap, auxv, stack, syscall, io, personality, root, cwd, exe, fd, ns, map_files, fdinfo, and process_vm_readv", procs::outer_reads),
+    probe(101, "outer-process-unsignalable", PidNamespace, "signal the outer canary: pidfd_send_signal on its /proc directory, kill by pid", procs::outer_signals),
+    probe(102, "outer-process-settings", PidNamespace, "open the outer canary's oom_score_adj, oom_adj, autogroup, coredump_filter, clear_refs, sched for writing (nothing written)", procs::outer_settings),
 ];
 
 /// The check with `number`.
@@ -178,8 +181,13 @@ mod tests {
 
     #[test]
     fn numbers_are_consecutive_and_names_unique() {
-        for (i, c) in CHECKS.iter().enumerate() {
-            assert_eq!(c.number as usize, i + 1, "{c:?}");
+        // Consecutive from 1, except that a number may jump to a round
+        // hundred (a series started while others took the numbers before
+        // it): each number stays where it was given.
+        let mut last = 0;
+        for c in CHECKS {
+            assert!(c.number == last + 1 || (c.number > last && c.number % 100 == 0), "{c:?} after {last}");
+            last = c.number;
             assert_eq!(CHECKS.iter().filter(|o| o.name == c.name).count(), 1, "{c:?}");
             assert!(c.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{c:?}");
         }

@@ -1,8 +1,9 @@
 //! The report: the registry joined with the probe's results, rendered as
 //! one line per check (`PASS`/`FAIL`/`SKIP`, or `BLOCKED`/`ESCAPED` for an
 //! adversarial probe) or as JSON. The exit status is the number of failed
-//! checks plus escaped probes; skips (the jail switched off) do not count,
-//! but are counted and named separately.
+//! checks plus escaped probes; skips (the jail switched off) and degraded
+//! results (what a masked /proc allows, docs/defences.md) do not count, but
+//! are counted and named separately.
 
 use super::registry::{Check, Kind, CHECKS};
 use super::{Outcome, Status};
@@ -35,6 +36,7 @@ pub struct Report {
 pub fn word(kind: Kind, status: Status) -> &'static str {
     match (kind, status) {
         (_, Status::Skip) => "SKIP",
+        (_, Status::Degraded) => "DEGRADED",
         (Kind::Check, Status::Pass) => "PASS",
         (Kind::Check, Status::Fail) => "FAIL",
         (Kind::Probe, Status::Pass) => "BLOCKED",
@@ -114,6 +116,13 @@ impl Report {
             skipped,
             if skipped > 0 { " (the egress jail is off)" } else { "" },
         ));
+        let degraded: Vec<String> = self.rows.iter().filter(|r| r.outcome.status == Status::Degraded).map(|r| r.check.number.to_string()).collect();
+        if !degraded.is_empty() {
+            s.push_str(&format!(
+                "DEGRADED: {} held only as far as this container allows (its masked /proc: see \"Under a masked /proc\" in docs/defences.md); not counted as failures\n",
+                degraded.join(", ")
+            ));
+        }
         if self.jail_off_failure() {
             s.push_str(&format!(
                 "FAIL: the egress jail is off, so its {skipped} checks were skipped, not passed (this counts as a failure; `--allow-jail-off` says it is intended)\n"
@@ -151,6 +160,7 @@ impl Report {
                 "blocked": self.count(Kind::Probe, Status::Pass),
                 "escaped": self.count(Kind::Probe, Status::Fail),
                 "skipped": self.count(Kind::Check, Status::Skip) + self.count(Kind::Probe, Status::Skip),
+                "degraded": self.count(Kind::Check, Status::Degraded) + self.count(Kind::Probe, Status::Degraded),
                 "failures": self.failures(),
                 "jailOffFailure": self.error.is_none() && self.jail_off_failure(),
             },
@@ -220,6 +230,30 @@ mod tests {
         r.jail = true;
         r.jail_off_allowed = false;
         assert_eq!(r.failures(), 0, "the jail on: nothing to allow");
+    }
+
+    /// A degraded check (a masked /proc) is named, in the lines and the
+    /// summary, and does not count as a failure.
+    #[test]
+    fn degraded_checks_are_named_not_counted() {
+        let mut results: BTreeMap<u16, Outcome> = CHECKS.iter().map(|c| (c.number, Outcome::pass())).collect();
+        results.insert(19, Outcome::degraded("3 outer processes are visible"));
+        let r = Report {
+            agent: "claude".into(),
+            jail: true,
+            session: "s".into(),
+            weakened: vec![],
+            rows: Report::assemble(results, "x"),
+            error: None,
+            jail_off_allowed: false,
+        };
+        assert_eq!(r.failures(), 0);
+        let text = r.text();
+        assert!(text.contains("DEGRADED 19 outer-processes-invisible: 3 outer processes are visible\n"), "{text}");
+        assert!(text.contains("DEGRADED: 19 held only as far as this container allows"), "{text}");
+        let j = r.json();
+        assert_eq!((j["summary"]["degraded"].as_u64(), j["summary"]["failures"].as_u64()), (Some(1), Some(0)));
+        assert_eq!(j["checks"][18]["status"], "degraded");
     }
 
     #[test]

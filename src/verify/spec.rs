@@ -61,6 +61,10 @@ pub struct Spec {
     /// system without ACLs): named by the check.
     #[serde(default)]
     pub root_canary_notes: Vec<String>,
+    /// Whether the plan binds the container's /proc (its masked /proc
+    /// refuses a fresh one): outer processes are visible there, by the
+    /// container's numbers.
+    pub container_proc: bool,
     /// Inode of each of the launcher's namespaces (`pid`, `net`, ...).
     pub outer_ns: BTreeMap<String, u64>,
     pub launcher_pid: i32,

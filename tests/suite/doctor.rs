@@ -73,7 +73,7 @@ fn lint_verdicts() {
     assert_eq!(lint("dockerfile-engine-defaults.jsonc"), vec![("devcontainer-docker-confined", Severity::Warning)]);
     assert_eq!(lint("no-sandbox.json"), vec![("devcontainer-no-sandbox", Severity::Warning), ("devcontainer-path-replaced", Severity::Warning)]);
     assert_eq!(lint("broken-syntax.jsonc"), vec![("devcontainer-invalid", Severity::Error)]);
-    assert_eq!(lint("dockerfile-masked.jsonc"), vec![("devcontainer-proc-masked", Severity::Error), ("devcontainer-docker-confined", Severity::Warning)]);
+    assert_eq!(lint("dockerfile-masked.jsonc"), vec![("devcontainer-proc-masked", Severity::Warning), ("devcontainer-docker-confined", Severity::Warning)]);
 }
 
 /// The devcontainer.json docs/feature.md tells users to write gets no

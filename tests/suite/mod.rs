@@ -9,6 +9,7 @@ mod host_view;
 mod image;
 mod install;
 mod jail;
+mod kubernetes;
 mod protect;
 mod publish;
 mod review;

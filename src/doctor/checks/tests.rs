@@ -94,7 +94,7 @@ fn a_broken_container() {
             ("pasta-missing", Severity::Error),
             ("filter-unavailable", Severity::Error),
             ("mounts-ok", Severity::Ok),
-            ("proc-masked", Severity::Error),
+            ("proc-masked", Severity::Warning),
             ("jail-internet-ok", Severity::Ok),
             ("jail-routes-ok", Severity::Ok),
             ("abstract-scope-ok", Severity::Ok),

@@ -103,7 +103,7 @@ fn build_argv_whole() {
 #[test]
 fn verify_containers_start_as_root_and_exec_as_each_user() {
     assert_eq!(
-        start_argv(&tools(Engine::Podman), "img", "ctr", Some("host")),
+        start_argv(&tools(Engine::Podman), "img", "ctr", Some("host"), Path::new("/w/seccomp.json")),
         v(&[
             "/usr/bin/podman",
             "run",
@@ -129,7 +129,7 @@ fn verify_containers_start_as_root_and_exec_as_each_user() {
     assert_eq!(remove_argv(&tools(Engine::Podman), "ctr"), v(&["/usr/bin/podman", "rm", "--force", "--time", "0", "ctr"]));
     assert_eq!(remove_argv(&tools(Engine::Docker), "ctr"), v(&["/usr/bin/docker", "rm", "--force", "ctr"]));
     assert_eq!(
-        start_argv(&tools(Engine::Docker), "img", "ctr", None),
+        start_argv(&tools(Engine::Docker), "img", "ctr", None, Path::new("/w/seccomp.json")),
         v(&[
             "/usr/bin/docker",
             "run",
@@ -141,7 +141,7 @@ fn verify_containers_start_as_root_and_exec_as_each_user() {
             "--security-opt",
             "systempaths=unconfined",
             "--security-opt",
-            "seccomp=unconfined",
+            "seccomp=/w/seccomp.json",
             "--security-opt",
             "apparmor=unconfined",
             "img",
@@ -150,7 +150,7 @@ fn verify_containers_start_as_root_and_exec_as_each_user() {
         ])
     );
     // buildah's verify containers run with podman.
-    assert_eq!(start_argv(&tools(Engine::Buildah), "img", "ctr", None)[0], "/usr/bin/podman");
+    assert_eq!(start_argv(&tools(Engine::Buildah), "img", "ctr", None, Path::new("/w/seccomp.json"))[0], "/usr/bin/podman");
 }
 
 #[test]

@@ -115,6 +115,43 @@ pub(crate) fn route_scope_of(scope: &Scope) -> RouteScope {
 }
 
 /// Any IPv6 route, described for the difference list.
+/// Whether `msg` is an IPv6 route the kernel itself keeps in a namespace
+/// whose IPv6 is on but unaddressed (`lockdown::Ipv6::Unaddressed`): the
+/// loopback's `::1` (local table, and its prefix route in the main table)
+/// and the per-interface multicast route `ff00::/8` in the local table. No
+/// other: any gateway, preferred source or other attribute but the
+/// kernel's bookkeeping makes it a difference.
+pub(crate) fn ipv6_kernel_default(msg: &RouteMessage, names: &LinkNames) -> bool {
+    use std::net::Ipv6Addr;
+    const LOCAL: u32 = 255;
+    const MAIN: u32 = 254;
+    let h = &msg.header;
+    let mut dst = Ipv6Addr::UNSPECIFIED;
+    let mut table = u32::from(h.table);
+    let mut dev = None;
+    for attr in &msg.attributes {
+        match attr {
+            RouteAttribute::Destination(RouteAddress::Inet6(a)) => dst = *a,
+            RouteAttribute::Table(t) => table = *t,
+            RouteAttribute::Oif(i) => dev = Some(link_name(names, *i)),
+            RouteAttribute::Priority(_) | RouteAttribute::CacheInfo(_) | RouteAttribute::Preference(_) => {}
+            _ => return false,
+        }
+    }
+    let loopback = dev.as_deref() == Some("lo") && dst == Ipv6Addr::LOCALHOST && h.destination_prefix_length == 128;
+    let multicast = dst == Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0) && h.destination_prefix_length == 8 && dev.is_some();
+    h.address_family == AddressFamily::Inet6
+        && match (h.kind, table) {
+            (RouteType::Local, LOCAL) | (RouteType::Unicast, MAIN) => loopback,
+            (RouteType::Multicast, LOCAL) => multicast,
+            _ => false,
+        }
+}
+
+/// The loopback's own IPv6 address, as `address` describes it: what a
+/// namespace whose IPv6 is on but unaddressed holds.
+pub(crate) const IPV6_LOOPBACK_ADDRESS: &str = "::1/128 dev lo";
+
 pub(crate) fn describe_route(msg: &RouteMessage) -> String {
     let dst = msg.attributes.iter().find_map(|a| match a {
         RouteAttribute::Destination(d) => Some(format!("{d:?}")),

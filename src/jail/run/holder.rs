@@ -156,11 +156,17 @@ fn holder_main(
     if let Err(e) = mapped {
         return fail(chan, Failure::IdMaps { errno: e.raw_os_error().unwrap_or(libc::EPERM), message: e.to_string() });
     }
-    if let Err(f) = lockdown::disable_ipv6().and_then(|()| lockdown::unlimit_rejects()) {
-        return fail(chan, f);
-    }
+    let ipv6 = match lockdown::disable_ipv6().and_then(|v6| lockdown::unlimit_rejects().map(|()| v6)) {
+        Ok(v6) => v6,
+        Err(f) => return fail(chan, f),
+    };
     if let Err(message) = tap::make_persistent(JAIL_IFNAME) {
         return fail(chan, Failure::Tap { message });
+    }
+    if ipv6 == lockdown::Ipv6::Unaddressed {
+        if let Err(f) = lockdown::keep_unaddressed(JAIL_IFNAME) {
+            return fail(chan, f);
+        }
     }
     // The session's outer ids, now that what needed root's is done (its
     // capabilities in the namespace last until the exec: the ids are not

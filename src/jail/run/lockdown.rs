@@ -77,19 +77,51 @@ fn netlink(step: &str, e: impl std::fmt::Display) -> Failure {
     Failure::Netlink { step: step.into(), message: e.to_string() }
 }
 
+/// How IPv6 stands in the jail's namespace once the holder is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ipv6 {
+    /// Switched off (or not in the kernel at all).
+    Off,
+    /// On, but no interface but the loopback gets an IPv6 address (so
+    /// there is no IPv6 route out and no source to send from): where the
+    /// namespace's sysctls cannot be written, under a container runtime's
+    /// masked /proc, whose /proc/sys is read-only to everything in the
+    /// container. The read-back allows exactly the loopback's `::1` and
+    /// the kernel's multicast routes (`ipv6_kernel_defaults`).
+    Unaddressed,
+}
+
 /// IPv6 off in the jail's namespace (`all` and `default`, so the interface
-/// pasta creates later is born without it). A kernel without IPv6 has
-/// nothing to switch off.
-pub(crate) fn disable_ipv6() -> Result<(), Failure> {
+/// the holder makes next is born without it). A kernel without IPv6 has
+/// nothing to switch off. A read-only /proc/sys (a masked /proc) leaves it
+/// on: the holder then keeps every interface it makes unaddressed.
+pub(crate) fn disable_ipv6() -> Result<Ipv6, Failure> {
     for conf in ["all", "default"] {
         let path = format!("/proc/sys/net/ipv6/conf/{conf}/disable_ipv6");
         match std::fs::write(&path, "1") {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ipv6::Off),
+            Err(e) if e.raw_os_error() == Some(libc::EROFS) => return Ok(Ipv6::Unaddressed),
             Err(e) => return Err(Failure::Ipv6 { message: format!("{path}: {e}") }),
         }
     }
-    Ok(())
+    Ok(Ipv6::Off)
+}
+
+/// Whether IPv6 is on in the current network namespace (the locker reads
+/// the holder's outcome off the kernel).
+pub(crate) fn ipv6_on() -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6").is_ok_and(|v| v.trim() == "0")
+}
+
+/// The interface `name` gets no IPv6 address (`Ipv6::Unaddressed`), before
+/// it is up: no link-local address, so no route through it and no source
+/// address to send IPv6 from.
+pub(crate) fn keep_unaddressed(name: &str) -> Result<(), Failure> {
+    let fail = |e: String| Failure::Ipv6 { message: format!("keeping {name} without IPv6 addresses: {e}") };
+    let index = nix::net::if_::if_nametoindex(name).map_err(|e| fail(e.to_string()))?;
+    let mut nl = super::rtnl::Rtnl::open().map_err(|e| fail(e.to_string()))?;
+    nl.request(super::rtnl::no_ipv6_addresses(index)).map_err(|e| fail(e.to_string()))
 }
 
 /// `net.ipv4.icmp_ratemask` of a new namespace: destination unreachable
@@ -103,9 +135,17 @@ pub const ICMP_RATEMASK_JAIL: u32 = ICMP_RATEMASK_DEFAULT & !(1 << 3);
 
 /// Lifts the kernel's rate limit from the filter's rejects in the jail's
 /// namespace (a per-namespace setting; the container's is untouched).
+/// Under a masked /proc (its /proc/sys read-only) the limit stays: the
+/// kernel then answers a burst of 50 rejects at once and 1,000 a second
+/// after that (`net.ipv4.icmp_msgs_burst`, `icmp_msgs_per_sec`), so only
+/// a caller with more blocked attempts at once than that waits for its
+/// retransmission.
 pub(crate) fn unlimit_rejects() -> Result<(), Failure> {
     let path = "/proc/sys/net/ipv4/icmp_ratemask";
-    std::fs::write(path, ICMP_RATEMASK_JAIL.to_string()).map_err(|e| Failure::IcmpRate { message: format!("{path}: {e}") })
+    match std::fs::write(path, ICMP_RATEMASK_JAIL.to_string()) {
+        Err(e) if e.raw_os_error() == Some(libc::EROFS) => Ok(()),
+        r => r.map_err(|e| Failure::IcmpRate { message: format!("{path}: {e}") }),
+    }
 }
 
 /// Locks the routes; returns the plan now in force.
@@ -259,7 +299,11 @@ struct Raw {
 }
 
 /// Links, addresses, routes of every table and rules, both families.
+/// Where IPv6 is on but unaddressed (`Ipv6::Unaddressed`), the loopback's
+/// `::1` and the kernel's own routes for it are left out of the IPv6 part,
+/// which must otherwise be empty.
 fn snapshot(nl: &mut Netlink) -> Result<(Snapshot, Raw), Failure> {
+    let v6_on = ipv6_on();
     let names = rtnl::link_names().map_err(|e| netlink("listing interfaces", e))?;
     let mut snap = Snapshot { links: names.values().cloned().collect(), ..Snapshot::default() };
     snap.links.sort();
@@ -267,6 +311,7 @@ fn snapshot(nl: &mut Netlink) -> Result<(Snapshot, Raw), Failure> {
         if let RouteNetlinkMessage::NewAddress(a) = m {
             match readback::address(&a, &names) {
                 Ok(a) => snap.addrs.push(a),
+                Err(other) if v6_on && other == readback::IPV6_LOOPBACK_ADDRESS => {}
                 Err(other) => snap.addrs6.push(other),
             }
         }
@@ -275,7 +320,8 @@ fn snapshot(nl: &mut Netlink) -> Result<(Snapshot, Raw), Failure> {
     let routes = dump_routes(nl, AddressFamily::Inet)?;
     snap.routes = routes.iter().filter_map(|m| readback::route_v4(m, &names)).collect();
     snap.routes.sort();
-    snap.routes6 = dump_routes(nl, AddressFamily::Inet6)?.iter().map(readback::describe_route).collect();
+    let routes6 = dump_routes(nl, AddressFamily::Inet6)?;
+    snap.routes6 = routes6.iter().filter(|r| !(v6_on && readback::ipv6_kernel_default(r, &names))).map(readback::describe_route).collect();
     for family in [AddressFamily::Inet, AddressFamily::Inet6] {
         for m in nl.dump(rtnl::get_rules(family)).map_err(|e| netlink("dumping rules", e))? {
             if let RouteNetlinkMessage::NewRule(r) = m {

@@ -10,7 +10,7 @@
 
 use crate::jail::plan::container::ContainerNet;
 use crate::jail::plan::readback::{self, LinkNames};
-use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_MULTIPART, NLM_F_REQUEST};
+use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_MULTIPART, NLM_F_REQUEST};
 use netlink_packet_route::address::AddressMessage;
 use netlink_packet_route::route::RouteMessage;
 use netlink_packet_route::rule::RuleMessage;
@@ -168,6 +168,25 @@ impl Rtnl {
         }
     }
 
+    /// Sends `req` and waits for the kernel's acknowledgement.
+    pub(crate) fn request(&mut self, req: RouteNetlinkMessage) -> io::Result<()> {
+        let seq = self.next_seq();
+        self.send(&encode(req, NLM_F_REQUEST | NLM_F_ACK, seq))?;
+        loop {
+            let msgs = self.receive()?;
+            if msgs.is_empty() {
+                return Err(io::Error::other("rtnetlink answered a request with nothing"));
+            }
+            for m in msgs.into_iter().filter(|m| m.header.sequence_number == seq) {
+                match m.payload {
+                    NetlinkPayload::Error(e) if e.code.is_some() => return Err(e.to_io()),
+                    NetlinkPayload::Error(_) => return Ok(()),
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// Reads every pending notification of a subscribed socket; true when
     /// there was any (an overrun counts: something changed unseen).
     pub(crate) fn drain(&mut self) -> io::Result<bool> {
@@ -216,6 +235,20 @@ pub(crate) fn container_net() -> io::Result<ContainerNet> {
     net.rules.sort();
     net.addrs.sort();
     Ok(net)
+}
+
+/// `IN6_ADDR_GEN_MODE_NONE` (linux/if_link.h): no IPv6 link-local address.
+const IN6_ADDR_GEN_MODE_NONE: u8 = 1;
+
+/// The interface `index` gets no IPv6 address of its own making (no
+/// link-local address, so no route through it either), as an
+/// RTM_SETLINK request.
+pub(crate) fn no_ipv6_addresses(index: u32) -> RouteNetlinkMessage {
+    use netlink_packet_route::link::{AfSpecInet6, AfSpecUnspec, LinkAttribute, LinkMessage};
+    let mut req = LinkMessage::default();
+    req.header.index = index;
+    req.attributes.push(LinkAttribute::AfSpecUnspec(vec![AfSpecUnspec::Inet6(vec![AfSpecInet6::AddrGenMode(IN6_ADDR_GEN_MODE_NONE)])]));
+    RouteNetlinkMessage::SetLink(req)
 }
 
 pub(crate) fn get_routes(family: AddressFamily) -> RouteNetlinkMessage {

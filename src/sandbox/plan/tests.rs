@@ -592,22 +592,53 @@ fn jail_sessions_wait_at_the_gate_and_others_do_not() {
 }
 
 #[test]
-fn unsafe_workspaces_and_masked_proc_refuse() {
+fn unsafe_workspaces_refuse() {
     let c = ctx(0, "root", "/root", "/", Agent::Claude);
     assert!(matches!(build(&c, &Config::default(), &fs()), Err(PlanError::UnsafeWorkspace(_, _))));
     let c = ctx(1000, "dev", "/home/dev", "/home/dev", Agent::Claude);
     assert!(matches!(build(&c, &Config::default(), &fs()), Err(PlanError::UnsafeWorkspace(_, _))));
     let c = ctx(1000, "dev", "/home/dev", "/home", Agent::Claude);
     assert!(matches!(build(&c, &Config::default(), &fs()), Err(PlanError::UnsafeWorkspace(_, _))));
-    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
-    c.fresh_proc = false;
-    assert_eq!(build(&c, &Config::default(), &fs()), Err(PlanError::ProcMasked));
     // The launcher's home (or a parent) as allowWrite: the home mask undone.
     let c = ctx(1000, "dev", "/home/dev", "/workspaces/app", Agent::Claude);
     for home in ["/home/dev", "/home"] {
         let config = Config { allow_write: vec![home.into()], ..Config::default() };
         assert_eq!(build(&c, &config, &fs().with("/home/dev", Kind::Dir)), Err(PlanError::HomeAllowWrite(home.into())));
     }
+}
+
+/// Under a masked /proc the kernel refuses the session a fresh one: the
+/// container's own is bound in its place, the rest of the plan unchanged
+/// (the pid namespace kept, /proc/sys covered read-only after it; for a
+/// scanned root session every kernel interface of PROC_READ_ONLY).
+#[test]
+fn a_masked_proc_is_replaced_by_the_containers_own() {
+    for (uid, user, home) in [(0, "root", "/root"), (1000, "dev", "/home/dev")] {
+        let mut c = ctx(uid, user, home, "/workspaces/app", Agent::Claude);
+        let fresh = build(&c, &Config::default(), &fs()).unwrap();
+        c.fresh_proc = false;
+        let masked = build(&c, &Config::default(), &fs()).unwrap();
+        assert!(masked.container_proc() && !fresh.container_proc());
+        assert_eq!(lines(&masked), lines(&fresh).replacen("\n--proc /proc\n", "\n--bind /proc /proc\n", 1), "{user}");
+        assert_eq!(masked.flags, fresh.flags, "the same namespaces, the pid namespace too");
+        // With the whole mount API it is bwrap's, as a fresh /proc is.
+        c.mount_api = crate::sandbox::mountfd::MountApi::Full;
+        let full = build(&c, &Config::default(), &fs()).unwrap();
+        let want = format!(
+            "--unshare-user\n--unshare-pid\n--unshare-ipc\n--unshare-uts\n--unshare-cgroup-try\n--die-with-parent\n--cap-drop ALL\n--uid {uid}\n--gid {uid}\n\
+             --bind / /\n--dev /dev\n--bind /proc /proc\n--ro-bind-try /proc/sys /proc/sys\n--ro-bind-data 2 /dev/.agent-sandbox-session\n--seccomp 0\n\
+             --chdir /workspaces/app\n-- /usr/bin/claude --no-chrome"
+        );
+        assert_eq!(bwrap_lines(&full), expected(&want), "{user}");
+    }
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.fresh_proc = false;
+    c.host_view = HostView::Scan { why: "test".into() };
+    let got = lines(&build(&c, &Config::default(), &fs()).unwrap());
+    let proc_lines: Vec<&str> = got.lines().filter(|l| l.contains("/proc")).collect();
+    let mut want = vec!["--bind /proc /proc".to_string()];
+    want.extend(PROC_READ_ONLY.iter().map(|p| format!("--ro-bind-try {p} {p}")));
+    assert_eq!(proc_lines, want);
 }
 
 /// Docker's AppArmor profile refuses every mount: no session, and the

@@ -3,7 +3,7 @@
 //! and whatever one creates it removes. Grouped by area:
 //! `env`, `home`, `fs`, `privs`, `tty`, `misc` (git, entry points,
 //! helpers, recursion, descriptors), `net` (the egress jail), `attack`
-//! (the adversarial probes), `syscalls` (the seccomp profile's refusals)
+//! (the adversarial probes), `procs` (the outer processes through /proc), `syscalls` (the seccomp profile's refusals)
 //! and `needs` (what the profile keeps for agents). `sys`
 //! holds the shared syscall helpers, `abi` the calls through each ABI.
 
@@ -17,6 +17,7 @@ pub mod misc;
 pub mod needs;
 pub mod net;
 pub mod privs;
+pub mod procs;
 pub mod sys;
 pub mod syscalls;
 pub mod tty;

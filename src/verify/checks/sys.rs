@@ -277,3 +277,23 @@ pub fn entries(p: &Path) -> Vec<String> {
 pub fn cmdline(pid: i32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline")).map(|b| String::from_utf8_lossy(&b).replace('\0', " ")).unwrap_or_default()
 }
+
+/// The number the session's /proc gives the process that has `pid` in the
+/// session's pid namespace: the same number where /proc is the session's
+/// own, another where it is the container's (a masked /proc; processes
+/// are then listed by the container's numbers). None when no process has
+/// `pid` here.
+pub fn proc_number(pid: i32) -> Option<i32> {
+    // SAFETY: pidfd_open with integer arguments; a descriptor returned is
+    // owned below.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: just returned by pidfd_open, owned only here.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    // A pidfd's `Pid:` is its number in the pid namespace of the /proc it
+    // is read through (0: not a process of that namespace).
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    info.lines().find_map(|l| l.strip_prefix("Pid:")).and_then(|v| v.trim().parse().ok()).filter(|n: &i32| *n > 0)
+}

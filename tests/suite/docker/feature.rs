@@ -114,7 +114,10 @@ fn check_project(p: &Project, user: &str, home: &str) {
     let v = report(&p.exec_ok("agent-sandbox verify --json || true"));
     eprintln!("MEASURE verify as {user} on docker: {:.1} s", t.elapsed().as_secs_f64());
     let s = &v["summary"];
-    assert!(s["failed"] == 0 && s["escaped"] == 0 && s["skipped"] == crate::support::SKIPPED_WITHOUT_ALLOWLIST && s["passed"].as_u64().unwrap_or(0) > 30, "verify as {user}: {v:#}");
+    assert!(
+        s["failed"] == 0 && s["escaped"] == 0 && s["skipped"] == crate::support::SKIPPED_WITHOUT_ALLOWLIST && s["passed"].as_u64().unwrap_or(0) > 30,
+        "verify as {user}: {v:#}"
+    );
     assert_eq!(v["egressJail"], true);
     for n in SYSCALL_CHECKS {
         assert!(matches!(status(&v, n).as_str(), "pass" | "blocked"), "check {n} as {user}: {}", status(&v, n));

@@ -16,20 +16,27 @@ use std::time::{Duration, Instant};
 const AGENTS_VAR: &str = "AGENT_SANDBOX_IMAGE_TEST_AGENTS";
 const EPOCH: &str = "1795863601";
 const HOST_CA: &str = "/etc/ssl/certs/ca-certificates.crt";
-/// The run options docs/image.md gives for docker (plus the host network
-/// of the test engine, which has no bridge).
-const DOCS_RUN_OPTIONS: &[&str] = &[
-    "--device",
-    "/dev/net/tun",
-    "--security-opt",
-    "systempaths=unconfined",
-    "--security-opt",
-    "seccomp=unconfined",
-    "--security-opt",
-    "apparmor=unconfined",
-    "--network",
-    "host",
-];
+/// The run options docs/image.md gives for docker, with the shipped
+/// seccomp profile instead of none (plus the host network of the test
+/// engine, which has no bridge).
+fn docs_run_options() -> Vec<String> {
+    let seccomp = format!("seccomp={}", root().join("deploy/seccomp/agent-sandbox.json").display());
+    [
+        "--device",
+        "/dev/net/tun",
+        "--security-opt",
+        "systempaths=unconfined",
+        "--security-opt",
+        &seccomp,
+        "--security-opt",
+        "apparmor=unconfined",
+        "--network",
+        "host",
+    ]
+    .iter()
+    .map(|o| o.to_string())
+    .collect()
+}
 
 fn agents() -> String {
     std::env::var(AGENTS_VAR).unwrap_or_else(|_| "pi".into())
@@ -98,7 +105,8 @@ fn run_as_the_docs_say(tag: &str) {
     let ws = tempfile::Builder::new().prefix("docker-ws").tempdir_in("/var/lib/agent-sandbox-tests").unwrap();
     ok(Command::new("chown").args(["1000:1000"]).arg(ws.path()));
     let mount = format!("{}:/workspaces/project", ws.path().display());
-    let mut opts = DOCS_RUN_OPTIONS.to_vec();
+    let docs = docs_run_options();
+    let mut opts: Vec<&str> = docs.iter().map(String::as_str).collect();
     opts.extend(["-v", &mount, tag, "sleep", "infinity"]);
     let c = Container::run(&opts);
     let agent = agents().split(',').next().unwrap_or_default().trim().to_owned();
@@ -150,10 +158,11 @@ fn a_0600_tun_node_as_users_meet_it(tag: &str) {
         p.display().to_string()
     };
     let (tun, other) = (node("tun", 10, 200), node("other", 1, 3));
+    let docs = docs_run_options();
     let run = |device: &str, entrypoint: Option<&str>| {
         let mapping = format!("{device}:/dev/net/tun");
         let mut opts: Vec<&str> = vec!["--device", &mapping];
-        opts.extend(DOCS_RUN_OPTIONS.iter().skip(2));
+        opts.extend(docs.iter().skip(2).map(String::as_str));
         if let Some(e) = entrypoint {
             opts.extend(["--entrypoint", e]);
         }
@@ -249,7 +258,8 @@ fn publish(tag: &str) {
 
     // Docker pulls it back, and a session runs in the pulled image.
     docker_ok(&["pull", "--quiet", &reference]);
-    let mut opts = DOCS_RUN_OPTIONS.to_vec();
+    let docs = docs_run_options();
+    let mut opts: Vec<&str> = docs.iter().map(String::as_str).collect();
     opts.extend([reference.as_str(), "sleep", "infinity"]);
     let c = Container::run(&opts);
     let out = c.sh("vscode", "mkdir -p ~/w && cd ~/w && agent-sandbox run -- sh -c 'echo IS_SANDBOX=$IS_SANDBOX'");
@@ -276,5 +286,8 @@ fn devcontainer_route(tag: &str) {
     crate::support::assert_only_boundary_warning(&log);
     let v = report(&p.exec_ok("agent-sandbox verify --json || true"));
     let s = &v["summary"];
-    assert!(s["failed"] == 0 && s["escaped"] == 0 && s["skipped"] == crate::support::SKIPPED_WITHOUT_ALLOWLIST && v["egressJail"] == true, "verify as vscode: {v:#}");
+    assert!(
+        s["failed"] == 0 && s["escaped"] == 0 && s["skipped"] == crate::support::SKIPPED_WITHOUT_ALLOWLIST && v["egressJail"] == true,
+        "verify as vscode: {v:#}"
+    );
 }

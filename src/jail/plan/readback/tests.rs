@@ -114,3 +114,45 @@ fn addresses_split_by_family() {
     m6.attributes.push(AddressAttribute::Address(IpAddr::V6(Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 1))));
     assert_eq!(address(&m6, &names()), Err("fe80::1/64 dev eth0".to_string()));
 }
+
+fn route6(kind: RouteType, table: u32, dst: Ipv6Addr, len: u8, oif: u32, more: Vec<RouteAttribute>) -> RouteMessage {
+    let mut m = RouteMessage::default();
+    m.header.address_family = AddressFamily::Inet6;
+    m.header.kind = kind;
+    m.header.destination_prefix_length = len;
+    m.attributes = vec![RouteAttribute::Table(table), RouteAttribute::Destination(RouteAddress::Inet6(dst)), RouteAttribute::Oif(oif)];
+    m.attributes.extend(more);
+    m
+}
+
+/// Where IPv6 stays on in the jail (a masked /proc), only the kernel's own
+/// routes of an unaddressed namespace pass: the loopback's ::1 and the
+/// per-interface multicast route. A route out, a gateway, another prefix or
+/// table is a difference.
+#[test]
+fn only_the_kernels_own_ipv6_routes_are_defaults() {
+    let lo = Ipv6Addr::LOCALHOST;
+    let mcast = Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0);
+    let bookkeeping = vec![RouteAttribute::Priority(256), RouteAttribute::Preference(netlink_packet_route::route::RoutePreference::Medium)];
+    for ok in [
+        route6(RouteType::Local, 255, lo, 128, 1, vec![]),
+        route6(RouteType::Unicast, 254, lo, 128, 1, bookkeeping.clone()),
+        route6(RouteType::Multicast, 255, mcast, 8, 2, bookkeeping.clone()),
+    ] {
+        assert!(ipv6_kernel_default(&ok, &names()), "{ok:?}");
+    }
+    let gw = RouteAttribute::Gateway(RouteAddress::Inet6("fe80::1".parse().unwrap()));
+    for bad in [
+        route6(RouteType::Unicast, 254, Ipv6Addr::UNSPECIFIED, 0, 2, vec![gw.clone()]),
+        route6(RouteType::Unicast, 254, "fe80::".parse().unwrap(), 64, 2, vec![]),
+        route6(RouteType::Local, 255, "fe80::1".parse().unwrap(), 128, 2, vec![]),
+        route6(RouteType::Local, 255, lo, 128, 2, vec![]),
+        route6(RouteType::Multicast, 254, mcast, 8, 2, vec![]),
+        route6(RouteType::Multicast, 255, mcast, 8, 2, vec![gw]),
+        route6(RouteType::Unicast, 100, lo, 128, 1, vec![]),
+    ] {
+        assert!(!ipv6_kernel_default(&bad, &names()), "{bad:?}");
+    }
+    // An IPv4 route is never one.
+    assert!(!ipv6_kernel_default(&route_msg(RouteType::Local, RouteScope::Host, [127, 0, 0, 1], 32, vec![]), &names()));
+}
