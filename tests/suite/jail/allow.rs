@@ -353,7 +353,7 @@ fn the_first_answer_for_a_name_pays_one_set_update() {
 /// Allowed traffic's throughput with the allowlist (each packet looked up
 /// in the blocked set, then the allowed one) against the same download
 /// without it: pasta, not the filter, sets the pace. Sessions of each
-/// kind alternate (a shared machine's load drifts); the medians compare.
+/// kind alternate (a shared machine's load drifts); the best of each compare.
 #[test]
 fn allowed_traffic_keeps_its_throughput() {
     let _s = serial();
@@ -374,11 +374,10 @@ fn allowed_traffic_keeps_its_throughput() {
         assert_eq!(n.parse::<usize>().unwrap(), lab::BULK_BYTES, "{ctx}");
         speeds[round % 2].push((lab::BULK_BYTES as f64 / 1e6) / (ms.parse::<f64>().unwrap() / 1000.0));
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (without, with) = (median(&mut speeds[0].clone()), median(&mut speeds[1].clone()));
+    // The best of each kind: a shared machine's load only ever slows a
+    // download, so the fastest is the nearest to what each path can do.
+    let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let (without, with) = (best(&speeds[0]), best(&speeds[1]));
     eprintln!("allowed traffic, {} MiB downloads: {without:.0} MB/s without allowDomains, {with:.0} MB/s with ({speeds:?})", lab::BULK_BYTES >> 20);
     assert!(with > 0.75 * without, "the allowlist slows allowed traffic: {speeds:?}");
 }
