@@ -123,10 +123,10 @@ fn place_data(plan: &Plan, made: ForBwrap) -> Result<(), Error> {
             staged.push(None);
             continue;
         }
-        let fd = match &d.open {
-            _ if made.iter().any(|(m, _)| *m == i) => made.swap_remove(made.iter().position(|(m, _)| *m == i).unwrap_or_default()).1,
-            Some(o) => open_beneath(o)?,
-            None => memfd_with(&d.bytes, d.purpose)?,
+        let fd = match (made.iter().position(|(m, _)| *m == i), &d.open) {
+            (Some(k), _) => made.swap_remove(k).1,
+            (None, Some(o)) => open_beneath(o)?,
+            (None, None) => memfd_with(&d.bytes, d.purpose)?,
         };
         let high = fcntl(fd.as_raw_fd(), FcntlArg::F_DUPFD_CLOEXEC(STAGING_FD_MIN)).map_err(Error::from)?;
         // SAFETY: `high` was just returned by F_DUPFD_CLOEXEC and is owned here only.
