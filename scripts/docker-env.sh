@@ -12,7 +12,9 @@
 #       until its stdin is closed (the test process that started it has
 #       ended, however it ended) and stops it — unless a later `start` has
 #       replaced it meanwhile (tests/support/docker.rs);
-#   bash scripts/docker-env.sh status   exits 0 when it answers.
+#   bash scripts/docker-env.sh status   exits 0 when it answers;
+#   bash scripts/docker-env.sh install  installs the packages only
+#       (scripts/test-env.sh, while the suite is being built).
 #
 # Everything it has is its own, so nothing clashes with another engine on
 # the machine: data root $AGENT_SANDBOX_DOCKER_ROOT (default
@@ -181,8 +183,9 @@ case "${1:-}" in
   stop) stop ;;
   serve) serve ;;
   status) answers ;;
+  install) install ;;
   *)
-    echo "usage: bash scripts/docker-env.sh start|stop|serve|status" >&2
+    echo "usage: bash scripts/docker-env.sh start|stop|serve|status|install" >&2
     exit 2
     ;;
 esac

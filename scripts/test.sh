@@ -1,48 +1,105 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine as root: installs the
 # prerequisites, builds (including the static release binaries for x86_64
-# and aarch64), runs every unit and integration test against real bwrap,
-# pasta and namespaces, then the library's unit tests once more for the
-# other architecture under qemu-user (scripts/cross-env.sh names the runner).
+# and aarch64) while the test machine is set up (scripts/test-env.sh), runs
+# every unit and integration test against real bwrap, pasta and namespaces
+# with clippy and the other architecture's build beside them, then the
+# library's unit tests once more for that architecture under qemu-user
+# (scripts/cross-env.sh names the runner). Each step says how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+took() { echo "$1 took $((SECONDS - $2)) s"; }
+start=$SECONDS
 bash scripts/deps.sh
 . scripts/cross-env.sh
+took "installing the build's prerequisites" "$start"
+# The test machine's own set-up (packages, base images, the Dev Containers
+# CLI) runs beside the builds; the tests wait for it below.
+env_log=$(mktemp)
+side_log=$(mktemp -d)
+# Whatever still runs beside when this ends (a failed build) ends with it.
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$env_log" "$side_log"' EXIT
+bash scripts/test-env.sh 2>"$env_log" &
+env_pid=$!
 # A failed static build stops here: every container test needs its binaries,
 # and a command substitution's failure would otherwise leave an empty folder.
+start=$SECONDS
 built=$(bash scripts/build-static.sh) || {
   echo "scripts/build-static.sh failed: the static binaries the container tests install could not be built (its errors are above)" >&2
   exit 1
 }
+took "the static release build (both architectures)" "$start"
 static_dir=$(cd "$built" && pwd)
 echo "static binaries: $static_dir (and the other architecture's beside it)"
 export AGENT_SANDBOX_STATIC_DIR="$static_dir"
 status=0
-# What the code holds to: its format and clippy's lints (Cargo.toml [lints]).
+case "$(uname -m)" in
+  x86_64) other=aarch64 ;;
+  *) other=x86_64 ;;
+esac
+start=$SECONDS
 cargo fmt --check || { echo "cargo fmt --check: the code is not formatted (run cargo fmt)" >&2; status=1; }
-cargo clippy --locked --all-targets -- -D warnings || status=$?
+cargo test --locked --all-targets --no-run -q || status=$?
+took "building the tests" "$start"
+start=$SECONDS
+wait "$env_pid" || {
+  cat "$env_log" >&2
+  echo "scripts/test-env.sh failed: the test machine could not be set up (its output is above)" >&2
+  exit 1
+}
+grep '^test-env: ' "$env_log" || true
+took "waiting for the test machine's set-up" "$start"
+
+# Beside the integration tests, which spend much of their time waiting on
+# containers and downloads, and below them in priority: clippy's lints
+# (what the code holds to, Cargo.toml [lints]) and the build of the other
+# architecture's unit tests, each in a target folder of its own so that no
+# cargo waits on another's lock.
+(
+  start=$SECONDS
+  rc=0
+  CARGO_TARGET_DIR=target/lints nice -n 10 cargo clippy --locked --all-targets -q -- -D warnings || rc=$?
+  took "clippy (beside the tests)" "$start"
+  exit "$rc"
+) >"$side_log/clippy" 2>&1 &
+clippy_pid=$!
+(
+  start=$SECONDS
+  rc=0
+  CARGO_TARGET_DIR=target/cross-tests nice -n 10 cargo test --locked --lib --target "$other-unknown-linux-musl" --no-run -q || rc=$?
+  took "building the unit tests for $other (beside the tests)" "$start"
+  exit "$rc"
+) >"$side_log/cross" 2>&1 &
+cross_pid=$!
+
 # The unit tests, then the integration tests: one binary (tests/all.rs)
 # whose areas run side by side on TEST_THREADS threads; the jail's tests
 # take the machine alone when their turn comes (tests/support/mod.rs).
 start=$SECONDS
 cargo test --locked --no-fail-fast --all-targets -- --test-threads="${TEST_THREADS:-4}" || status=$?
-echo "unit and integration tests took $((SECONDS - start)) s"
+took "unit and integration tests" "$start"
 
-case "$(uname -m)" in
-  x86_64) other=aarch64 ;;
-  *) other=x86_64 ;;
-esac
-echo "unit tests for $other, under qemu-user:"
 start=$SECONDS
-# Four tests speak to the running kernel through interfaces qemu-user does
-# not translate: loading a seccomp filter and a Landlock ruleset, dumping
-# routing rules over rtnetlink (EOPNOTSUPP), and idmapped mounts
-# (mount_setattr). They need a real kernel of that architecture and are
-# left out of this run only (docs/image.md); the x86_64 run above has them.
-cargo test --locked --lib --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" \
-  --skip sandbox::seccomp::tests::the_kernel_loads_it_and_enforces_it \
-  --skip sandbox::landlock::tests::a_scoped_child_reaches_only_its_own_abstract_sockets \
-  --skip jail::run::rtnl::tests::a_dump_of_this_namespace \
-  --skip sandbox::mountfd::tests::an_idmapped_clone_shows_and_writes_the_swapped_owner || status=$?
-echo "unit tests for $other took $((SECONDS - start)) s"
+wait "$clippy_pid" || { status=1; echo "cargo clippy: the lints failed:" >&2; }
+cat "$side_log/clippy"
+cross_built=0
+wait "$cross_pid" && cross_built=1 || { status=1; echo "the unit tests for $other did not build:" >&2; }
+cat "$side_log/cross"
+took "waiting for clippy and the $other build" "$start"
+
+if ((cross_built)); then
+  echo "unit tests for $other, under qemu-user:"
+  start=$SECONDS
+  # Four tests speak to the running kernel through interfaces qemu-user does
+  # not translate: loading a seccomp filter and a Landlock ruleset, dumping
+  # routing rules over rtnetlink (EOPNOTSUPP), and idmapped mounts
+  # (mount_setattr). They need a real kernel of that architecture and are
+  # left out of this run only (docs/image.md); the x86_64 run above has them.
+  CARGO_TARGET_DIR=target/cross-tests cargo test --locked --lib --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" \
+    --skip sandbox::seccomp::tests::the_kernel_loads_it_and_enforces_it \
+    --skip sandbox::landlock::tests::a_scoped_child_reaches_only_its_own_abstract_sockets \
+    --skip jail::run::rtnl::tests::a_dump_of_this_namespace \
+    --skip sandbox::mountfd::tests::an_idmapped_clone_shows_and_writes_the_swapped_owner || status=$?
+  took "unit tests for $other (run)" "$start"
+fi
 exit "$status"

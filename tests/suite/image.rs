@@ -265,9 +265,12 @@ impl Drop for Running {
 }
 
 /// A session in `image` as `user`: sandboxed shell facts, then the agent's
-/// own CLI through its shim.
+/// own CLI through its shim (`agent`: the first one the image has, if any).
 fn assert_session(image: &str, users: &[&str]) {
-    let agent = first_agent();
+    assert_session_with(image, users, first_agent())
+}
+
+fn assert_session_with(image: &str, users: &[&str], agent: Option<String>) {
     let vendor = agent.as_deref().map(|a| format!(" && readlink -f \"$(command -v {a})\" && {a} --version")).unwrap_or_default();
     let script = format!(
         r#"mkdir -p ~/w && cd ~/w && agent-sandbox run -- sh -c 'echo "IS_SANDBOX=$IS_SANDBOX"; grep CapEff /proc/self/status; touch /etc/x 2>/dev/null && echo WROTE-ETC; touch ./x && echo WROTE-WORKSPACE'{vendor}"#
@@ -522,9 +525,16 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
     let env = registry_env();
     let base = multiarch_base();
     let repository = unique("multiarch");
-    let tag = format!("localhost/agent-sandbox-test/multiarch:{}", if agents().is_empty() { "none".into() } else { agents().replace(',', "-") });
+    // No agents here: what this proves is the index, the labels and the
+    // emulated check; the agents' install is the same script on both
+    // platforms (built() installs them natively), and npm under emulation
+    // alone took most of this test's ten minutes.
+    let tag = "localhost/agent-sandbox-test/multiarch:none";
     let mut args: Vec<String> = ["publish", "--json", "--registry", &env.registry, "--repository", &repository].iter().map(|s| s.to_string()).collect();
-    args.extend(build_flags(&tag));
+    let mut flags = build_flags(tag);
+    let at = flags.iter().position(|f| f == "--agents").expect("build_flags names the agents") + 1;
+    flags[at] = String::new();
+    args.extend(flags);
     args.extend(["--bin-dir".into(), format!("aarch64={}", static_dir().parent().unwrap().join("aarch64").display())]);
     args.extend(["--build-arg".into(), format!("BASE_IMAGE={base}")]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -634,7 +644,7 @@ fn two_platforms_publish_as_one_index_with_labels_on_each() {
             &pulled,
         ]));
     }
-    assert_session(&pulled, &["vscode"]);
+    assert_session_with(&pulled, &["vscode"], None);
     drop_image(&pulled);
 }
 
