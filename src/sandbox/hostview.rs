@@ -208,7 +208,7 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
         (Stage::Root { jail: false }, HostView::Unprivileged { uid, gid, groups, .. }) => become_unprivileged(*uid, *gid, groups),
         _ => Ok(()),
     }?;
-    Ok(ForBwrap(staged.gate.into_iter().collect()))
+    Ok(ForBwrap(staged.dev_binds))
 }
 
 /// The allowed devices' groups as the only supplementary groups.
@@ -244,8 +244,9 @@ fn enter_namespace(stage: Stage, plan: &Plan) -> Result<(), Error> {
 struct Staged {
     empty: OwnedFd,
     data: Vec<(usize, OwnedFd)>,
-    /// The gate's data index and its staged bind.
-    gate: Option<(usize, OwnedFd)>,
+    /// The files bwrap binds into its /dev (`Plan::dev_binds`): data
+    /// index and staged bind.
+    dev_binds: Vec<(usize, OwnedFd)>,
 }
 
 /// Step 2: the empty file and the executor's data files, on a tmpfs whose
@@ -266,7 +267,7 @@ fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option
         Ok(())
     };
     write("empty", b"")?;
-    // bwrap, as that owner, reaches the staged gate by path.
+    // bwrap, as that owner, reaches the staged files by path.
     if let Some((uid, gid)) = owner {
         std::os::unix::fs::lchown(dir, Some(uid), Some(gid))?;
     }
@@ -277,9 +278,14 @@ fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option
             data.push(*i);
         }
     }
-    let gate = plan.gate_data().filter(|_| plan.executor_view() && staging.starts_with("/dev/"));
-    if gate.is_some() {
-        write("gate", b"")?;
+    let dev_binds = if plan.executor_view() && staging.starts_with("/dev/") { plan.dev_binds() } else { Vec::new() };
+    for (i, o) in &dev_binds {
+        let name = format!("bind{i}");
+        if o.dir {
+            std::fs::create_dir(dir.join(&name))?;
+        } else {
+            write(&name, b"")?;
+        }
     }
     mount(none, staging, none, MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV, none)?;
     let open = |name: &str| -> Result<OwnedFd, Error> {
@@ -287,22 +293,24 @@ fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option
         Ok(unsafe_own(fd))
     };
     let data = data.into_iter().map(|i| Ok((i, open(&format!("data{i}"))?))).collect::<Result<Vec<_>, Error>>()?;
-    // Where the executor makes the whole view and stages under /dev: the
-    // jail's gate (the launcher's executable, which bwrap binds onto its
-    // place in /dev) bound here from a descriptor, before any of the view's
-    // mounts can cover its own path (a launcher under /tmp). bwrap's bind by
-    // descriptor finds its source again by path (and checks it is the same
-    // file), so that path must still be reachable when bwrap sets up.
-    let gate = match gate {
-        Some((i, src)) => {
+    // Where the executor makes the whole view and stages under /dev: what
+    // bwrap binds into its /dev by descriptor (the jail's gate and verify's
+    // probe: the launcher's executable) bound here first, before any of the
+    // view's mounts can cover its own path (a launcher under /tmp). bwrap's
+    // bind by descriptor finds its source again by path (and checks it is
+    // the same file), so that path must still be reachable when bwrap sets up.
+    let dev_binds = dev_binds
+        .into_iter()
+        .map(|(i, src)| {
+            let name = format!("bind{i}");
             let src = crate::sandbox::exec::open_beneath(src)?;
-            let target = open("gate")?;
-            mountfd::bind(src.as_raw_fd(), target.as_raw_fd()).map_err(|e| Error::other(format!("cannot stage the jail's gate: {e}")))?;
-            Some((i, open("gate")?))
-        }
-        None => None,
-    };
-    Ok(Staged { empty: open("empty")?, data, gate })
+            let target = open(&name)?;
+            mountfd::bind(src.as_raw_fd(), target.as_raw_fd())
+                .map_err(|e| Error::other(format!("cannot stage {} for bwrap: {e}", plan.data.get(i).map(|d| d.purpose).unwrap_or("a file"))))?;
+            Ok((i, open(&name)?))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(Staged { empty: open("empty")?, data, dev_binds })
 }
 
 /// What a premount's destination must be: a directory or a file, and

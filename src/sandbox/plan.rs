@@ -406,13 +406,33 @@ impl Plan {
         self.mounts.iter().any(|m| matches!(m, Mount::ContainerProc { .. }))
     }
 
-    /// Whether the executor makes the whole view (`MountApi::Full`): the
-    /// host's tree read-only in place, bwrap binding it as it is.
-    /// The jail's gate's data file: its index and where it is opened.
-    pub fn gate_data(&self) -> Option<(usize, &OpenBeneath)> {
-        self.data.iter().enumerate().find(|(_, d)| d.purpose == "gate").and_then(|(i, d)| Some((i, d.open.as_ref()?)))
+    /// The files bwrap binds by descriptor onto places in its own fresh
+    /// /dev (the jail's gate, verify's probe): each one's data index and
+    /// where it is opened. bwrap finds such a source again by its path, which
+    /// one of the executor's mounts may cover (a launcher under /tmp), so
+    /// the executor stages them first (`hostview`).
+    pub fn dev_binds(&self) -> Vec<(usize, &OpenBeneath)> {
+        let in_dev = |dest: &Path| dest.starts_with("/dev");
+        self.mounts
+            .iter()
+            .filter_map(|m| match m {
+                Mount::BindFd { dest, data, .. } if in_dev(dest) => Some((*data, self.data.get(*data)?.open.as_ref()?)),
+                _ => None,
+            })
+            .collect()
     }
 
+    /// Binds the regular file `path` read-only at `dest` in the session's
+    /// /dev, from a descriptor opened without following links (so it is
+    /// found whatever the session's view puts over `path`).
+    pub fn bind_file_into_dev(&mut self, purpose: &'static str, path: &Path, dest: &Path) {
+        let (dir, name) = (path.parent().unwrap_or(Path::new("/")), path.file_name().map(PathBuf::from).unwrap_or_default());
+        self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(OpenBeneath { root: dir.into(), rel: name, dir: false }) });
+        self.mounts.push(Mount::BindFd { dest: dest.into(), data: self.data.len() - 1, writable: false });
+    }
+
+    /// Whether the executor makes the whole view (`MountApi::Full`): the
+    /// host's tree read-only in place, bwrap binding it as it is.
     pub fn executor_view(&self) -> bool {
         self.premount == crate::sandbox::mountfd::MountApi::Full
     }
@@ -979,7 +999,7 @@ impl MountBuilder<'_> {
             self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 });
             // By descriptor: the executable may lie where the session's
             // view puts a fresh tmpfs (a launcher under /tmp), which the
-            // executor makes before bwrap binds /dev (`hostview::stage_gate`).
+            // executor makes before bwrap binds /dev (`Plan::dev_binds`).
             let (dir, name) = (gate_exe.parent().unwrap_or(Path::new("/")), gate_exe.file_name().map(PathBuf::from).unwrap_or_default());
             self.bind_fd_at("gate", dir, &name, Path::new(GATE_PATH), false, false);
         }

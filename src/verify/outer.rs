@@ -5,11 +5,12 @@
 //! Order:
 //!  1. plant secret-like variables in the environment the plan is decided
 //!     from (they must not arrive);
-//!  2. `launch::decide`; bind this binary read-only at `PROBE_PATH` (bwrap
-//!     resolves the source from inside its new user namespace, where
-//!     /proc/PID/exe of an outer process is not accessible, so the real
-//!     path is used) and make the probe the command; apply test-only
-//!     weakenings;
+//!  2. `launch::decide`; apply test-only weakenings; bind this binary
+//!     read-only at `PROBE_PATH` from a descriptor opened by its real path
+//!     (bwrap resolves the source from inside its new user namespace, where
+//!     /proc/PID/exe of an outer process is not accessible), staged like
+//!     the jail's gate where the executor makes the view, and make the
+//!     probe the command;
 //!  3. start the canary (an outer process with a secret and sockets), put
 //!     a secret key (readable by its owner) in a fresh session keyring of
 //!     this process, and try what agents need from the kernel out here
@@ -29,7 +30,6 @@ use super::{Outcome, PROBE_PATH, PROBE_VERB};
 use crate::agents::Agent;
 use crate::config::{Config, EnvMap};
 use crate::launch::{self, Request, Session};
-use crate::sandbox::mounts::Mount;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -81,11 +81,14 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     // The jail's facts as decided, before a weakening narrows the plan.
     let jail_spec = session.jail.as_ref().map(|j| facts::jail_spec(&session.plan, config, j));
     // Step 2: the probe inside, then the weakenings (verify only).
-    session.plan.mounts.push(Mount::RoBind { src: own_binary()?, dest: PROBE_PATH.into(), optional: false });
     for w in weakenings {
         weaken::apply(&mut session.plan, *w, &env, &account.home, &|p| p.exists());
         weaken::apply_session(&mut session, *w);
     }
+    // By descriptor, like the jail's gate: this binary may lie where the
+    // session's view puts a fresh tmpfs (verify run from under /tmp). After
+    // the weakenings, which may drop data files and so renumber them.
+    session.plan.bind_file_into_dev("probe", &own_binary()?, std::path::Path::new(PROBE_PATH));
 
     // Step 3.
     let canary =

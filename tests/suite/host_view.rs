@@ -264,7 +264,9 @@ fn a_root_launch_works_in_another_users_private_workspace() {
 
 /// A root launch whose workspace and launcher binary lie under /tmp (a
 /// checkout cloned there, a quick trial), jail on and off: the launcher
-/// stages its masks elsewhere, so both stay reachable.
+/// stages its masks elsewhere, and what bwrap binds into /dev from the
+/// launcher's executable (the jail's gate, verify's probe) first, so both
+/// stay reachable; `verify` then passes from there too.
 #[test]
 fn a_root_launch_from_and_in_tmp_works() {
     let _machine = crate::support::share_machine();
@@ -288,6 +290,12 @@ fn a_root_launch_from_and_in_tmp_works() {
         out.assert_ok();
         assert_eq!(out.get("ok"), "1", "(jail {jail}) {out}");
         assert_eq!(owner_mode(&ws.join("made")).0, 0, "(jail {jail}) the new file is root's");
+        // verify binds this same executable into the session as its probe,
+        // which the session's fresh /tmp covers on the host side too.
+        let out = Launcher::new(&ws).bin(&bin).env("AGENT_SANDBOX_EGRESS_JAIL", jail).private_tun().cli(&["verify", "--json", "--allow-jail-off"]);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("(jail {jail}) verify printed no JSON ({e})\n{out}"));
+        assert_eq!(v["summary"]["failures"], 0, "(jail {jail}) {out}");
+        assert!(v["summary"]["passed"].as_u64().unwrap_or(0) > 30, "(jail {jail}) the probe ran its checks: {out}");
     }
 }
 
