@@ -18,7 +18,7 @@ took "installing the build's prerequisites" "$start"
 env_log=$(mktemp)
 side_log=$(mktemp -d)
 # Whatever still runs beside when this ends (a failed build) ends with it.
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$env_log" "$side_log"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$env_log" "$side_log"' EXIT
 bash scripts/test-env.sh 2>"$env_log" &
 env_pid=$!
 # A failed static build stops here: every container test needs its binaries,
