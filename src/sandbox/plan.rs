@@ -186,6 +186,14 @@ pub struct OpenBeneath {
     pub dir: bool,
 }
 
+impl OpenBeneath {
+    /// The regular file `path`, opened beneath its own directory.
+    pub fn file(path: &Path) -> OpenBeneath {
+        let (dir, name) = (path.parent().unwrap_or(Path::new("/")), path.file_name().map(PathBuf::from).unwrap_or_default());
+        OpenBeneath { root: dir.into(), rel: name, dir: false }
+    }
+}
+
 impl DataFile {
     pub fn bytes(purpose: &'static str, bytes: Vec<u8>) -> DataFile {
         DataFile { purpose, bytes, open: None }
@@ -426,8 +434,7 @@ impl Plan {
     /// /dev, from a descriptor opened without following links (so it is
     /// found whatever the session's view puts over `path`).
     pub fn bind_file_into_dev(&mut self, purpose: &'static str, path: &Path, dest: &Path) {
-        let (dir, name) = (path.parent().unwrap_or(Path::new("/")), path.file_name().map(PathBuf::from).unwrap_or_default());
-        self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(OpenBeneath { root: dir.into(), rel: name, dir: false }) });
+        self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(OpenBeneath::file(path)) });
         self.mounts.push(Mount::BindFd { dest: dest.into(), data: self.data.len() - 1, writable: false });
     }
 
@@ -1000,8 +1007,8 @@ impl MountBuilder<'_> {
             // By descriptor: the executable may lie where the session's
             // view puts a fresh tmpfs (a launcher under /tmp), which the
             // executor makes before bwrap binds /dev (`Plan::dev_binds`).
-            let (dir, name) = (gate_exe.parent().unwrap_or(Path::new("/")), gate_exe.file_name().map(PathBuf::from).unwrap_or_default());
-            self.bind_fd_at("gate", dir, &name, Path::new(GATE_PATH), false, false);
+            let gate = OpenBeneath::file(gate_exe);
+            self.bind_fd_at("gate", &gate.root, &gate.rel, Path::new(GATE_PATH), false, false);
         }
     }
 }
