@@ -110,7 +110,7 @@ const SPECS: [Spec; 17] = [
         env: "AGENT_SANDBOX_ALLOW_IP",
         alias: "CLAUDE_SANDBOX_ALLOW_IP",
         kind: Kind::List(ItemKind::Ip),
-        doc: "IPv4 addresses reachable through the jail's private-range blackholes",
+        doc: "IPv4 addresses reachable through the jail's blocked ranges",
     },
     Spec {
         name: "allowDomains",

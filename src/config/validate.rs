@@ -50,7 +50,7 @@ pub(crate) fn port_text(s: &str) -> Result<u16, Invalid> {
 }
 
 /// One IPv4 host address. Ranges are refused because `allowIp` punches a
-/// /32 through the jail's private-range blackholes; a range would open more
+/// /32 through the jail's blocked ranges; a range would open more
 /// than the user can see in the config. Loopback, unspecified, broadcast and
 /// multicast addresses make no sense as routed destinations.
 pub(crate) fn ipv4(s: &str) -> Result<Ipv4Addr, Invalid> {

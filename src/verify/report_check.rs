@@ -23,8 +23,11 @@ pub fn judge(j: &JailSpec, nonce: &str, text: &str) -> Outcome {
         })
     };
     let mut want: Vec<(Ipv4Addr, u16)> = Vec::new();
-    if !j.allow_ip.contains(&BOUND_SAMPLE.0) {
-        want.push(BOUND_SAMPLE);
+    let routed = super::checks::net::ROUTED_SAMPLE;
+    for sample in [BOUND_SAMPLE, (*routed.ip(), routed.port())] {
+        if !j.allow_ip.contains(&sample.0) {
+            want.push(sample);
+        }
     }
     if j.allowlist {
         want.extend(LITERALS.iter().filter(|ip| !j.allow_ip.contains(ip)).map(|ip| (*ip, LITERAL_PORT)));
@@ -53,8 +56,13 @@ mod tests {
 
     #[test]
     fn the_bound_sample_must_be_listed() {
-        let good = r#"{"blocked": [{"address": "10.11.12.13", "port": 443, "protocol": "tcp", "count": 1, "first": "x"}], "refusedNames": []}"#;
+        let good = r#"{"blocked": [{"address": "10.11.12.13", "port": 443, "protocol": "tcp", "count": 1, "first": "x"},
+            {"address": "172.16.0.10", "port": 5432, "protocol": "tcp", "count": 2, "first": "x"}], "refusedNames": []}"#;
         assert_eq!(judge(&spec(false), "n", good).status, crate::verify::Status::Pass);
+        let bound_only = r#"{"blocked": [{"address": "10.11.12.13", "port": 443, "protocol": "tcp", "count": 1, "first": "x"}], "refusedNames": []}"#;
+        let o = judge(&spec(false), "n", bound_only);
+        assert_eq!(o.status, crate::verify::Status::Fail, "a routed attempt must be counted too");
+        assert!(o.detail.unwrap_or_default().contains("172.16.0.10:5432"));
         let empty = r#"{"blocked": [], "refusedNames": []}"#;
         let o = judge(&spec(false), "n", empty);
         assert_eq!(o.status, crate::verify::Status::Fail);
@@ -66,6 +74,7 @@ mod tests {
     fn with_the_allowlist_the_literals_and_the_name_too() {
         let mut blocked: Vec<String> = LITERALS.iter().map(|ip| format!(r#"{{"address": "{ip}", "port": 443, "protocol": "tcp", "count": 1}}"#)).collect();
         blocked.push(r#"{"address": "10.11.12.13", "port": 443, "protocol": "tcp", "count": 2}"#.into());
+        blocked.push(r#"{"address": "172.16.0.10", "port": 5432, "protocol": "tcp", "count": 1}"#.into());
         let name = unlisted("abcdef0123456789");
         let text = format!(r#"{{"blocked": [{}], "refusedNames": [{{"name": "{name}", "count": 1}}]}}"#, blocked.join(","));
         assert_eq!(judge(&spec(true), "abcdef0123456789", &text).status, crate::verify::Status::Pass);

@@ -54,6 +54,9 @@ pub enum Weakening {
     JailAllowlist,
     /// The filter's count of what it refuses (the end-of-session report).
     JailReport,
+    /// The jail's dead end: blocked destinations get blackhole routes
+    /// instead, so a routed attempt fails on the route, uncounted.
+    JailDeadEnd,
 }
 
 pub const ALL: &[(&str, Weakening)] = &[
@@ -80,6 +83,7 @@ pub const ALL: &[(&str, Weakening)] = &[
     ("setid", Weakening::SetId),
     ("jail-allowlist", Weakening::JailAllowlist),
     ("jail-report", Weakening::JailReport),
+    ("jail-dead-end", Weakening::JailDeadEnd),
 ];
 
 impl Weakening {
@@ -224,7 +228,12 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
                 _ => false,
             })
         }
-        Weakening::JailFilter | Weakening::JailContainerRoutes | Weakening::RootOnly | Weakening::JailAllowlist | Weakening::JailReport => {}
+        Weakening::JailFilter
+        | Weakening::JailContainerRoutes
+        | Weakening::RootOnly
+        | Weakening::JailAllowlist
+        | Weakening::JailReport
+        | Weakening::JailDeadEnd => {}
     }
 }
 
@@ -240,6 +249,11 @@ pub fn apply_session(session: &mut Session, w: Weakening) {
         Weakening::JailAllowlist => {
             if let Some(jail) = session.jail.as_mut() {
                 jail.enforce_allowlist = false;
+            }
+        }
+        Weakening::JailDeadEnd => {
+            if let Some(jail) = session.jail.as_mut() {
+                jail.dead_end = false;
             }
         }
         Weakening::JailReport => {

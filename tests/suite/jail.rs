@@ -157,12 +157,10 @@ fn reachability_matrix() {
         }
         assert!(!p.detail.contains("secret") && !p.detail.starts_with("lab "), "{name} leaked: {p:?}");
     }
-    // Private ranges and metadata: dropped by the route table itself.
-    assert!(tcp["rfc1918_10"].detail.contains("Invalid argument"), "{:?}", tcp["rfc1918_10"]);
-    assert!(tcp["metadata"].detail.contains("No route to host"), "{:?}", tcp["metadata"]);
-    assert!(tcp["subnet_host"].detail.contains("Invalid argument"), "{:?}", tcp["subnet_host"]);
-    for name in ["vpn_route", "table_to_rule", "table_ipproto_rule", "container_extra", "container_kipvs"] {
-        assert!(tcp[name].detail.contains("Invalid argument"), "{name} is blackholed: {:?}", tcp[name]);
+    // Private ranges, metadata, the subnet, the container's own routing:
+    // routed into the dead end, where the filter rejects them.
+    for name in ["rfc1918_10", "metadata", "subnet_host", "vpn_route", "table_to_rule", "table_ipproto_rule", "container_extra", "container_kipvs"] {
+        assert!(tcp[name].detail.contains("No route to host"), "{name} is rejected in the dead end: {:?}", tcp[name]);
     }
 
     let dns = probes(&out, "DNS");
@@ -175,32 +173,35 @@ fn reachability_matrix() {
     let routes: Vec<&str> = out.iter().filter_map(|l| l.strip_prefix("ROUTE main ok 0 ")).collect();
     let expected = [
         "default via 198.18.0.1 dev eth0",
-        "blackhole 10.0.0.0/8",
-        "blackhole 100.64.0.0/10",
-        "blackhole 168.63.129.16",
-        "unreachable 169.254.0.0/16",
-        "blackhole 172.16.0.0/12",
-        "blackhole 192.168.0.0/16",
+        "10.0.0.0/8 dev blocked scope link linkdown",
+        "100.64.0.0/10 dev blocked scope link linkdown",
+        "168.63.129.16 dev blocked scope link linkdown",
+        "169.254.0.0/16 dev blocked scope link linkdown",
+        "172.16.0.0/12 dev blocked scope link linkdown",
+        "192.168.0.0/16 dev blocked scope link linkdown",
         "192.0.2.53 via 198.18.0.1 dev eth0",
         "10.99.0.7 via 198.18.0.1 dev eth0",
-        "blackhole 198.18.0.0/24",
+        "198.18.0.0/24 dev blocked scope link linkdown",
         "198.18.0.1 dev eth0 scope link",
         // The container's own routing: table 100, table 101, its addresses
         // on lo and kipvs0, the VPN's subnet (10.200.0.0/24, 10.8.0.0/24,
         // 10.77.0.1 and 169.254.169.254 are inside fixed ranges).
-        "blackhole 198.19.7.0/24",
-        "blackhole 198.19.8.0/24",
-        "blackhole 198.51.100.7",
-        "blackhole 198.51.100.9",
-        "blackhole 203.0.113.0/24",
-        "blackhole 224.0.0.0/4",
-        "blackhole 255.255.255.255",
+        "198.19.7.0/24 dev blocked scope link linkdown",
+        "198.19.8.0/24 dev blocked scope link linkdown",
+        "198.51.100.7 dev blocked scope link linkdown",
+        "198.51.100.9 dev blocked scope link linkdown",
+        "203.0.113.0/24 dev blocked scope link linkdown",
+        "224.0.0.0/4 dev blocked scope link metric 1 linkdown",
+        "255.255.255.255 dev blocked scope link linkdown",
     ];
     let mut want: Vec<&str> = expected.to_vec();
     want.sort();
     let mut got = routes.clone();
     got.sort();
-    assert_eq!(got, want, "the session's main table is exactly the plan (no 10.8.0.0/24, no 169.254.169.254 route, the container's other routes blackholed)");
+    assert_eq!(
+        got, want,
+        "the session's main table is exactly the plan (no 10.8.0.0/24, no 169.254.169.254 route, the container's other routes into the dead end)"
+    );
     assert_eq!(probes(&out, "ROUTE")["count"].detail, expected.len().to_string(), "no other table has routes: {ctx}");
 }
 
@@ -552,12 +553,19 @@ fn assert_nothing_left_the_jail(lab: &Lab, out: &[String]) {
             "{proto} to {name} via {method}: {result} after {ms} ms, not rejected at once\n{ctx}"
         );
         // A reset means something answered; the jail's refusals are the
-        // routes' (EINVAL, ENETUNREACH, EHOSTUNREACH) or the filter's ICMP
-        // (EHOSTUNREACH: an answer pasta never gives, it resets what it
-        // cannot reach). A socket bound to the interface meets the filter.
+        // filter's ICMP (EHOSTUNREACH: an answer pasta never gives, it
+        // resets what it cannot reach) or the local stack's (TCP to a
+        // broadcast or multicast address).
         assert_ne!(result, "Refused(ECONNREFUSED)", "{proto} to {name} via {method}: reset\n{ctx}");
-        if proto == "TCP" && (method == "SO_BINDTODEVICE" || method == "SO_BINDTOIFINDEX") {
+        // A socket bound to the interface meets the filter; so does a
+        // routed one, through the dead end, and a routed datagram gets
+        // the reject's EPERM (not a blackhole's EINVAL, which the report
+        // would never count).
+        if proto == "TCP" && (method == "SO_BINDTODEVICE" || method == "SO_BINDTOIFINDEX" || method == "routed") {
             assert_eq!(result, "Refused(EHOSTUNREACH)", "{proto} to {name} via {method}: not the filter's reject\n{ctx}");
+        }
+        if proto == "UDP" && method == "routed" {
+            assert_eq!(result, "Refused(EPERM)", "{proto} to {name} via {method}: not the filter's reject\n{ctx}");
         }
         let worst = slowest.entry((proto, method)).or_default();
         *worst = (*worst).max(ms);
@@ -616,14 +624,19 @@ fn routes_alone_let_interface_bound_sockets_out() {
         assert!(arrivals.iter().any(|a| a.ends_with(&payload)), "{payload} should arrive without the filter: {arrivals:?}\n{ctx}");
     }
     assert!(arrivals.iter().any(|a| a.ends_with("BYPASS IP_MULTICAST_IF mcast_5353")), "mDNS should leave without the filter: {arrivals:?}");
+    // What the routes send into the dead end stops there, filter or not.
+    let routed: Vec<&String> = arrivals.iter().filter(|a| a.contains("BYPASS routed ") && !a.ends_with(" internet")).collect();
+    assert!(routed.is_empty(), "routed datagrams left through the dead end: {routed:?}\n{ctx}");
     let tcp = bypass_results(&out);
     assert!(tcp.iter().any(|(p, m, n, r)| p == "TCP" && m == "SO_BINDTODEVICE" && n == "rfc1918_10" && r == "Connected"), "{ctx}");
 }
 
 /// `agent-sandbox verify` itself in the lab (as root, Debian 12's pasta):
 /// its checks of the second layer pass, the lab's sinks get nothing; with
-/// `--weaken jail-filter` those checks fail and the datagrams arrive. (In
-/// the lab, so a weakened run's traffic reaches only the lab's hosts.)
+/// `--weaken jail-filter` those checks fail and the datagrams arrive; with
+/// `--weaken jail-dead-end` the plain attempts' check and the report's fail
+/// and the rest holds. (In the lab, so a weakened run's traffic reaches
+/// only the lab's hosts.)
 #[test]
 fn verify_proves_the_second_layer_in_the_lab() {
     let _s = serial();
@@ -649,6 +662,7 @@ fn verify_proves_the_second_layer_in_the_lab() {
         "jail-multicast-blocked",
         "jail-broadcast-blocked",
         "jail-bound-tcp-rejected",
+        "jail-routed-attempts-rejected",
     ];
     let status = |v: &serde_json::Value, name: &str| -> String {
         v["checks"]
@@ -669,6 +683,15 @@ fn verify_proves_the_second_layer_in_the_lab() {
     assert_eq!(status(&v, "jail-filter-locked"), "pass", "{v:#}");
     let arrived = lab.arrivals();
     assert!(arrived.iter().any(|a| a.contains("must not leave the jail")), "without the filter verify's datagrams reach the lab: {arrived:?}");
+    // Blackholes instead of the dead end: plain attempts fail on the
+    // route, before the filter could answer or count them.
+    let v = run_verify(&["--weaken", "jail-dead-end"]);
+    for name in ["jail-routed-attempts-rejected", "jail-report-lists-refusals"] {
+        assert_eq!(status(&v, name), "fail", "{name} must fail without the dead end: {v:#}");
+    }
+    for name in layer2.iter().filter(|n| **n != "jail-routed-attempts-rejected") {
+        assert_eq!(status(&v, name), "pass", "{name}: {v:#}");
+    }
 }
 
 /// Debian 13's pasta, in a container that shares the lab's "devcontainer"
@@ -700,6 +723,7 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         "jail-multicast-blocked",
         "jail-broadcast-blocked",
         "jail-bound-tcp-rejected",
+        "jail-routed-attempts-rejected",
     ];
     let own = ["jail-blocks-container-routes", "jail-blocks-container-addresses"];
     for user in ["root", "dev"] {
@@ -782,6 +806,7 @@ fn helper_bypass() {
     let mut datagrams: Vec<(String, Ipv4Addr, u16)> = targets.iter().map(|(n, a)| (n.clone(), *a, lab::SINK_PORT)).collect();
     datagrams.extend(groups);
     datagrams.extend(broadcasts.iter().map(|(n, a, p)| (n.to_string(), *a, *p)));
+    first_multicast_on_every_cpu(ifname);
     let methods: Vec<Method> = std::iter::once(Method::Routed).chain(Method::NAMING.iter().copied()).collect();
     for m in &methods {
         for (name, addr, port) in &datagrams {
@@ -807,6 +832,27 @@ fn helper_bypass() {
         println!("{}", t.join().unwrap());
     }
     println!("BYPASS done");
+}
+
+/// The first route the kernel caches for the dead end on each CPU is a
+/// multicast one: it must not serve the unicast attempts that follow
+/// (`jail::plan::routes::Route::dead_end`; they would fail with ENETUNREACH
+/// before reaching the filter, uncounted).
+fn first_multicast_on_every_cpu(ifname: &str) {
+    use agent_sandbox::verify::egress::{self, Method};
+    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+    let me = nix::unistd::Pid::from_raw(0);
+    let all = sched_getaffinity(me).unwrap();
+    for cpu in (0..CpuSet::count()).filter(|c| all.is_set(*c).unwrap_or(false)) {
+        let mut one = CpuSet::new();
+        one.set(cpu).unwrap();
+        sched_setaffinity(me, &one).unwrap();
+        let (group, port) = lab::GROUPS[0];
+        let start = Instant::now();
+        let r = egress::udp(Method::Routed, ifname, std::net::SocketAddrV4::new(group, port), format!("BYPASS routed first_mcast_cpu{cpu}").as_bytes());
+        println!("UDP routed first_mcast_cpu{cpu} {r:?} ms={}", start.elapsed().as_millis());
+    }
+    sched_setaffinity(me, &all).unwrap();
 }
 
 /// pasta processes still running in this lab's container namespace.
@@ -1060,9 +1106,10 @@ fn assert_own_routing_blocked(out: &[String]) {
     for name in lab::FAR.iter().map(|(n, _)| *n).chain(["container_extra", "container_kipvs"]) {
         let p = tcp.get(name).unwrap_or_else(|| panic!("no probe {name}:\n{ctx}"));
         assert_eq!(p.result, "blocked", "{name} must be unreachable: {p:?}\n{ctx}");
-        assert!(p.detail.contains("Invalid argument") && p.ms < 1500, "{name} is refused at once by a blackhole: {p:?}");
+        assert!(p.detail.contains("No route to host") && p.ms < 1500, "{name} is rejected at once in the dead end: {p:?}");
     }
-    for route in ["blackhole 203.0.113.0/24", "blackhole 198.19.7.0/24", "blackhole 198.19.8.0/24", "blackhole 198.51.100.7", "blackhole 198.51.100.9"] {
+    for dst in ["203.0.113.0/24", "198.19.7.0/24", "198.19.8.0/24", "198.51.100.7", "198.51.100.9"] {
+        let route = dead_end_route(dst);
         assert!(out.iter().any(|l| l == &format!("ROUTE main ok 0 {route}")), "{route} in the session's table:\n{ctx}");
     }
 }
@@ -1099,7 +1146,13 @@ fn the_containers_own_routing_stays_outside_with_debian_13_pasta() {
 
 /// The blackholes that appear in the session's own table once the jail
 /// followed the changes `change_the_container` makes.
-const LATER_BLOCKS: &[&str] = &["blackhole 198.19.12.0/24", "blackhole 198.51.100.11", "blackhole 198.19.10.0/24"];
+const LATER_BLOCKS: &[&str] = &["198.19.12.0/24", "198.51.100.11", "198.19.10.0/24"];
+
+/// How `ip route` (the probe's `routes`) shows a destination routed into
+/// the jail's dead end.
+fn dead_end_route(dst: &str) -> String {
+    format!("{dst} dev blocked scope link linkdown")
+}
 const LATER_ADDR: &str = "198.51.100.11";
 
 /// The session waits (at most LATER_TRIES x 50 ms) until its route table
@@ -1110,7 +1163,7 @@ fn later_script() -> String {
         "echo SESSION READY\nfor i in $(seq 1 \"${LATER_TRIES:-200}\"); do\n  t=$(ip -4 route show table main | sed 's/ proto static//; s/ *$//')\n  ok=1\n",
     );
     for b in LATER_BLOCKS {
-        s += &format!("  printf '%s\\n' \"$t\" | grep -qx '{b}' || ok=0\n");
+        s += &format!("  printf '%s\\n' \"$t\" | grep -qx '{}' || ok=0\n", dead_end_route(b));
     }
     s += "  [ $ok = 1 ] && break\n  sleep 0.05\ndone\nroutes\n";
     s += &format!("tcp later_route {} {}\ntcp later_addr {LATER_ADDR} {}\n", lab::LATER_FAR, lab::BANNER_PORT, lab::ALL_ADDRS_PORT);
@@ -1154,12 +1207,12 @@ fn route_added_after_launch(pasta: Option<PathBuf>, before: fn() -> Result<(), S
 
 fn assert_followed(out: &[String], lab: &Lab) {
     let ctx = out.join("\n");
-    for b in LATER_BLOCKS {
+    for b in LATER_BLOCKS.iter().map(|b| dead_end_route(b)) {
         assert!(out.iter().any(|l| l == &format!("ROUTE main ok 0 {b}")), "{b} appeared in the session's table:\n{ctx}");
     }
     let tcp = probes(out, "TCP");
     for name in ["later_route", "later_addr"] {
-        assert!(tcp[name].result == "blocked" && tcp[name].detail.contains("Invalid argument"), "{name}: {:?}\n{ctx}", tcp[name]);
+        assert!(tcp[name].result == "blocked" && tcp[name].detail.contains("No route to host"), "{name}: {:?}\n{ctx}", tcp[name]);
     }
     for (proto, method, name, result) in bypass_results(out).iter().filter(|r| r.2.starts_with("later")) {
         assert!(result != "Sent" && result != "Connected", "{proto} to {name} via {method}: {result}\n{ctx}");

@@ -6,10 +6,12 @@
 //! Why routes alone are not enough: a socket that names its outgoing
 //! interface (SO_BINDTODEVICE, SO_BINDTOIFINDEX, IP_UNICAST_IF, an
 //! IP_PKTINFO control message, IP_MULTICAST_IF) skips the route lookup's
-//! blackholes — when no route matches and an interface is given, Linux
-//! treats the destination as on-link and sends it out of that interface,
-//! where pasta forwards it. Every packet the jail sends, however it was
-//! routed, passes the IPv4 `output` hook, so the filter sits there.
+//! blocks — when no route on that interface matches, Linux treats the
+//! destination as on-link and sends it out of that interface, where pasta
+//! forwards it. Every packet the jail sends, however it was routed,
+//! passes the IPv4 `output` hook, so the filter sits there. A plain
+//! attempt is routed into the dead end (`routes::DEAD_END`) and passes the
+//! same hook: the filter rejects and counts it like the others.
 //!
 //! Layout (one table; the base chain `egress`, policy accept, rules in
 //! order; the regular chain `refused`; the interval set `blocked`):
@@ -208,7 +210,7 @@ pub fn filter_plan(net: &NetPlan, shape: Shape) -> FilterPlan {
     let mut drop = Vec::new();
     for r in &net.main {
         match r.kind {
-            RouteKind::Blackhole | RouteKind::Unreachable => drop.push(r.dst),
+            _ if r.blocks() => drop.push(r.dst),
             RouteKind::Unicast if r.dst.prefix() == 32 && r.dst.network() != net.forwarder => {
                 accept.insert(r.dst);
             }

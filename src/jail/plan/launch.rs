@@ -67,6 +67,12 @@ pub struct JailPlan {
     /// weakened-plan tests (`verify --weaken jail-filter`) switch it off
     /// to show the checks that prove it fail without it.
     pub packet_filter: bool,
+    /// Blocked destinations are routed into the dead end
+    /// (`routes::DEAD_END`), where the filter rejects and counts routed
+    /// attempts. Always true from [`plan`]; `verify --weaken jail-dead-end`
+    /// switches it off (blackhole routes) to show the checks that prove it
+    /// fail without it.
+    pub dead_end: bool,
     /// The filter counts what it refuses, for the end-of-session report.
     /// Always true from [`plan`]; `verify --weaken jail-report` switches
     /// it off.
@@ -97,7 +103,12 @@ pub const DNS_GRACE: Duration = Duration::from_secs(300);
 impl JailPlan {
     /// The launch inputs of the route plan.
     pub fn route_inputs(&self) -> PlanInputs {
-        PlanInputs { forwarder: self.forwarder, allow_ip: self.allow_ip.clone(), container: self.container.iter().map(|d| d.net).collect() }
+        PlanInputs {
+            forwarder: self.forwarder,
+            allow_ip: self.allow_ip.clone(),
+            container: self.container.iter().map(|d| d.net).collect(),
+            dead_end: self.dead_end,
+        }
     }
 
     pub fn has_relays(&self) -> bool {
@@ -157,6 +168,7 @@ pub fn plan_for(config: &Config, host: &HostFacts, outer: (u32, u32)) -> Result<
         gid_map: id_map(outer.1),
         setup_timeout: Duration::from_secs(15),
         packet_filter: true,
+        dead_end: true,
         report: true,
         allowlist,
         resolver,

@@ -4,10 +4,10 @@
 //! fabricated messages.
 
 use super::container::{PolicyRule, RuleAction as Act, Selector};
-use super::routes::{Family, IfAddr, Route, RouteKind, Rule, Scope};
+use super::routes::{Family, IfAddr, Route, RouteKind, Rule, Scope, DEAD_END};
 use crate::jail::net::Ipv4Net;
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
-use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, RouteScope, RouteType};
+use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteFlag, RouteMessage, RouteScope, RouteType};
 use netlink_packet_route::rule::{RuleAction, RuleAttribute, RuleFlag, RuleMessage};
 use netlink_packet_route::AddressFamily;
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ pub(crate) fn route_v4(msg: &RouteMessage, names: &LinkNames) -> Option<Route> {
         scope: route_scope(h.scope),
         src: None,
         metric: 0,
-        extra: header_extras(msg),
+        extra: Vec::new(),
     };
     for attr in &msg.attributes {
         match attr {
@@ -54,11 +54,15 @@ pub(crate) fn route_v4(msg: &RouteMessage, names: &LinkNames) -> Option<Route> {
         Some(net) => r.dst = net,
         None => r.extra.push(format!("bad prefix length {}", h.destination_prefix_length)),
     }
+    let into_dead_end = r.dev.as_deref() == Some(DEAD_END);
+    r.extra.splice(0..0, header_extras(msg, into_dead_end));
     Some(r)
 }
 
-/// Header fields the plan never uses (a source prefix, a TOS, flags).
-fn header_extras(msg: &RouteMessage) -> Vec<String> {
+/// Header fields the plan never uses (a source prefix, a TOS, flags). A
+/// route into the dead end is `linkdown`: the tap has no reader, so no
+/// carrier (that is the point); that flag alone is expected there.
+fn header_extras(msg: &RouteMessage, into_dead_end: bool) -> Vec<String> {
     let h = &msg.header;
     let mut extra = Vec::new();
     if h.source_prefix_length != 0 {
@@ -67,8 +71,9 @@ fn header_extras(msg: &RouteMessage) -> Vec<String> {
     if h.tos != 0 {
         extra.push(format!("tos {}", h.tos));
     }
-    if !h.flags.is_empty() {
-        extra.push(format!("flags {:?}", h.flags));
+    let flags: Vec<&RouteFlag> = h.flags.iter().filter(|f| !(into_dead_end && **f == RouteFlag::Linkdown)).collect();
+    if !flags.is_empty() {
+        extra.push(format!("flags {flags:?}"));
     }
     extra
 }

@@ -15,6 +15,17 @@ pub const TABLE_DEFAULT: u32 = 253;
 pub const TABLE_MAIN: u32 = 254;
 pub const TABLE_LOCAL: u32 = 255;
 pub const LOOPBACK: &str = "lo";
+/// The jail's dead end: a persistent tap device nothing reads, which the
+/// holder makes beside the jail's interface. Every blocked destination is
+/// routed to it: a routed attempt then passes the packet filter's output
+/// hook like an interface-bound one, so it is rejected at once (ICMP
+/// administratively prohibited: "No route to host") and counted for the
+/// report; without the filter the tap would drop it (no reader, no
+/// carrier), so the routes alone still lead nowhere.
+pub const DEAD_END: &str = "blocked";
+/// The metric of the multicast range's route into the dead end
+/// (`Route::dead_end`).
+pub const DEAD_END_MULTICAST_METRIC: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum RouteKind {
@@ -63,6 +74,31 @@ impl Route {
             Block::Unreachable => RouteKind::Unreachable,
         };
         Route::new(TABLE_MAIN, dst, kind, Scope::Universe)
+    }
+
+    /// `dst` routed into the dead end (`DEAD_END`). Multicast gets a
+    /// metric of its own. Why: the kernel shares one route object (and its
+    /// per-CPU cache of the last route it made) between routes with the
+    /// same attributes, and a multicast send through the dead end leaves a
+    /// cached route marked multicast there. A TCP connect through another
+    /// range into the dead end, on the same CPU, got that route and failed
+    /// with ENETUNREACH before any packet, so it was neither rejected by
+    /// the filter nor counted. A distinct metric keeps multicast in a route
+    /// object of its own.
+    pub fn dead_end(dst: Ipv4Net) -> Route {
+        let multicast = dst.prefix() >= 4 && dst.network().is_multicast();
+        let metric = if multicast { DEAD_END_MULTICAST_METRIC } else { 0 };
+        Route { metric, ..Route::on_link(dst, DEAD_END) }
+    }
+
+    /// Whether this main-table route blocks its destination: a blackhole,
+    /// an unreachable route, or one into the dead end.
+    pub fn blocks(&self) -> bool {
+        match self.kind {
+            RouteKind::Blackhole | RouteKind::Unreachable => true,
+            RouteKind::Unicast => self.gateway.is_none() && self.dev.as_deref() == Some(DEAD_END),
+            _ => false,
+        }
     }
 
     pub fn on_link(dst: Ipv4Net, dev: &str) -> Route {
@@ -212,6 +248,12 @@ pub struct PlanInputs {
     /// What the container reaches other than through its default route
     /// (`container::destinations`): blocked in the jail.
     pub container: Vec<Ipv4Net>,
+    /// Blocked destinations lead into the dead end (`DEAD_END`), so the
+    /// filter rejects and counts routed attempts too. Always true from the
+    /// launch plan; `verify --weaken jail-dead-end` switches it off
+    /// (blackhole and unreachable routes: a routed attempt fails on the
+    /// route, uncounted).
+    pub dead_end: bool,
 }
 
 /// The whole expected state of the locked namespace.
@@ -236,7 +278,7 @@ pub struct NetPlan {
 /// Reads the interface, its addresses and the gateway off the namespace
 /// pasta configured.
 pub fn observe(snap: &Snapshot) -> Result<Observed, ObserveError> {
-    let others: Vec<&String> = snap.links.iter().filter(|l| l.as_str() != LOOPBACK).collect();
+    let others: Vec<&String> = snap.links.iter().filter(|l| l.as_str() != LOOPBACK && l.as_str() != DEAD_END).collect();
     let [dev] = others.as_slice() else {
         return Err(ObserveError::Interfaces(others.into_iter().cloned().collect()));
     };
@@ -256,11 +298,11 @@ pub fn observe(snap: &Snapshot) -> Result<Observed, ObserveError> {
     Ok(Observed { dev: dev.to_string(), addrs, gateway })
 }
 
-/// The plan (docs/jail.md, "The route plan"): blackhole everything the
-/// container routes other than by its default route, the jail's connected
-/// subnet and the private ranges, unreachable link-local, then the gateway
-/// on-link, the default route, the DNS forwarder and one /32 per allowIp
-/// via the gateway.
+/// The plan (docs/jail.md, "The route plan"): everything the container
+/// routes other than by its default route, the jail's connected subnet
+/// and the fixed ranges into the dead end, then the gateway on-link, the
+/// default route, the DNS forwarder and one /32 per allowIp via the
+/// gateway.
 pub fn net_plan(obs: &Observed, inputs: &PlanInputs) -> NetPlan {
     let mut main = main_table(obs, inputs);
     main.sort_by_key(|r| (r.needs_gateway(), r.dst));
@@ -276,7 +318,7 @@ pub fn net_plan(obs: &Observed, inputs: &PlanInputs) -> NetPlan {
         rules: default_rules(),
         addrs,
         links: {
-            let mut l = vec![LOOPBACK.to_string(), obs.dev.clone()];
+            let mut l = vec![LOOPBACK.to_string(), obs.dev.clone(), DEAD_END.to_string()];
             l.sort();
             l
         },
@@ -297,11 +339,12 @@ fn main_table(obs: &Observed, inputs: &PlanInputs) -> Vec<Route> {
     let fixed_nets: Vec<Ipv4Net> = fixed.iter().map(|(n, _)| *n).collect();
     let connected = obs.addrs.iter().filter_map(IfAddr::subnet).filter(|n| n.prefix() < 32);
     let others: Vec<Ipv4Net> = inputs.container.iter().copied().chain(connected).collect();
+    let block = |net, how| if inputs.dead_end { Route::dead_end(net) } else { Route::blocked(net, how) };
     for net in aggregate(&others, &fixed_nets) {
-        by_dst.insert(net, Route::blocked(net, Block::Blackhole));
+        by_dst.insert(net, block(net, Block::Blackhole));
     }
-    for (net, block) in fixed {
-        by_dst.insert(net, Route::blocked(net, block));
+    for (net, how) in fixed {
+        by_dst.insert(net, block(net, how));
     }
     let gw = obs.gateway;
     let dev = obs.dev.as_str();

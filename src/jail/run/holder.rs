@@ -8,7 +8,8 @@
 //!    the session's uid);
 //! 1. unshare user + net;
 //! 2. write its own id maps (`plan::id_map`: no uid 0 inside); switch
-//!    IPv6 off, then make the interface pasta attaches to (`tap.rs`);
+//!    IPv6 off, then make the interface pasta attaches to (`tap.rs`) and
+//!    the dead end blocked destinations are routed to;
 //! 3. report Ready, with its namespaces' descriptors (the launcher must
 //!    not look them up in /proc afterwards: a sandbox that fails in its
 //!    own setup exits at once, and a dead process's /proc/PID/ns links are
@@ -167,6 +168,9 @@ fn holder_main(
         if let Err(f) = lockdown::keep_unaddressed(JAIL_IFNAME) {
             return fail(chan, f);
         }
+    }
+    if let Err(f) = lockdown::make_dead_end(ipv6) {
+        return fail(chan, f);
     }
     // The session's outer ids, now that what needed root's is done (its
     // capabilities in the namespace last until the exec: the ids are not

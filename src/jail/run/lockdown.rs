@@ -124,6 +124,23 @@ pub(crate) fn keep_unaddressed(name: &str) -> Result<(), Failure> {
     nl.request(super::rtnl::no_ipv6_addresses(index)).map_err(|e| fail(e.to_string()))
 }
 
+/// The dead end (`routes::DEAD_END`): a persistent tap device nothing
+/// reads, made like the jail's interface (so it needs nothing more of the
+/// kernel), kept without IPv6 the same way, then up without ARP. Routes
+/// into it need it up; no reader means no carrier, so what reaches it
+/// past the filter is dropped.
+pub(crate) fn make_dead_end(ipv6: Ipv6) -> Result<(), Failure> {
+    use crate::jail::plan::routes::DEAD_END;
+    super::tap::make_persistent(DEAD_END).map_err(|message| Failure::Tap { message })?;
+    if ipv6 == Ipv6::Unaddressed {
+        keep_unaddressed(DEAD_END)?;
+    }
+    let fail = |e: String| netlink(&format!("bringing {DEAD_END} up"), e);
+    let index = nix::net::if_::if_nametoindex(DEAD_END).map_err(|e| fail(e.to_string()))?;
+    let mut nl = super::rtnl::Rtnl::open().map_err(|e| fail(e.to_string()))?;
+    nl.request(super::rtnl::up_without_arp(index)).map_err(|e| fail(e.to_string()))
+}
+
 /// `net.ipv4.icmp_ratemask` of a new namespace: destination unreachable
 /// (bit 3), source quench, time exceeded, parameter problem.
 const ICMP_RATEMASK_DEFAULT: u32 = (1 << 3) | (1 << 4) | (1 << 11) | (1 << 12);
@@ -245,7 +262,7 @@ pub fn probe_filter() -> Result<(), (String, Option<i32>)> {
         addrs: vec![IfAddr::new(crate::jail::JAIL_IFNAME, Ipv4Addr::new(10, 0, 2, 15), 24)],
         gateway: Ipv4Addr::new(10, 0, 2, 2),
     };
-    let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), container: Vec::new() };
+    let inputs = PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: Vec::new(), container: Vec::new(), dead_end: true };
     match lock_filter(&net_plan(&observed, &inputs), filter::Shape { report: true, allowlist: false }) {
         Ok(_) => Ok(()),
         Err(Failure::Filter { step, errno, message }) => Err((format!("{step}: {message}"), errno)),
@@ -288,6 +305,9 @@ fn add_message(route: &Route, names: &LinkNames) -> Result<RouteNetlinkMessage, 
     }
     if let Some(gw) = route.gateway {
         m.attributes.push(RouteAttribute::Gateway(RouteAddress::Inet(gw)));
+    }
+    if route.metric != 0 {
+        m.attributes.push(RouteAttribute::Priority(route.metric));
     }
     Ok(RouteNetlinkMessage::NewRoute(m))
 }

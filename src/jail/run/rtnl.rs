@@ -251,6 +251,18 @@ pub(crate) fn no_ipv6_addresses(index: u32) -> RouteNetlinkMessage {
     RouteNetlinkMessage::SetLink(req)
 }
 
+/// The interface `index` up and without ARP (the dead end: what is routed
+/// there needs no neighbour to reach the output hook's filter), as an
+/// RTM_SETLINK request.
+pub(crate) fn up_without_arp(index: u32) -> RouteNetlinkMessage {
+    use netlink_packet_route::link::{LinkFlag, LinkMessage};
+    let mut req = LinkMessage::default();
+    req.header.index = index;
+    req.header.flags = vec![LinkFlag::Up, LinkFlag::Noarp];
+    req.header.change_mask = vec![LinkFlag::Up, LinkFlag::Noarp];
+    RouteNetlinkMessage::SetLink(req)
+}
+
 pub(crate) fn get_routes(family: AddressFamily) -> RouteNetlinkMessage {
     let mut req = RouteMessage::default();
     req.header.address_family = family;

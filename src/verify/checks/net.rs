@@ -366,15 +366,17 @@ fn jail_subnet() -> Option<(Ipv4Addr, u8)> {
 /// routes and addresses each.
 const NAMED_SAMPLES: usize = 64;
 
+/// One address in each fixed blocked unicast range.
+fn fixed_samples() -> Vec<Ipv4Addr> {
+    [[10, 11, 12, 13], [172, 16, 0, 10], [192, 168, 1, 1], [100, 64, 0, 1], [169, 254, 169, 254], [168, 63, 129, 16]].into_iter().map(Ipv4Addr::from).collect()
+}
+
 /// Unicast destinations a session must never reach: a sample of every
 /// blocked range, of every connected subnet (the container's and the
 /// jail's own, gateway excluded), of the container's other routes and its
 /// addresses.
 fn blocked_unicast(j: &JailSpec) -> Vec<Ipv4Addr> {
-    let mut v: Vec<Ipv4Addr> = [[10, 11, 12, 13], [172, 16, 0, 10], [192, 168, 1, 1], [100, 64, 0, 1], [169, 254, 169, 254], [168, 63, 129, 16]]
-        .into_iter()
-        .map(Ipv4Addr::from)
-        .collect();
+    let mut v = fixed_samples();
     let avoid = not_sampled(j);
     let subnets = j.outer_connected.iter().copied().chain(jail_subnet()).chain(j.container_routes.iter().take(NAMED_SAMPLES).copied());
     v.extend(subnets.filter_map(|(net, prefix)| sample_in(net, prefix, &avoid)));
@@ -396,7 +398,7 @@ fn datagrams_refused(method: egress::Method, targets: &[SocketAddrV4]) -> Vec<St
         match egress::udp(method, IFNAME, *dst, b"agent-sandbox verify: must not leave the jail") {
             egress::Attempt::Refused(e) if jail_refusal(e) => {}
             egress::Attempt::Refused(e) => bad.push(format!("{dst} via {}: failed with {e}, not the jail's refusal", method.name())),
-            other => bad.push(format!("{dst} via {}: {other:?} (the datagram left the jail)", method.name())),
+            other => bad.push(format!("{dst} via {}: {other:?} (the datagram was handed to an interface; through the jail's, it leaves)", method.name())),
         }
     }
     bad
@@ -442,6 +444,67 @@ pub fn bound_tcp_rejected(c: &Ctx) -> Outcome {
             Ok((_, egress::Attempt::Refused(e))) if jail_refusal(e) => {}
             Ok((dst, other)) => bad.push(format!("{dst} bound with SO_BINDTODEVICE: {other:?}, not the jail's reject")),
             Err(_) => bad.push("a connection attempt's thread panicked".into()),
+        }
+    }
+    Outcome::from_problems(bad)
+}
+
+/// Check 98's TCP destinations besides `blocked_unicast`'s: the one check
+/// 97 looks for in the report, and the metadata service's own port.
+pub const ROUTED_SAMPLE: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(172, 16, 0, 10), 5432);
+const METADATA_HTTP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(169, 254, 169, 254), 80);
+const MDNS: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 251), 5353);
+
+/// Plain routed attempts, no interface named, as nearly every program
+/// makes them: each blocked sample's TCP connection (each after a
+/// multicast send on its thread) fails at once with EHOSTUNREACH and its
+/// datagram with EPERM, the filter's reject in the dead end (so the report
+/// counts them). A blackhole route's EINVAL, an
+/// unreachable route's answer without EPERM for the datagram, a reset, a
+/// connection or a wait are failures: the attempt either never reached
+/// the filter or left.
+pub fn routed_rejected(c: &Ctx) -> Outcome {
+    let j = match jail(c) {
+        Ok(j) => j,
+        Err(o) => return o,
+    };
+    // The fixed ranges and the jail's own subnet: what the main table
+    // routes into the dead end. (A sample of the container's routes may be
+    // a broadcast address the local table refuses before any route: checks
+    // 91 and 92 judge those.)
+    let avoid = not_sampled(j);
+    let own = jail_subnet().and_then(|(net, prefix)| sample_in(net, prefix, &avoid));
+    let mut tcp: Vec<SocketAddrV4> = vec![ROUTED_SAMPLE, METADATA_HTTP];
+    tcp.extend(fixed_samples().into_iter().chain(own).map(|a| SocketAddrV4::new(a, 443)));
+    tcp.retain(|d| !j.allow_ip.contains(d.ip()));
+    let tries: Vec<_> = tcp
+        .iter()
+        .map(|dst| {
+            let dst = *dst;
+            std::thread::spawn(move || {
+                // A multicast send into the dead end first, on the same
+                // thread: the kernel must not hand its cached multicast
+                // route to the connection (`routes::Route::dead_end`).
+                let _ = egress::udp(egress::Method::Routed, IFNAME, MDNS, b"agent-sandbox verify: must not leave the jail");
+                (dst, egress::tcp(egress::Method::Routed, IFNAME, dst, FAST))
+            })
+        })
+        .collect();
+    let mut bad = Vec::new();
+    for t in tries {
+        match t.join() {
+            Ok((_, egress::Attempt::Refused(Errno::EHOSTUNREACH))) => {}
+            Ok((dst, egress::Attempt::Refused(e))) => {
+                bad.push(format!("{dst} (tcp): {e}, not the filter's reject (the attempt never reached it, so it is not counted)"))
+            }
+            Ok((dst, other)) => bad.push(format!("{dst} (tcp): {other:?}, not the filter's reject")),
+            Err(_) => bad.push("a connection attempt's thread panicked".into()),
+        }
+    }
+    for dst in tcp.iter().map(|d| SocketAddrV4::new(*d.ip(), 9)) {
+        match egress::udp(egress::Method::Routed, IFNAME, dst, b"agent-sandbox verify: must not leave the jail") {
+            egress::Attempt::Refused(Errno::EPERM) => {}
+            other => bad.push(format!("{dst} (udp): {other:?}, not the filter's reject (EPERM)")),
         }
     }
     Outcome::from_problems(bad)

@@ -9,7 +9,7 @@ fn ip(s: &str) -> Ipv4Addr {
 
 fn plan() -> NetPlan {
     let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", ip("198.18.0.2"), 24)], gateway: ip("198.18.0.1") };
-    net_plan(&obs, &PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("10.99.0.7")], container: vec![] })
+    net_plan(&obs, &PlanInputs { forwarder: ip("192.0.2.53"), allow_ip: vec![ip("10.99.0.7")], container: vec![], dead_end: true })
 }
 
 /// The namespace exactly as planned (what the kernel reports after a
@@ -71,7 +71,7 @@ fn a_missing_block_is_refused() {
     let plan = plan();
     let mut snap = as_planned(&plan);
     snap.routes.retain(|r| r.dst != Ipv4Net::new(ip("169.254.0.0"), 16).unwrap());
-    assert_eq!(strings(&compare(&plan, &snap)), ["missing route: table main Unreachable 169.254.0.0/16 scope Universe"]);
+    assert_eq!(strings(&compare(&plan, &snap)), ["missing route: table main Unicast 169.254.0.0/16 dev blocked scope Link"]);
 }
 
 #[test]

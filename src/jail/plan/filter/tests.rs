@@ -15,6 +15,7 @@ fn lab_plan() -> NetPlan {
         forwarder: Ipv4Addr::new(192, 0, 2, 53),
         allow_ip: vec![Ipv4Addr::new(10, 99, 0, 7)],
         container: vec![net("198.18.0.0/24"), net("172.17.0.0/16")],
+        dead_end: true,
     };
     net_plan(&obs, &inputs)
 }

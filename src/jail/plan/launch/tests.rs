@@ -102,6 +102,7 @@ fn the_whole_plan_as_root() {
             gid_map: "65534 0 1\n".into(),
             setup_timeout: Duration::from_secs(15),
             packet_filter: true,
+            dead_end: true,
             report: true,
             allowlist: None,
             resolver: Some(Ipv4Addr::new(10, 255, 255, 53)),

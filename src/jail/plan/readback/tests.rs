@@ -5,7 +5,7 @@ use netlink_packet_route::rule::RuleHeader;
 use std::net::Ipv6Addr;
 
 fn names() -> LinkNames {
-    [(1, "lo".to_string()), (2, "eth0".to_string())].into_iter().collect()
+    [(1, "lo".to_string()), (2, "eth0".to_string()), (3, "blocked".to_string())].into_iter().collect()
 }
 
 fn route_msg(kind: RouteType, scope: RouteScope, dst: [u8; 4], len: u8, attrs: Vec<RouteAttribute>) -> RouteMessage {
@@ -32,6 +32,20 @@ fn a_blackhole_reads_back_as_planned() {
     let m = route_msg(RouteType::BlackHole, RouteScope::Universe, [10, 0, 0, 0], 8, vec![]);
     let r = route_v4(&m, &names()).unwrap();
     assert_eq!(r, Route::blocked("10.0.0.0/8".parse().unwrap(), crate::jail::net::Block::Blackhole));
+}
+
+/// The dead end has no carrier, so the kernel marks routes into it
+/// `linkdown`: expected there, a difference anywhere else.
+#[test]
+fn a_route_into_the_dead_end_reads_back_as_planned_linkdown_and_all() {
+    let mut m = route_msg(RouteType::Unicast, RouteScope::Link, [10, 0, 0, 0], 8, vec![RouteAttribute::Oif(3)]);
+    m.header.flags = vec![RouteFlag::Linkdown];
+    assert_eq!(route_v4(&m, &names()).unwrap(), Route::dead_end("10.0.0.0/8".parse().unwrap()));
+    m.header.flags = vec![RouteFlag::Linkdown, RouteFlag::Onlink];
+    assert_eq!(route_v4(&m, &names()).unwrap().extra, ["flags [Onlink]"]);
+    let mut m = route_msg(RouteType::Unicast, RouteScope::Link, [10, 0, 0, 0], 8, vec![RouteAttribute::Oif(2)]);
+    m.header.flags = vec![RouteFlag::Linkdown];
+    assert_eq!(route_v4(&m, &names()).unwrap().extra, ["flags [Linkdown]"]);
 }
 
 #[test]

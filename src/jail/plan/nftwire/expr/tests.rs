@@ -80,5 +80,5 @@ fn lab_net() -> crate::jail::plan::routes::NetPlan {
     use crate::jail::plan::routes::{net_plan, IfAddr, Observed, PlanInputs};
     use std::net::Ipv4Addr;
     let obs = Observed { dev: "eth0".into(), addrs: vec![IfAddr::new("eth0", Ipv4Addr::new(198, 18, 0, 2), 24)], gateway: Ipv4Addr::new(198, 18, 0, 1) };
-    net_plan(&obs, &PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: vec![], container: vec![] })
+    net_plan(&obs, &PlanInputs { forwarder: Ipv4Addr::new(192, 0, 2, 53), allow_ip: vec![], container: vec![], dead_end: true })
 }
