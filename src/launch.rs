@@ -378,12 +378,47 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
 
 pub use crate::terminal::TERMINAL_RESET;
 
-/// Opens `path` for the report (`run --report`): created or emptied, never
-/// through a symbolic link at its last component, not inherited by what
-/// the launcher runs.
+/// Opens `path` for the report (`run --report`): created or emptied, not
+/// inherited by what the launcher runs, and never through a symbolic link,
+/// at its last component or any directory on the way. The launcher may be
+/// root and the path often lies in the workspace, where an earlier session
+/// could have left `out -> /etc` for the next `--report out/...` to write
+/// through. The walk opens one component at a time (`nofollow::walk`);
+/// leading `..` steps up from the working directory are fine, a `..` after
+/// a name is refused (it would step back out of a directory the walk did
+/// not choose).
 pub fn open_report(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o644).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+    use std::path::Component;
+    let bad = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let name = match path.components().next_back() {
+        Some(Component::Normal(n)) => n.to_os_string(),
+        _ => return Err(bad("it does not end in a file name".into())),
+    };
+    let parent = path.parent().unwrap_or(std::path::Path::new(""));
+    let mut start = std::path::PathBuf::from(if path.is_absolute() { "/" } else { "." });
+    let mut rel = std::path::PathBuf::new();
+    for c in parent.components() {
+        match c {
+            Component::RootDir | Component::CurDir => {}
+            Component::ParentDir if rel.as_os_str().is_empty() => start.push(".."),
+            Component::ParentDir => return Err(bad("`..` after a directory name: name the path without it".into())),
+            Component::Normal(n) => rel.push(n),
+            Component::Prefix(_) => return Err(bad("not a Unix path".into())),
+        }
+    }
+    let root = crate::nofollow::open_root(&start)?;
+    let dir = match crate::nofollow::walk(&root, &rel) {
+        Ok((fd, crate::nofollow::Entry::Dir)) => fd,
+        Ok((_, kind)) | Err(kind) => {
+            return Err(bad(format!("its directory {} is {}", start.join(&rel).display(), kind.describe())));
+        }
+    };
+    let flags =
+        nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_CREAT | nix::fcntl::OFlag::O_TRUNC | nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::openat(Some(std::os::fd::AsRawFd::as_raw_fd(&dir)), name.as_os_str(), flags, nix::sys::stat::Mode::from_bits_truncate(0o644))
+        .map_err(|e| if e == nix::errno::Errno::ELOOP { bad("it is a symbolic link".into()) } else { std::io::Error::from(e) })?;
+    // SAFETY: a new descriptor owned only here.
+    Ok(std::fs::File::from(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }))
 }
 
 /// The end-of-session report as JSON: what the jail refused (nothing
@@ -416,4 +451,51 @@ pub fn exec_direct(req: &Request, env: &EnvMap) -> Result<std::convert::Infallib
     let cmd = session_command(req, env, &home)?;
     let err = std::os::unix::process::CommandExt::exec(std::process::Command::new(&cmd[0]).args(&cmd[1..]));
     Err(LaunchError::Exec { bwrap: cmd[0].to_string_lossy().into_owned(), source: err })
+}
+
+#[cfg(test)]
+mod report_file_tests {
+    use super::open_report;
+    use std::io::Write;
+
+    #[test]
+    fn the_report_is_created_and_emptied_where_named() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("report.json");
+        std::fs::write(&p, "old contents").unwrap();
+        open_report(&p).unwrap().write_all(b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{}");
+    }
+
+    /// An earlier session could have left `out -> /etc` in the workspace:
+    /// a link anywhere on the way is refused, naming it, and nothing is
+    /// written through it.
+    #[test]
+    fn no_symbolic_link_on_the_way_is_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("target");
+        std::fs::create_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&target, d.path().join("out")).unwrap();
+        std::fs::create_dir(d.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(target.join("file"), d.path().join("real/link.json")).unwrap();
+        let e = open_report(&d.path().join("out/report.json")).unwrap_err().to_string();
+        assert!(e.contains("symbolic link to") && e.contains("target"), "{e}");
+        let e = open_report(&d.path().join("out/sub/report.json")).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        let e = open_report(&d.path().join("real/link.json")).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "nothing was written through a link");
+    }
+
+    #[test]
+    fn odd_paths_are_refused_with_the_reason() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        let e = open_report(&d.path().join("a/../report.json")).unwrap_err().to_string();
+        assert!(e.contains("`..`"), "{e}");
+        let e = open_report(&d.path().join("missing/report.json")).unwrap_err().to_string();
+        assert!(e.contains("missing"), "{e}");
+        let e = open_report(std::path::Path::new("/")).unwrap_err().to_string();
+        assert!(e.contains("file name"), "{e}");
+    }
 }

@@ -48,6 +48,9 @@ struct Cli {
     /// New config: an IPv4 address reachable despite the jail (repeatable, or comma-separated).
     #[arg(long = "allow-ip", value_name = "IP", value_delimiter = ',')]
     allow_ip: Vec<Ipv4Addr>,
+    /// New config: a host name, `*.` wildcard or preset (`@agents`, `@registries`) sessions may reach; with any, only those (allowDomains; repeatable, or comma-separated).
+    #[arg(long = "allow-domain", value_name = "NAME", value_delimiter = ',', value_parser = allow_domain)]
+    allow_domains: Vec<String>,
     /// New config: a loopback port relayed into the jail (repeatable).
     #[arg(long = "local-port", value_name = "PORT", value_delimiter = ',')]
     local_ports: Vec<u16>,
@@ -57,6 +60,12 @@ struct Cli {
     /// New config: hide forge tokens from sessions (noForge: true).
     #[arg(long)]
     no_forge: bool,
+}
+
+/// An `--allow-domain` value, checked and normalised as the configuration
+/// would take it.
+fn allow_domain(s: &str) -> Result<String, String> {
+    agent_sandbox::config::domains::normalise(s)
 }
 
 fn options(cli: &Cli) -> Result<install::Options, install::InstallError> {
@@ -75,6 +84,7 @@ fn options(cli: &Cli) -> Result<install::Options, install::InstallError> {
         seed: ConfigSeed {
             egress_jail: cli.no_egress_jail.then_some(false),
             allow_ip: cli.allow_ip.clone(),
+            allow_domains: cli.allow_domains.clone(),
             local_ports: cli.local_ports.clone(),
             callback_ports: cli.callback_ports.clone(),
             no_forge: cli.no_forge.then_some(true),

@@ -32,8 +32,8 @@ fn launch_or_print(config_path: Option<&Path>, req: Request, print: Option<bool>
         return Ok(0);
     }
     if let Some(path) = report {
-        let file =
-            launch::open_report(path).map_err(|e| anyhow::anyhow!("--report {}: {e}; name a file you may write (not a symbolic link)", path.display()))?;
+        let file = launch::open_report(path)
+            .map_err(|e| anyhow::anyhow!("--report {}: {e}; name a file you may write, with no symbolic link on the way", path.display()))?;
         session.report = Some(file);
     }
     let code = launch::start(&session)?;

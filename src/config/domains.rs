@@ -99,6 +99,17 @@ pub(crate) fn domain(s: &str) -> Result<String, Invalid> {
     Ok(name)
 }
 
+/// One `allowDomains` entry checked and normalised as the configuration
+/// would (`sandbox-install --allow-domain`, which writes it there); the
+/// error says why it is not one.
+pub fn normalise(entry: &str) -> Result<String, String> {
+    domain(entry).map_err(|e| match e {
+        Invalid::Domain(value, why) => format!("{value:?}: {why}"),
+        #[allow(unreachable_patterns)]
+        other => format!("{other:?}"),
+    })
+}
+
 fn label_ok(l: &str) -> bool {
     (1..=63).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') && !l.starts_with('-') && !l.ends_with('-')
 }

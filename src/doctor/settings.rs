@@ -44,7 +44,32 @@ pub fn findings(config: &Result<Effective, String>, home: &Path) -> Vec<Finding>
     }
     out.extend(from_environment(e));
     out.extend(allow_write(e, home));
+    out.extend(allow_domains(e));
     out
+}
+
+/// With allowDomains, say what sessions can reach (nothing else does: the
+/// default without it is the internet minus the blocked ranges).
+fn allow_domains(e: &Effective) -> Option<Finding> {
+    let d = &e.config.allow_domains;
+    if d.is_empty() {
+        return None;
+    }
+    let jail = if e.config.egress_jail { "" } else { " (but the egress jail is off, so nothing enforces it)" };
+    Some(f(
+        "allow-domains",
+        if e.config.egress_jail { Severity::Ok } else { Severity::Warning },
+        format!("allowDomains holds sessions to {} ({}), the gateway and allowIp{jail}", plural_names(d.len()), d.join(", ")),
+        (!e.config.egress_jail).then(|| "turn the egress jail on (egressJail: true) for allowDomains to hold".to_string()),
+    ))
+}
+
+fn plural_names(n: usize) -> String {
+    if n == 1 {
+        "the addresses of 1 entry".into()
+    } else {
+        format!("the addresses of {n} entries")
+    }
 }
 
 fn source_of(e: &Effective, key: Key) -> &Source {
@@ -132,6 +157,19 @@ mod tests {
     }
 
     const HOME: &str = "/home/vscode";
+
+    #[test]
+    fn allow_domains_says_what_sessions_reach_and_warns_when_nothing_enforces_it() {
+        let got = findings(&load(Some("{ allowDomains: [\"@agents\", \"*.github.com\"] }"), &[]), Path::new(HOME));
+        let f = got.iter().find(|f| f.id == "allow-domains").expect("an allowDomains line");
+        assert_eq!(f.severity, Severity::Ok);
+        assert_eq!(f.message, "allowDomains holds sessions to the addresses of 2 entries (@agents, *.github.com), the gateway and allowIp");
+        let got = findings(&load(Some("{ allowDomains: [\"github.com\"], egressJail: false }"), &[]), Path::new(HOME));
+        let f = got.iter().find(|f| f.id == "allow-domains").expect("an allowDomains line");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("nothing enforces it") && f.fix.is_some(), "{f:?}");
+        assert!(!findings(&load(None, &[]), Path::new(HOME)).iter().any(|f| f.id == "allow-domains"));
+    }
 
     #[test]
     fn the_defaults_are_ok() {

@@ -14,6 +14,8 @@ pub const BLOCK_END: &str = "# <<< agent-sandbox <<<";
 pub struct ConfigSeed {
     pub egress_jail: Option<bool>,
     pub allow_ip: Vec<Ipv4Addr>,
+    /// `allowDomains` entries, already normalised (`config::domains::normalise`).
+    pub allow_domains: Vec<String>,
     pub local_ports: Vec<u16>,
     pub callback_ports: Vec<u16>,
     pub no_forge: Option<bool>,
@@ -38,9 +40,14 @@ pub fn default_config(seed: &ConfigSeed) -> String {
         !seed.allow_ip.is_empty(),
         "allowIp",
         list(seed.allow_ip.iter().map(|ip| format!("\"{ip}\"")).collect()),
-        "IPv4 addresses reachable despite the private-range blackholes",
+        "IPv4 addresses reachable despite the jail's blocked ranges",
     );
-    s += &line(false, "allowDomains", "[]".into(), "if set, only these names (\"*.github.com\", \"@agents\", \"@registries\") are reachable");
+    s += &line(
+        !seed.allow_domains.is_empty(),
+        "allowDomains",
+        list(seed.allow_domains.iter().map(|d| format!("\"{d}\"")).collect()),
+        "if set, only these names (\"*.github.com\", \"@agents\", \"@registries\") are reachable",
+    );
     s += &line(
         !seed.local_ports.is_empty(),
         "localPorts",

@@ -54,7 +54,7 @@ fn feature_and_template_versions_follow_the_crate() {
         }
     }
     let options: BTreeSet<&str> = feature["options"].as_object().unwrap().keys().map(String::as_str).collect();
-    let expected: BTreeSet<&str> = ["agents", "egressJail", "allowIp", "localPorts", "callbackPorts", "noForge", "installDependencies"].into();
+    let expected: BTreeSet<&str> = ["agents", "egressJail", "allowIp", "allowDomains", "localPorts", "callbackPorts", "noForge", "installDependencies"].into();
     assert_eq!(options, expected);
     for (name, o) in feature["options"].as_object().unwrap() {
         assert!(o["description"].as_str().is_some_and(|d| d.len() > 30), "option {name} needs a real description");
@@ -118,6 +118,7 @@ fn install_sh_passes_the_options_to_sandbox_install() {
         ("AGENTS", "claude, codex"),
         ("EGRESSJAIL", "false"),
         ("ALLOWIP", "10.1.2.3, 192.168.1.9"),
+        ("ALLOWDOMAINS", "@agents, *.github.com"),
         ("LOCALPORTS", "5432"),
         ("CALLBACKPORTS", "1455,8085"),
         ("NOFORGE", "true"),
@@ -134,6 +135,8 @@ fn install_sh_passes_the_options_to_sandbox_install() {
         "--no-deps",
         "--allow-ip",
         "10.1.2.3,192.168.1.9",
+        "--allow-domain",
+        "@agents,*.github.com",
         "--local-port",
         "5432",
         "--callback-port",

@@ -6,7 +6,7 @@
 # the container-start script named by the feature's entrypoint.
 #
 # Options arrive as environment variables (devcontainer convention: the
-# option id upper-cased): AGENTS, EGRESSJAIL, ALLOWIP, LOCALPORTS,
+# option id upper-cased): AGENTS, EGRESSJAIL, ALLOWIP, ALLOWDOMAINS, LOCALPORTS,
 # CALLBACKPORTS, NOFORGE, INSTALLDEPENDENCIES. The remote user comes from
 # _REMOTE_USER / _REMOTE_USER_HOME.
 set -eu
@@ -54,6 +54,8 @@ if flag noForge "${NOFORGE:-false}" true; then set -- "$@" --no-forge; fi
 if flag installDependencies "${INSTALLDEPENDENCIES:-true}" false; then set -- "$@" --no-deps; fi
 allow=$(list "${ALLOWIP:-}")
 if [ -n "$allow" ]; then set -- "$@" --allow-ip "$allow"; fi
+domains=$(list "${ALLOWDOMAINS:-}")
+if [ -n "$domains" ]; then set -- "$@" --allow-domain "$domains"; fi
 local_ports=$(list "${LOCALPORTS:-}")
 if [ -n "$local_ports" ]; then set -- "$@" --local-port "$local_ports"; fi
 callback_ports=$(list "${CALLBACKPORTS:-}")

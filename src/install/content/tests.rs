@@ -12,7 +12,20 @@ fn parses(text: &str) -> config::Config {
 fn default_config_is_valid_and_all_defaults() {
     let text = default_config(&ConfigSeed::default());
     assert_eq!(parses(&text), config::Config::default());
-    for key in ["egressJail", "allowIp", "localPorts", "callbackPorts", "noForge", "peers", "allowWrite", "allowDevice", "gpu", "passEnv", "workspaceRoot"] {
+    for key in [
+        "egressJail",
+        "allowIp",
+        "allowDomains",
+        "localPorts",
+        "callbackPorts",
+        "noForge",
+        "peers",
+        "allowWrite",
+        "allowDevice",
+        "gpu",
+        "passEnv",
+        "workspaceRoot",
+    ] {
         assert!(text.contains(&format!("// {key}: ")), "{key} documented:\n{text}");
     }
 }
@@ -22,6 +35,7 @@ fn seeded_config_sets_exactly_the_seeded_keys() {
     let seed = ConfigSeed {
         egress_jail: Some(false),
         allow_ip: vec!["203.0.113.7".parse().unwrap()],
+        allow_domains: vec!["*.github.com".into(), "@registries".into()],
         local_ports: vec![5432],
         callback_ports: vec![1455],
         no_forge: Some(true),
@@ -29,6 +43,7 @@ fn seeded_config_sets_exactly_the_seeded_keys() {
     let c = parses(&default_config(&seed));
     assert!(!c.egress_jail && c.no_forge);
     assert_eq!(c.allow_ip, vec!["203.0.113.7".parse::<std::net::Ipv4Addr>().unwrap()]);
+    assert_eq!(c.allow_domains, ["*.github.com", "@registries"]);
     assert_eq!((c.local_ports, c.callback_ports), (vec![5432], vec![1455]));
     assert!(!c.peers && c.allow_write.is_empty());
 }
