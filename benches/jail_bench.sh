@@ -15,7 +15,7 @@ export JAIL_BENCH_BWRAP_ARGS="--unshare-user --unshare-pid --unshare-ipc --unsha
 
 # The product: `agent-sandbox run -- /bin/true` with the jail on (the
 # static release build), in a scratch workspace.
-bin=$(pwd)/$(bash scripts/build-static.sh)/agent-sandbox
+bin=$(pwd)/$(bash scripts/build-static.sh "$(uname -m)")/agent-sandbox
 ws=$(mktemp -d /var/lib/agent-sandbox-bench.XXXXXX)
 product="cd $ws && $bin run -- /bin/true"
 allowlist="cd $ws && AGENT_SANDBOX_ALLOW_DOMAINS=@agents,@registries $bin run -- /bin/true"

@@ -252,11 +252,6 @@ fn run(
     let ready = ReadyPipe::new()?;
     let (locker, lock_inputs) = join::spawn(&ns, plan.filter_shape())?;
     kids.locker = Some(locker.pid);
-    // The DNS forwarder (allowDomains) starts meanwhile; it must listen
-    // before the gate opens.
-    let dns = forwarder::Spec::of(plan).map(|spec| forwarder::spawn(&ns, spec)).transpose()?;
-    kids.forwarder = dns.as_ref().map(|d| d.pid);
-    kids.forwarder_chan = dns.as_ref().map(Helper::chan_fd);
     // The locker's copy of the write end, at the same number.
     let pid_file = pasta::pid_file_path(locker.pid, ready.write.as_raw_fd());
     drop(ready.write);
@@ -264,6 +259,12 @@ fn run(
     let p = pasta::spawn(&plan.pasta, locker.pid, pid_file)?;
     kids.pasta = Some(p.pid);
     kids.pasta_stderr = p.stderr;
+    // The DNS forwarder (allowDomains) starts while pasta does (after it:
+    // pasta's start is the longest step, and forking the forwarder and its
+    // dialer first delayed it); it must listen before the gate opens.
+    let dns = forwarder::Spec::of(plan).map(|spec| forwarder::spawn(&ns, spec)).transpose()?;
+    kids.forwarder = dns.as_ref().map(|d| d.pid);
+    kids.forwarder_chan = dns.as_ref().map(Helper::chan_fd);
     // While pasta starts: what changed in the container since the plan was
     // decided joins the lock's inputs.
     if let Some(w) = watch.as_mut() {
