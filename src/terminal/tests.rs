@@ -6,8 +6,6 @@
 use super::*;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 #[test]
 fn the_marker_is_a_cursor_report_for_one_cell() {
@@ -83,7 +81,6 @@ struct FakeTerminal {
     slave: OwnedFd,
     keyboard: std::fs::File,
     early: &'static [u8],
-    stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<Vec<u8>>>,
 }
 
@@ -93,30 +90,34 @@ impl FakeTerminal {
         let flags = nix::fcntl::fcntl(pty.slave.as_raw_fd(), nix::fcntl::FcntlArg::F_GETFL).unwrap();
         let nonblock = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
         nix::fcntl::fcntl(pty.slave.as_raw_fd(), nix::fcntl::FcntlArg::F_SETFL(nonblock)).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
         let master = std::fs::File::from(pty.master);
         let keyboard = master.try_clone().unwrap();
-        let stopped = stop.clone();
+        // The thread reads until the slave side is closed (`finish`): the
+        // master then reads what is still queued and only after it EIO, so
+        // the last bytes the restore wrote are never cut off.
         let thread = std::thread::spawn(move || {
             let mut master = master;
             let mut seen = Vec::new();
             let mut buf = [0u8; 1024];
-            while !stopped.load(Ordering::SeqCst) {
+            loop {
                 if !wait(master.as_fd(), libc::POLLIN, Duration::from_millis(20)) {
                     continue;
                 }
-                let Ok(n) = master.read(&mut buf) else { break };
+                let n = match master.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
                 seen.extend_from_slice(&buf[..n]);
                 let text = String::from_utf8_lossy(&seen).into_owned();
                 if answers && text.ends_with("\x1b[6n\x1b8") {
                     let moved = text.rsplit("\x1b7\x1b[").next().unwrap().split('H').next().unwrap().to_string();
-                    master.write_all(late).unwrap();
-                    master.write_all(format!("\x1b[{moved}R").as_bytes()).unwrap();
+                    let _ = master.write_all(late);
+                    let _ = master.write_all(format!("\x1b[{moved}R").as_bytes());
                 }
             }
             seen
         });
-        FakeTerminal { slave: pty.slave, keyboard, early, stop, thread: Some(thread) }
+        FakeTerminal { slave: pty.slave, keyboard, early, thread: Some(thread) }
     }
 
     /// The answers to the session's queries arrive in the input.
@@ -125,9 +126,10 @@ impl FakeTerminal {
     }
 
     /// What reached the terminal.
-    fn finish(mut self) -> String {
-        self.stop.store(true, Ordering::SeqCst);
-        String::from_utf8_lossy(&self.thread.take().unwrap().join().unwrap()).into_owned()
+    fn finish(self) -> String {
+        let FakeTerminal { slave, thread, .. } = self;
+        drop(slave);
+        String::from_utf8_lossy(&thread.unwrap().join().unwrap()).into_owned()
     }
 }
 
