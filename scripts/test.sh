@@ -73,11 +73,31 @@ clippy_pid=$!
 cross_pid=$!
 
 # The unit tests, then the integration tests: one binary (tests/all.rs)
-# whose areas run side by side on TEST_THREADS threads; the jail's tests
-# take the machine alone when their turn comes (tests/support/mod.rs).
+# whose areas run side by side on TEST_THREADS threads, in two processes
+# side by side. The jail's tests fork the test process, so each has its
+# process to itself (tests/support/mod.rs, own_machine): in the same
+# process as the container areas they would stop every other thread for
+# their whole run, and wait for the longest image build before starting.
+# Their process prints when it ends, after the other's output.
 start=$SECONDS
-cargo test --locked --no-fail-fast --all-targets -- --test-threads="${TEST_THREADS:-4}" || status=$?
-took "unit and integration tests" "$start"
+cargo test --locked --no-fail-fast --lib --bins -- --test-threads="${TEST_THREADS:-4}" || status=$?
+took "unit tests" "$start"
+start=$SECONDS
+all=$(cargo test --locked --test all --no-run --message-format=json 2>/dev/null | grep '"kind":\["test"\]' | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+if [[ ! -x $all ]]; then
+  echo "the integration tests (tests/all.rs) did not build; cargo test --test all --no-run says why" >&2
+  exit 1
+fi
+"$all" suite::jail:: --test-threads=2 >"$side_log/jail" 2>&1 &
+jail_tests_pid=$!
+"$all" --skip suite::jail:: --test-threads="${TEST_THREADS:-4}" || status=$?
+took "integration tests but the jail's" "$start"
+jail_rc=0
+wait "$jail_tests_pid" || jail_rc=$?
+echo "the jail's integration tests (beside the others):"
+cat "$side_log/jail"
+((jail_rc == 0)) || status=$jail_rc
+took "integration tests" "$start"
 
 start=$SECONDS
 wait "$clippy_pid" || { status=1; echo "cargo clippy: the lints failed:" >&2; }

@@ -7,8 +7,10 @@
 //! They run real sessions, namespaces, containers and a registry, as root;
 //! a missing prerequisite fails a test, nothing is skipped. One area:
 //! `cargo test --test all suite::jail::` (a test: `cargo test --test all
-//! suite::jail::reachability_matrix`). The areas run side by side; the jail's
-//! tests have the process to themselves (`support::own_machine`).
+//! suite::jail::reachability_matrix`). The areas run side by side; each of
+//! the jail's tests has the process to itself (`support::own_machine`), and
+//! scripts/test.sh runs them in a second process beside the other areas
+//! (what the two share is locked by file: `support::across_processes`).
 
 // All of this is test code: a failed expectation panics.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

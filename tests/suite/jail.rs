@@ -28,7 +28,7 @@ const SESSION: Duration = Duration::from_secs(60);
 /// Namespace tests fork; they run one at a time, and with no test of
 /// another area running, so no other test thread is busy (holding a lock)
 /// when the test process forks (see `support::own_machine`).
-fn serial() -> crate::support::Held<RwLockWriteGuard<'static, ()>> {
+fn serial() -> crate::support::Held<crate::support::Locked<RwLockWriteGuard<'static, ()>>> {
     let guard = crate::support::own_machine();
     prerequisites();
     guard

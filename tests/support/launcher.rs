@@ -134,18 +134,24 @@ pub struct TestDir {
 /// shared for its lifetime (through its [`TestDir`]), so a plan is never
 /// computed while such a path is being created or removed. A test must hold
 /// one `TestDir` at a time: the lock prefers writers, so a second shared
-/// acquisition while an exclusive test waits would deadlock.
+/// acquisition while an exclusive test waits would deadlock. The suite's
+/// other process (the jail's area) holds the same lock shared, by file
+/// (`SYSTEM_STATE_LOCK`), for each of its tests.
 static SYSTEM_STATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
+/// The name of [`SYSTEM_STATE`]'s lock across the suite's processes.
+pub const SYSTEM_STATE_LOCK: &str = "system-state";
+
 enum SystemState {
-    Shared { _guard: std::sync::RwLockReadGuard<'static, ()> },
-    Exclusive { _guard: std::sync::RwLockWriteGuard<'static, ()> },
+    Shared { _guard: super::Locked<std::sync::RwLockReadGuard<'static, ()>> },
+    Exclusive { _guard: super::Locked<std::sync::RwLockWriteGuard<'static, ()>> },
 }
 
 impl TestDir {
     /// A test directory; the test may run alongside others.
     pub fn new(tag: &str) -> TestDir {
         let guard = SYSTEM_STATE.read().unwrap_or_else(|e| e.into_inner());
+        let guard = super::across_processes(SYSTEM_STATE_LOCK, false, guard);
         TestDir::with_state(tag, SystemState::Shared { _guard: guard })
     }
 
@@ -153,6 +159,7 @@ impl TestDir {
     /// /run): no other session of this test run runs meanwhile.
     pub fn exclusive(tag: &str) -> TestDir {
         let guard = SYSTEM_STATE.write().unwrap_or_else(|e| e.into_inner());
+        let guard = super::across_processes(SYSTEM_STATE_LOCK, true, guard);
         TestDir::with_state(tag, SystemState::Exclusive { _guard: guard })
     }
 

@@ -13,8 +13,10 @@
 //!   jailed launches from a forked child, process bookkeeping.
 //!
 //! Here: what several of them share — the binary under test, unique names,
-//! the static binaries, podman's configuration — and the two locks that let
-//! all areas run in one process (see [`share_machine`] and [`setup`]).
+//! the static binaries, podman's configuration — and the locks that let all
+//! areas run in one process (see [`share_machine`] and [`setup`]), and the
+//! jail's area in a second one beside it (scripts/test.sh; see
+//! [`across_processes`]).
 
 pub mod docker;
 pub mod lab;
@@ -26,6 +28,36 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// A lock held by this process and by every other process of the suite:
+/// scripts/test.sh runs the jail's area (whose tests fork, so they own
+/// their process) in a test process of its own beside the other areas.
+/// What the two share — the package manager and base images the set-up
+/// scripts make, podman's image store, paths under /run that sessions'
+/// plans depend on — is guarded by `flock(2)` on a file in the target's
+/// temporary folder as well as by the in-process lock beside it, which
+/// keeps its own order (writers first) among this process's threads.
+pub struct Locked<G> {
+    // Declared first, so released first: another process's waiter then
+    // gets its turn before this process's next thread takes it again.
+    _file: nix::fcntl::Flock<std::fs::File>,
+    _inner: G,
+}
+
+/// Takes the in-process lock (`inner`), then the file lock `name`.
+pub fn across_processes<G>(name: &str, exclusive: bool, inner: G) -> Locked<G> {
+    use nix::fcntl::{Flock, FlockArg};
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot open the suite's lock file {}: {e}", path.display()));
+    let arg = if exclusive { FlockArg::LockExclusive } else { FlockArg::LockShared };
+    let file = Flock::lock(file, arg).unwrap_or_else(|(_, e)| panic!("cannot lock {}: {e}", path.display()));
+    Locked { _file: file, _inner: inner }
+}
 
 /// The repository's root.
 pub fn root() -> &'static Path {
@@ -80,9 +112,13 @@ pub fn share_machine() -> Held<RwLockReadGuard<'static, ()>> {
 }
 
 /// Held for a test's whole run by a test that forks the test process or
-/// changes the machine for everyone (the jail's tests).
-pub fn own_machine() -> Held<RwLockWriteGuard<'static, ()>> {
+/// changes the machine for everyone (the jail's tests). Other processes of
+/// the suite go on; what such a test shares with them it locks by name
+/// (the paths under /run that plans depend on: shared with every session,
+/// `launcher::TestDir`).
+pub fn own_machine() -> Held<Locked<RwLockWriteGuard<'static, ()>>> {
     let guard = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+    let guard = across_processes(launcher::SYSTEM_STATE_LOCK, false, guard);
     Held { _guard: guard, started: std::time::Instant::now() }
 }
 
@@ -132,9 +168,9 @@ mod timing {
 /// docker-env.sh install packages with apt (one dpkg lock) and make the
 /// same base tarball (scripts/base-tarball.sh), which would clash when the
 /// first tests of several areas start together on a fresh machine.
-pub fn setup() -> MutexGuard<'static, ()> {
+pub fn setup() -> Locked<MutexGuard<'static, ()>> {
     static SETUP: Mutex<()> = Mutex::new(());
-    SETUP.lock().unwrap_or_else(|e| e.into_inner())
+    across_processes("setup", true, SETUP.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// `CONTAINERS_CONF` after running scripts/podman-env.sh once (it installs
@@ -194,10 +230,10 @@ pub fn assert_only_boundary_warning(log: &str) {
 /// the others may overlap one another. Held around one command at a time.
 static IMAGE_STORE: RwLock<()> = RwLock::new(());
 
-pub fn image_store_read() -> RwLockReadGuard<'static, ()> {
-    IMAGE_STORE.read().unwrap_or_else(|e| e.into_inner())
+pub fn image_store_read() -> Locked<RwLockReadGuard<'static, ()>> {
+    across_processes("image-store", false, IMAGE_STORE.read().unwrap_or_else(|e| e.into_inner()))
 }
 
-pub fn image_store_write() -> RwLockWriteGuard<'static, ()> {
-    IMAGE_STORE.write().unwrap_or_else(|e| e.into_inner())
+pub fn image_store_write() -> Locked<RwLockWriteGuard<'static, ()>> {
+    across_processes("image-store", true, IMAGE_STORE.write().unwrap_or_else(|e| e.into_inner()))
 }

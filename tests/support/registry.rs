@@ -48,9 +48,9 @@ pub fn registry_env() -> &'static RegistryEnv {
 /// counts the untagged images an `up` leaves as its own, and a build that
 /// reuses a cached layer while another test removes it fails ("layer not
 /// known"), so none of these may overlap.
-pub fn podman_up_turn() -> std::sync::MutexGuard<'static, ()> {
+pub fn podman_up_turn() -> super::Locked<std::sync::MutexGuard<'static, ()>> {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    super::across_processes("podman-up", true, ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// Runs a command; panics with its output when it fails.
