@@ -1,7 +1,8 @@
 #!/bin/sh
 # Times `/bin/true` in bwrap through the egress jail against a lean shell
 # floor doing the same work (benches/jail_floor.sh), with hyperfine.
-# Target: the jail's median at most 1.3 x the floor's. The jail also waits
+# Target: the jail's median at most the floor's (1.0 x), with and without
+# allowDomains. The jail also waits
 # until pasta is gone (and reaped); "floor-reaped" is the floor doing that
 # too. "agent-sandbox-allowlist" is the product with allowDomains on (its
 # DNS forwarder and dialer, the filter's allowed set): the same target.
@@ -67,7 +68,7 @@ print(f"median of {n} runs each: floor {m['floor']:.1f} ms, floor-reaped {m['flo
       f"with allowDomains {m['agent-sandbox-allowlist']:.1f} ms")
 r = m["agent-sandbox"] / m["floor"]
 a = m["agent-sandbox-allowlist"] / m["floor"]
-print(f"ratio agent-sandbox/floor {r:.2f}, with allowDomains {a:.2f} (target <= 1.30), agent-sandbox/floor-reaped "
+print(f"ratio agent-sandbox/floor {r:.2f}, with allowDomains {a:.2f} (target <= 1.00), agent-sandbox/floor-reaped "
       f"{m['agent-sandbox'] / m['floor-reaped']:.2f}, jail library/floor {m['jail'] / m['floor']:.2f}")
-sys.exit(0 if max(r, a) <= 1.30 else 1)
+sys.exit(0 if max(r, a) <= 1.00 else 1)
 PY
