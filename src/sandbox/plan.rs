@@ -78,6 +78,20 @@ pub const MASKED_DIRS: &[&str] =
 /// is root on host files, the first (/proc/sys) for every other.
 pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/acpi", "/proc/scsi"];
 
+/// The per-interface sysctl tree an entry under /proc/sys/net lies in
+/// (`/proc/sys/net/ipv6/conf` for `.../conf/eth0/stable_secret`), when the
+/// interface is a real one: not `all` or `default`, which always exist.
+fn interface_tree(p: &Path) -> Option<&Path> {
+    let rest = p.strip_prefix("/proc/sys/net").ok()?;
+    let parts: Vec<&std::ffi::OsStr> = rest.iter().collect();
+    let per_interface = matches!(parts.get(1).and_then(|c| c.to_str()), Some("conf" | "neigh"));
+    let shared = matches!(parts.get(2).and_then(|i| i.to_str()), Some("all" | "default") | None);
+    if !per_interface || shared {
+        return None;
+    }
+    p.ancestors().nth(parts.len() - 2)
+}
+
 /// For a scanned root session (`HostView::Scan`): what of /sys stays
 /// visible (control groups, for runtimes that size themselves from their
 /// limits; the CPUs), its root-only entries masked; the rest of /sys is an
@@ -588,7 +602,20 @@ impl MountBuilder<'_> {
             Kind::Dir => m.push(Mount::TmpfsRo { dest: p.into() }),
             _ => m.mask(p.into()),
         };
-        for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/proc")) {
+        // An interface's sysctls come and go with it (a container's veth):
+        // one that was gone by the time bwrap masked its root-only entry
+        // (`stable_secret`) failed the launch, and one made after the scan
+        // would show its own unmasked. Each per-interface tree with such an
+        // entry is covered whole instead, `all` and `default` bound back
+        // (their entries masked below like any other).
+        let per_interface: std::collections::BTreeSet<&Path> = found.iter().filter_map(|(p, _)| interface_tree(p)).collect();
+        for tree in per_interface {
+            self.push(Mount::Tmpfs { dest: tree.into() });
+            for kept in ["all", "default"] {
+                self.push(Mount::RoBind { src: tree.join(kept), dest: tree.join(kept), optional: true });
+            }
+        }
+        for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/proc") && interface_tree(p).is_none()) {
             mask(self, p, *k);
         }
         if self.fs.kind(Path::new("/sys")) != Some(Kind::Dir) {

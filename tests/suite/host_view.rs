@@ -477,11 +477,15 @@ fn tool_caches_are_the_sandboxs_own_unless_shared() {
 /// the outer uid. doctor names which; either way a root-only file and a 0700
 /// tree at fresh top-level places stay unreadable, a setuid chmod fails,
 /// and what the session writes in the workspace is root's on the host.
+/// Meanwhile an interface comes and goes in the network the container
+/// shares (as a container engine's veths do): the scanned session's
+/// launch must not depend on one that was there when it was planned.
 #[test]
 fn in_a_container_root_sessions_get_the_host_view_doctor_names() {
     use crate::support::podman;
     use std::os::unix::fs::MetadataExt;
     let _machine = crate::support::share_machine();
+    let _churn = InterfaceChurn::start();
     let recipe = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
                   bubblewrap passt ca-certificates >/dev/null && useradd -m -u 1000 dev";
     let image = podman::cached_image("jail-trixie", podman::TRIXIE, recipe);
@@ -516,6 +520,42 @@ fn in_a_container_root_sessions_get_the_host_view_doctor_names() {
             assert!(!stdout.contains("s3cret") && !stdout.contains("t0pfile"), "{what}");
             let made = std::fs::metadata(ws.path().join(format!("made-{jail}"))).unwrap();
             assert_eq!((made.uid(), made.gid()), (0, 0), "{what}");
+        }
+    }
+}
+
+/// A veth pair made and deleted in a loop in this network namespace until
+/// dropped (named for this process, so nothing else's is touched).
+struct InterfaceChurn {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u32>>,
+}
+
+impl InterfaceChurn {
+    fn start() -> InterfaceChurn {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let name = format!("asch{}", std::process::id() % 100_000);
+        let ip = |args: &[&str]| std::process::Command::new("ip").args(args).output().map(|o| o.status.success()).unwrap_or(false);
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut made = 0;
+            while !stopped.load(Ordering::SeqCst) {
+                made += u32::from(ip(&["link", "add", &name, "type", "veth", "peer", "name", &format!("{name}p")]));
+                ip(&["link", "del", &name]);
+            }
+            made
+        });
+        InterfaceChurn { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for InterfaceChurn {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let made = self.thread.take().map(|t| t.join().unwrap_or(0)).unwrap_or(0);
+        if !std::thread::panicking() {
+            assert!(made > 0, "no interface could be made beside the sessions (ip link add ... type veth): the test proves nothing");
         }
     }
 }

@@ -904,3 +904,48 @@ fn a_scanned_root_session_masks_the_kernels_root_only_interfaces() {
     let got = lines(&build(&c, &Config::default(), &fs().with("/sys", Kind::Dir)).unwrap());
     assert!(!got.contains("/proc/slabinfo") && !got.contains("--tmpfs /sys\n"), "{got}");
 }
+
+/// A scanned root session in the host's network (no jail): an interface's
+/// sysctls come and go with it, so its tree is covered whole (a masked
+/// entry whose interface went away before bwrap ran failed the launch;
+/// one that came after would show unmasked), `all` and `default` bound
+/// back with their root-only entries masked; the rest is masked as found.
+#[test]
+fn a_scanned_root_session_covers_the_per_interface_sysctls_whole() {
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.host_view = HostView::Scan { why: "test".into() };
+    c.kernel_root_only = vec![
+        ("/proc/sys/net/core/bpf_jit_limit".into(), Kind::File),
+        ("/proc/sys/net/ipv6/conf/all/stable_secret".into(), Kind::File),
+        ("/proc/sys/net/ipv6/conf/default/stable_secret".into(), Kind::File),
+        ("/proc/sys/net/ipv6/conf/eth0/stable_secret".into(), Kind::File),
+        ("/proc/sys/net/ipv6/conf/veth5e2d07c0/stable_secret".into(), Kind::File),
+    ];
+    let plan = build(&c, &Config::default(), &fs()).unwrap();
+    let got = lines(&plan);
+    let cover = "--tmpfs /proc/sys/net/ipv6/conf\n\
+                 --ro-bind-try /proc/sys/net/ipv6/conf/all /proc/sys/net/ipv6/conf/all\n\
+                 --ro-bind-try /proc/sys/net/ipv6/conf/default /proc/sys/net/ipv6/conf/default\n";
+    assert_eq!(got.matches(cover).count(), 1, "{got}");
+    let covered = got.find(cover).unwrap();
+    for masked in ["/proc/sys/net/core/bpf_jit_limit", "/proc/sys/net/ipv6/conf/all/stable_secret", "/proc/sys/net/ipv6/conf/default/stable_secret"] {
+        let at = got.find(&format!(" {masked}\n")).unwrap_or_else(|| panic!("{masked}: {got}"));
+        assert!(at > covered, "{masked} masked before the cover: {got}");
+        assert_eq!(access(&plan.mounts, Path::new(masked)), crate::sandbox::scope::Access::Empty, "{masked}");
+    }
+    for iface in ["eth0", "veth5e2d07c0", "made-later"] {
+        assert!(!got.contains(&format!("conf/{iface}")), "{iface} is named: {got}");
+        assert_ne!(access(&plan.mounts, &Path::new("/proc/sys/net/ipv6/conf").join(iface).join("stable_secret")), crate::sandbox::scope::Access::Read);
+    }
+    assert_eq!(access(&plan.mounts, Path::new("/proc/sys/net/ipv6/conf/all/forwarding")), crate::sandbox::scope::Access::Read);
+    for (entry, tree) in [
+        ("/proc/sys/net/ipv6/conf/eth0/stable_secret", Some("/proc/sys/net/ipv6/conf")),
+        ("/proc/sys/net/ipv4/neigh/eth0", Some("/proc/sys/net/ipv4/neigh")),
+        ("/proc/sys/net/ipv6/conf/all/stable_secret", None),
+        ("/proc/sys/net/ipv6/conf", None),
+        ("/proc/sys/net/ipv4/tcp_fastopen_key", None),
+        ("/proc/sys/kernel/cad_pid", None),
+    ] {
+        assert_eq!(super::interface_tree(Path::new(entry)), tree.map(Path::new), "{entry}");
+    }
+}
