@@ -9,8 +9,9 @@
 //! `cargo test --test all suite::jail::` (a test: `cargo test --test all
 //! suite::jail::reachability_matrix`). The areas run side by side; each of
 //! the jail's tests has the process to itself (`support::own_machine`), and
-//! scripts/test.sh runs them in a second process beside the other areas
-//! (what the two share is locked by file: `support::across_processes`).
+//! scripts/test.sh runs the jail's area in a process of its own before the
+//! others (what processes of the suite share is locked by file as well:
+//! `support::across_processes`).
 
 // All of this is test code: a failed expectation panics.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -14,9 +14,8 @@
 //!
 //! Here: what several of them share — the binary under test, unique names,
 //! the static binaries, podman's configuration — and the locks that let all
-//! areas run in one process (see [`share_machine`] and [`setup`]), and the
-//! jail's area in a second one beside it (scripts/test.sh; see
-//! [`across_processes`]).
+//! areas run in one process (see [`share_machine`] and [`setup`]), and
+//! across the suite's processes (see [`across_processes`]).
 
 pub mod docker;
 pub mod lab;
@@ -31,8 +30,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWrit
 
 /// A lock held by this process and by every other process of the suite:
 /// scripts/test.sh runs the jail's area (whose tests fork, so they own
-/// their process) in a test process of its own beside the other areas.
-/// What the two share — the package manager and base images the set-up
+/// their process) in a test process of its own, and one area can be run
+/// by hand while the suite runs. What they share — the package manager and base images the set-up
 /// scripts make, podman's image store, paths under /run that sessions'
 /// plans depend on — is guarded by `flock(2)` on a file in the target's
 /// temporary folder as well as by the in-process lock beside it, which
