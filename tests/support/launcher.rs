@@ -134,9 +134,9 @@ pub struct TestDir {
 /// shared for its lifetime (through its [`TestDir`]), so a plan is never
 /// computed while such a path is being created or removed. A test must hold
 /// one `TestDir` at a time: the lock prefers writers, so a second shared
-/// acquisition while an exclusive test waits would deadlock. The suite's
-/// other process (the jail's area) holds the same lock shared, by file
-/// (`SYSTEM_STATE_LOCK`), for each of its tests.
+/// acquisition while an exclusive test waits would deadlock. Across the
+/// suite's processes it is a file lock too (`SYSTEM_STATE_LOCK`), which a
+/// test that owns its process (`own_machine`) holds shared.
 static SYSTEM_STATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// The name of [`SYSTEM_STATE`]'s lock across the suite's processes.

@@ -31,11 +31,12 @@ use std::sync::{Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWrit
 /// A lock held by this process and by every other process of the suite:
 /// scripts/test.sh runs the jail's area (whose tests fork, so they own
 /// their process) in a test process of its own, and one area can be run
-/// by hand while the suite runs. What they share — the package manager and base images the set-up
-/// scripts make, podman's image store, paths under /run that sessions'
-/// plans depend on — is guarded by `flock(2)` on a file in the target's
-/// temporary folder as well as by the in-process lock beside it, which
-/// keeps its own order (writers first) among this process's threads.
+/// by hand while the suite runs. What they share — the package manager
+/// and base images the set-up scripts make, podman's image store, paths
+/// under /run that sessions' plans depend on — is guarded by `flock(2)` on
+/// a file in the target's temporary folder as well as by the in-process
+/// lock beside it, which keeps its own order (writers first) among this
+/// process's threads.
 pub struct Locked<G> {
     // Declared first, so released first: another process's waiter then
     // gets its turn before this process's next thread takes it again.

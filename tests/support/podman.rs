@@ -78,8 +78,8 @@ pub fn cached_image(name: &str, base: &str, recipe: &str) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (base, recipe).hash(&mut h);
     let tag = format!("localhost/agent-sandbox-test/{name}:{:016x}", h.finish());
-    // Tests run in parallel, maybe in several processes: one build at a time, the
-    // others then find it.
+    // Tests run in parallel, maybe in several processes: one build at a
+    // time, the others then find it.
     static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = super::across_processes("cached-image", true, BUILD.lock().unwrap_or_else(|e| e.into_inner()));
     let _store = super::image_store_read();
