@@ -72,16 +72,17 @@ clippy_pid=$!
 ) >"$side_log/cross" 2>&1 &
 cross_pid=$!
 
-# The unit tests, then the integration tests: one binary (tests/all.rs),
-# run twice. First the jail's area alone: each of its tests forks the test
-# process, so it has the process to itself (tests/support/mod.rs,
-# own_machine); among the container areas it stopped every other thread
-# and first waited for the longest image build. Nor does it run beside
-# them in a second process: containers starting and stopping unmount
-# filesystems under bwrap's recursive bind of / while it remounts each one
-# read-only (bwrap fails the launch on one that vanished), and the jail's
-# tests launch hundreds of sessions. Then every other area, side by side
-# on TEST_THREADS threads.
+# The unit tests, then the integration tests: one binary (tests/all.rs)
+# whose areas run side by side on TEST_THREADS threads, in two processes
+# side by side. The jail's tests fork the test process, so each has its
+# process to itself (tests/support/mod.rs, own_machine): in the same
+# process as the container areas they would stop every other thread for
+# their whole run, and wait for the longest image build before starting.
+# The containers the other process stops do not fail their launches: the
+# product's executor, and the jail tests' own bwrap calls, set every
+# mount's flags before bwrap binds / (tests/suite/host_view.rs,
+# launches_start_while_host_mounts_come_and_go).
+# The jail's process prints when it ends, after the other's output.
 start=$SECONDS
 cargo test --locked --no-fail-fast --lib --bins -- --test-threads="${TEST_THREADS:-4}" || status=$?
 took "unit tests" "$start"
@@ -91,11 +92,16 @@ if [[ ! -x $all ]]; then
   exit 1
 fi
 start=$SECONDS
-"$all" suite::jail:: --test-threads=2 || status=$?
-took "the jail's integration tests" "$start"
-start=$SECONDS
+"$all" suite::jail:: --test-threads=2 >"$side_log/jail" 2>&1 &
+jail_tests_pid=$!
 "$all" --skip suite::jail:: --test-threads="${TEST_THREADS:-4}" || status=$?
-took "the other integration tests" "$start"
+took "the integration tests but the jail's" "$start"
+jail_rc=0
+wait "$jail_tests_pid" || jail_rc=$?
+echo "the jail's integration tests (beside the others):"
+cat "$side_log/jail"
+((jail_rc == 0)) || status=$jail_rc
+took "the integration tests" "$start"
 
 start=$SECONDS
 wait "$clippy_pid" || { status=1; echo "cargo clippy: the lints failed:" >&2; }

@@ -9,7 +9,7 @@
 //! `cargo test --test all suite::jail::` (a test: `cargo test --test all
 //! suite::jail::reachability_matrix`). The areas run side by side; each of
 //! the jail's tests has the process to itself (`support::own_machine`), and
-//! scripts/test.sh runs the jail's area in a process of its own before the
+//! scripts/test.sh runs the jail's area in a process of its own beside the
 //! others (what processes of the suite share is locked by file as well:
 //! `support::across_processes`).
 

@@ -379,6 +379,74 @@ fn launches_racing_a_swap_loop_never_mount_the_wrong_place() {
     assert!(ran > 0 && swaps > launches as u64, "the race did not happen: {ran} ran, {swaps} swaps");
 }
 
+/// The host's mount table changes under every launch on a machine with a
+/// container engine: a container stopped beside the launch unmounts its
+/// root and deletes the directory, which detaches that mount from every
+/// namespace, a launch's copy included. bwrap's `--bind`/`--ro-bind` of `/`
+/// remounts each submount after copying them and fails the launch on one
+/// that vanished meanwhile (`Unable to apply mount flags: remount ...: No
+/// such file or directory`); the product's executor sets every mount's
+/// flags first, in one call, so bwrap remounts none of them. Here four
+/// threads mount and delete tmpfs mounts while sessions launch, root and
+/// non-root, jail on and off: every launch runs. (The same churn fails a
+/// raw `bwrap --ro-bind / /` launches in a private mount namespace,
+/// which shows the churn reached the launches.)
+#[test]
+fn launches_start_while_host_mounts_come_and_go() {
+    let _machine = crate::support::share_machine();
+    let td = setup("hostview-churn");
+    let user = test_user();
+    let churn_dir = tempfile::Builder::new().prefix("ast-churn").tempdir_in("/var/tmp").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churners: Vec<_> = (0..4)
+        .map(|t| {
+            let (stop, dir) = (stop.clone(), churn_dir.path().to_path_buf());
+            std::thread::spawn(move || {
+                use nix::mount::{mount, umount, MsFlags};
+                let mut cycles = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let d = dir.join(format!("m{t}-{cycles}"));
+                    std::fs::create_dir(&d).unwrap();
+                    mount(Some("tmpfs"), &d, Some("tmpfs"), MsFlags::empty(), Some("size=64k")).unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(1000 + (cycles * 7919 + t * 104_729) % 9000));
+                    umount(&d).unwrap();
+                    std::fs::remove_dir(&d).unwrap();
+                    cycles += 1;
+                }
+                cycles
+            })
+        })
+        .collect();
+    let launches = std::env::var("HOSTVIEW_CHURN_LAUNCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
+    let user_ws = td.workspace(&unique("churn-user"));
+    chown(&user_ws, user.uid, user.gid);
+    for jail in ["0", "1"] {
+        for (who, ws, account) in [("root", td.ws(), root_account()), ("user", user_ws.clone(), user.clone())] {
+            for i in 0..launches {
+                let out = Launcher::as_account(&ws, account.clone()).env("AGENT_SANDBOX_EGRESS_JAIL", jail).private_tun().sh("echo ran=1");
+                assert_eq!(out.kv().get("ran").map(String::as_str), Some("1"), "{who}, jail {jail}, launch {i}: {out}");
+            }
+        }
+    }
+    let mut raw_failed = 0;
+    for _ in 0..300 {
+        let st = std::process::Command::new("unshare")
+            .args("-m --propagation private /usr/bin/bwrap --unshare-user --ro-bind / / --dev /dev --proc /proc /bin/true".split(' '))
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        raw_failed += usize::from(!st.success());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let cycles: u64 = churners.into_iter().map(|c| c.join().unwrap()).sum();
+    println!(
+        "MEASURE mount churn: {} launches all ran beside {cycles} mounts made and deleted; raw bwrap --ro-bind / / failed {raw_failed} of 300",
+        launches * 4
+    );
+    assert!(cycles > launches as u64, "the mounts did not churn: {cycles} cycles");
+    assert!(raw_failed > 0, "the churn never reached a launch: every raw bwrap launch ran");
+}
+
 /// Package-index URLs pass into sessions only without a token in them.
 #[test]
 fn package_index_tokens_stay_outside() {

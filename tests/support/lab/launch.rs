@@ -242,6 +242,9 @@ fn exec_bwrap(resolv: &str, gate: &str, script: &str, env: &[(String, String)], 
         return std::io::Error::other("writing resolv.conf to the pipe");
     }
     drop(w);
+    if let Err(e) = steady_root() {
+        return e;
+    }
     // The probes travel in the command line: a non-root session may not
     // be able to read the checkout.
     let full = format!("{}\n{script}", include_str!("probe.sh"));
@@ -254,6 +257,22 @@ fn exec_bwrap(resolv: &str, gate: &str, script: &str, env: &[(String, String)], 
     cmd.args(["--", GATE_PATH, "/bin/bash", "-c", &full]);
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.exec()
+}
+
+/// The tree bwrap binds, as the product's executor gives it
+/// (`mountfd::host_read_only`): in a mount namespace of its own, every
+/// mount read-only, nosuid and nodev already. bwrap's `--ro-bind / /` then
+/// remounts none of them: its loop over the submounts fails the launch on
+/// one that vanished meanwhile (a container stopped beside the suite), and
+/// these tests make hundreds of launches while other areas stop containers.
+fn steady_root() -> Result<(), std::io::Error> {
+    use agent_sandbox::sandbox::mountfd;
+    use nix::mount::{mount, MsFlags};
+    nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)?;
+    mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)?;
+    let open = |p: &str| nix::fcntl::open(p, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty());
+    let (root, dev, proc_) = (open("/")?, open("/dev")?, open("/proc")?);
+    mountfd::host_read_only(root, Some(dev), Some(proc_)).map_err(|e| std::io::Error::other(format!("the test's bwrap tree: {e}")))
 }
 
 impl Launched {
