@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the static release binaries (agent-sandbox, sandbox-install) for
-# x86_64 and aarch64 (or only the architectures named as arguments) and
-# puts each architecture's pair into ${CARGO_TARGET_DIR:-target}/static/ARCH/.
+# Builds the static release binaries (agent-sandbox, sandbox-install and the
+# maintainers' agent-sandbox-release) for x86_64 and aarch64 (or only the
+# architectures named as arguments) and puts each architecture's into
+# ${CARGO_TARGET_DIR:-target}/static/ARCH/.
 # Prints the folder of this machine's architecture (of the last one built
 # when this machine's is not among them). One file runs in any base image.
 #
@@ -44,7 +45,7 @@ for arch in "${arches[@]}"; do
   fi
   out="$out_root/$arch"
   mkdir -p "$out"
-  for b in agent-sandbox sandbox-install; do
+  for b in agent-sandbox sandbox-install agent-sandbox-release; do
     # A static binary has no program interpreter (dynamic loader).
     if readelf -lW "$dir/$b" | grep -q 'Requesting program interpreter'; then
       echo "$dir/$b is dynamically linked" >&2

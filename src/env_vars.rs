@@ -22,6 +22,9 @@ pub const STATIC_DIR: &str = "AGENT_SANDBOX_STATIC_DIR";
 /// Reproducible archives: the timestamp written into packaged files.
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 
+/// The log filter (`tracing`'s directives), read by every binary.
+pub const RUST_LOG: &str = "RUST_LOG";
+
 /// Prefix of the configuration overrides, and the seed's alias prefix.
 pub const PREFIX: &str = "AGENT_SANDBOX_";
 pub const ALIAS_PREFIX: &str = "CLAUDE_SANDBOX_";

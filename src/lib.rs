@@ -20,6 +20,7 @@ pub mod launch;
 pub mod layout;
 pub mod nofollow;
 pub mod oci;
+pub mod output;
 pub mod publish;
 pub mod resident;
 pub mod review;

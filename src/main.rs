@@ -5,6 +5,9 @@
 //! The process stays single-threaded until it execs the session: the jail's
 //! namespace work needs that, so no runtime or thread starts here.
 
+#[macro_use]
+extern crate agent_sandbox;
+
 mod cli;
 
 use agent_sandbox::agents::Agent;
@@ -19,7 +22,7 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|a| agent_sandbox::jail::run::gate::is_gate(a)) {
         return ExitCode::from(agent_sandbox::jail::run::gate::pass(&argv[1..]));
     }
-    init_logging();
+    agent_sandbox::output::init_logging();
     let argv0 = argv.first().cloned().unwrap_or_default();
     let result = match Agent::from_argv0(&argv0) {
         // A shim: every argument belongs to the agent.
@@ -33,15 +36,4 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// Logs go to stderr. Directive parsing is only paid for when RUST_LOG is
-/// set: launch time is a product feature.
-fn init_logging() {
-    use tracing_subscriber::{filter::LevelFilter, EnvFilter};
-    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).without_time();
-    let _ = match std::env::var_os("RUST_LOG") {
-        Some(_) => builder.with_env_filter(EnvFilter::from_default_env()).try_init(),
-        None => builder.with_max_level(LevelFilter::WARN).try_init(),
-    };
 }

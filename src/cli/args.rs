@@ -54,15 +54,27 @@ pub enum Command {
     /// run code outside the sandbox (git internals, hooks, venvs, devcontainer,
     /// Makefiles, editor tasks...) and in files a diff does not show.
     Review(ReviewArgs),
-    /// Maintainers: package or publish the devcontainer feature (OCI artifact).
-    #[command(subcommand)]
-    Feature(super::publish::FeatureCommand),
-    /// Maintainers: package or publish the devcontainer templates (OCI artifacts).
-    #[command(subcommand)]
-    Templates(super::publish::TemplatesCommand),
-    /// Maintainers: build, verify and publish the reference image.
-    #[command(subcommand)]
-    Image(super::image::ImageCommand),
+    /// Maintainers: package or publish the devcontainer feature (OCI
+    /// artifact), by agent-sandbox-release beside this program.
+    #[command(disable_help_flag = true)]
+    Feature {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+    /// Maintainers: package or publish the devcontainer templates (OCI
+    /// artifacts), by agent-sandbox-release beside this program.
+    #[command(disable_help_flag = true)]
+    Templates {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+    /// Maintainers: build, verify and publish the reference image, by
+    /// agent-sandbox-release beside this program.
+    #[command(disable_help_flag = true)]
+    Image {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
     /// Print the container's seccomp profile: the engine's default plus what
     /// sessions need, for `--security-opt seccomp=FILE` (Docker, podman) or a
     /// Kubernetes Localhost profile (docs/kubernetes.md).

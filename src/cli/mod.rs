@@ -1,37 +1,10 @@
 //! The binary's verbs: each turns parsed flags into library calls and an
 //! exit status. Errors go up as `anyhow` and become one line in `main`.
 
-/// `println!` for what the verbs print: a reader that went away (`| head`)
-/// ends the program quietly, as it ends coreutils, instead of a panic. (Not
-/// by restoring SIGPIPE: the verbs also write to pipes of their children.)
-macro_rules! outln {
-    () => { $crate::cli::out(format_args!("\n")) };
-    ($($t:tt)*) => { $crate::cli::out(format_args!("{}\n", format_args!($($t)*))) };
-}
-
-/// `print!`, the same way.
-macro_rules! out {
-    ($($t:tt)*) => { $crate::cli::out(format_args!($($t)*)) };
-}
-
-pub fn out(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            // 128 + SIGPIPE: what a shell reports for a writer its reader left.
-            std::process::exit(141);
-        }
-        eprintln!("agent-sandbox: cannot write the output: {e}");
-        std::process::exit(1);
-    }
-}
-
 pub mod args;
 pub mod config_cmd;
 pub mod doctor;
-pub mod image;
-pub mod publish;
+pub mod release;
 pub mod review;
 pub mod run;
 pub mod scope;
@@ -53,9 +26,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Probe { args } => Ok(agent_sandbox::verify::probe::probe_main(&args).clamp(0, 255) as u8),
         Command::Canary { args } => Ok(agent_sandbox::verify::canary_main(&args).clamp(0, 255) as u8),
         Command::Review(a) => review::review(cli.config.as_deref(), a),
-        Command::Feature(c) => publish::feature_cmd(c),
-        Command::Templates(c) => publish::templates_cmd(c),
-        Command::Image(c) => image::image_cmd(c),
+        Command::Feature { args } => release::run("feature", args),
+        Command::Templates { args } => release::run("templates", args),
+        Command::Image { args } => release::run("image", args),
         Command::SeccompProfile(a) => seccomp_profile(a),
     }
 }

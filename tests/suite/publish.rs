@@ -351,6 +351,45 @@ fn packaging_refuses_missing_or_dynamic_binaries() {
     assert!(stderr(&out).contains("is not ARCH=DIR with ARCH one of x86_64, aarch64"), "{}", stderr(&out));
 }
 
+/// The program every session execs (the one the feature and the image
+/// ship) links no registry client and no TLS: the maintainer verbs live in
+/// agent-sandbox-release, which `agent-sandbox feature|templates|image`
+/// runs from its own folder with the arguments unchanged. The marks are
+/// the TLS stack's and the HTTP client's source paths (panic locations) and
+/// the registry protocol's media type, all in the release program, so the
+/// check would see them. (A few of the registry client's own string
+/// literals can ride along in a merged string section without any of its
+/// code: not a mark.) A copy of agent-sandbox alone names the fix.
+#[test]
+fn the_session_program_links_no_registry_client_and_hands_the_verbs_over() {
+    let _machine = crate::support::share_machine();
+    let dir = crate::support::static_dir();
+    let read = |name: &str| fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}; bash scripts/build-static.sh builds it", dir.join(name).display()));
+    let (session, release) = (read("agent-sandbox"), read("agent-sandbox-release"));
+    let has = |bin: &[u8], mark: &str| bin.windows(mark.len()).any(|w| w == mark.as_bytes());
+    for mark in ["/rustls-", "/ring-", "/hyper-", "application/vnd.oci.image.manifest.v1+json"] {
+        assert!(has(&release, mark), "agent-sandbox-release shows no {mark}: the check cannot see a linked library");
+        assert!(!has(&session, mark), "agent-sandbox links {mark} (a registry client or TLS)");
+    }
+    println!("MEASURE static binaries: agent-sandbox {} bytes, agent-sandbox-release {} bytes", session.len(), release.len());
+    let out = agent_sandbox().args(["image", "--help"]).output().unwrap();
+    assert!(
+        out.status.success() && stdout(&out).contains("agent-sandbox-release image") && stdout(&out).contains("publish"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let alone = tempfile::tempdir().unwrap();
+    fs::copy(bin(), alone.path().join("agent-sandbox")).unwrap();
+    let out = Command::new(alone.path().join("agent-sandbox")).args(["feature", "package", "--output", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("agent-sandbox-release, which is not beside this program") && stderr(&out).contains("scripts/build-static.sh"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// The bin/ entries of a packaged feature archive.
 fn bundled(report: &Value) -> Vec<String> {
     let archive = fs::read(report["items"][0]["archive"].as_str().unwrap()).unwrap();

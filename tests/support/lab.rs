@@ -112,10 +112,10 @@ pub const BANNER_PORT: u16 = 80;
 /// `TICK` (`TICKS` in all): a long download's shape.
 pub const TICKER_PORT: u16 = 81;
 pub const TICKS: u32 = 15;
-/// A router service that sends `BULK_BYTES` as fast as it can (the
-/// throughput of allowed traffic).
+/// A router service that sends zeros as fast as it can until the peer
+/// closes (the throughput of allowed traffic, over a window the reader
+/// chooses).
 pub const BULK_PORT: u16 = 82;
-pub const BULK_BYTES: usize = 256 << 20;
 pub const TICK: Duration = Duration::from_millis(200);
 /// Container ports: the local-port relay's echo target, a loopback-only
 /// service and a service on all addresses (both must stay unreachable).
@@ -376,7 +376,7 @@ pub enum Server {
     Echo,
     /// "tick N" lines, `TICKS` of them, `TICK` apart.
     Ticker,
-    /// `BULK_BYTES` of zeros.
+    /// Zeros until the peer closes.
     Bulk,
 }
 
@@ -393,11 +393,7 @@ impl Server {
             }
             Server::Bulk => {
                 let chunk = vec![0u8; 1 << 16];
-                for _ in 0..BULK_BYTES / chunk.len() {
-                    if s.write_all(&chunk).is_err() {
-                        return;
-                    }
-                }
+                while s.write_all(&chunk).is_ok() {}
             }
             Server::Ticker => {
                 for i in 0..TICKS {
