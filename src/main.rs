@@ -8,6 +8,12 @@
 #[macro_use]
 extern crate agent_sandbox;
 
+/// musl's allocator hands freed memory back to the kernel at once: a
+/// launch spent more of its time in munmap than in any other system call.
+/// dlmalloc keeps it for reuse (0.3-0.6 ms off a launch of the static build).
+#[global_allocator]
+static ALLOC: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
 mod cli;
 
 use agent_sandbox::agents::Agent;
@@ -16,6 +22,10 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The allocator's lock is taken around fork(2), so a child forked
+    // while another thread allocates never finds it held. SAFETY: first
+    // thing, before this program's own allocations, as the crate asks.
+    unsafe { dlmalloc::enable_alloc_after_fork() };
     let mut argv: Vec<OsString> = std::env::args_os().collect();
     // Inside a jailed session, as its first program (nothing else runs
     // first: the gate becomes the session's command).
