@@ -56,29 +56,26 @@ pub enum Command {
     Review(ReviewArgs),
     /// Maintainers: package or publish the devcontainer feature (OCI
     /// artifact), by agent-sandbox-release beside this program.
-    #[command(disable_help_flag = true)]
-    Feature {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<OsString>,
-    },
+    Feature(HandedOver),
     /// Maintainers: package or publish the devcontainer templates (OCI
     /// artifacts), by agent-sandbox-release beside this program.
-    #[command(disable_help_flag = true)]
-    Templates {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<OsString>,
-    },
+    Templates(HandedOver),
     /// Maintainers: build, verify and publish the reference image, by
     /// agent-sandbox-release beside this program.
-    #[command(disable_help_flag = true)]
-    Image {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<OsString>,
-    },
+    Image(HandedOver),
     /// Print the container's seccomp profile: the engine's default plus what
     /// sessions need, for `--security-opt seccomp=FILE` (Docker, podman) or a
     /// Kubernetes Localhost profile (docs/kubernetes.md).
     SeccompProfile(SeccompProfileArgs),
+}
+
+/// A maintainer verb's arguments, `--help` included, passed unread to
+/// agent-sandbox-release (`cli::release`).
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct HandedOver {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]

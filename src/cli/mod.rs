@@ -26,9 +26,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Probe { args } => Ok(agent_sandbox::verify::probe::probe_main(&args).clamp(0, 255) as u8),
         Command::Canary { args } => Ok(agent_sandbox::verify::canary_main(&args).clamp(0, 255) as u8),
         Command::Review(a) => review::review(cli.config.as_deref(), a),
-        Command::Feature { args } => release::run("feature", args),
-        Command::Templates { args } => release::run("templates", args),
-        Command::Image { args } => release::run("image", args),
+        Command::Feature(h) => release::run("feature", h.args),
+        Command::Templates(h) => release::run("templates", h.args),
+        Command::Image(h) => release::run("image", h.args),
         Command::SeccompProfile(a) => seccomp_profile(a),
     }
 }

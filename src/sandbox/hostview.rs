@@ -422,8 +422,9 @@ fn open_path(path: &Path) -> Result<Option<OwnedFd>, Error> {
 }
 
 /// The host's tree read-only under everything the executor mounts next
-/// (`mountfd::host_read_only`).
-fn host_read_only() -> Result<(), Error> {
+/// (`mountfd::host_read_only`), in this process's mount namespace (which
+/// must be its own). Also the jail tests' harness's, for its own bwrap.
+pub fn host_read_only() -> Result<(), Error> {
     let open = |p: &str| open_path(Path::new(p));
     let root = open("/")?.ok_or_else(|| Error::other("/ cannot be opened"))?;
     let (dev, proc_) = (open("/dev")?, open("/proc")?);

@@ -260,19 +260,16 @@ fn exec_bwrap(resolv: &str, gate: &str, script: &str, env: &[(String, String)], 
 }
 
 /// The tree bwrap binds, as the product's executor gives it
-/// (`mountfd::host_read_only`): in a mount namespace of its own, every
+/// (`hostview::host_read_only`): in a mount namespace of its own, every
 /// mount read-only, nosuid and nodev already. bwrap's `--ro-bind / /` then
 /// remounts none of them: its loop over the submounts fails the launch on
 /// one that vanished meanwhile (a container stopped beside the suite), and
 /// these tests make hundreds of launches while other areas stop containers.
 fn steady_root() -> Result<(), std::io::Error> {
-    use agent_sandbox::sandbox::mountfd;
     use nix::mount::{mount, MsFlags};
     nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)?;
     mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)?;
-    let open = |p: &str| nix::fcntl::open(p, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty());
-    let (root, dev, proc_) = (open("/")?, open("/dev")?, open("/proc")?);
-    mountfd::host_read_only(root, Some(dev), Some(proc_)).map_err(|e| std::io::Error::other(format!("the test's bwrap tree: {e}")))
+    agent_sandbox::sandbox::hostview::host_read_only()
 }
 
 impl Launched {
