@@ -107,6 +107,7 @@ pub const SKIPPED_WITHOUT_ALLOWLIST: u64 = 2;
 
 /// Held for a test's whole run by every test that does not own the machine.
 pub fn share_machine() -> Held<RwLockReadGuard<'static, ()>> {
+    timing::epoch();
     let guard = MACHINE.read().unwrap_or_else(|e| e.into_inner());
     Held { _guard: guard, started: std::time::Instant::now() }
 }
@@ -117,6 +118,7 @@ pub fn share_machine() -> Held<RwLockReadGuard<'static, ()>> {
 /// (the paths under /run that plans depend on: shared with every session,
 /// `launcher::TestDir`).
 pub fn own_machine() -> Held<Locked<RwLockWriteGuard<'static, ()>>> {
+    timing::epoch();
     let guard = MACHINE.write().unwrap_or_else(|e| e.into_inner());
     let guard = across_processes(launcher::SYSTEM_STATE_LOCK, false, guard);
     Held { _guard: guard, started: std::time::Instant::now() }
@@ -126,12 +128,23 @@ pub fn own_machine() -> Held<Locked<RwLockWriteGuard<'static, ()>>> {
 /// (the longest areas first): where a run's time goes.
 mod timing {
     use std::collections::BTreeMap;
-    use std::sync::{Mutex, Once};
-    use std::time::Duration;
+    use std::sync::{Mutex, Once, OnceLock};
+    use std::time::{Duration, Instant};
 
     /// Per area: tests, their summed time, the longest one (and its name).
     type Areas = BTreeMap<String, (u32, Duration, Duration, String)>;
     static AREAS: Mutex<Areas> = Mutex::new(BTreeMap::new());
+    /// Every test's start and end since the first test started, and its
+    /// name: the tests that end last are the run's critical path.
+    static SPANS: Mutex<Vec<(Duration, Duration, String)>> = Mutex::new(Vec::new());
+    /// How many of the last tests to end the report lists.
+    const LAST: usize = 8;
+
+    /// When the process's first test started.
+    pub fn epoch() -> Instant {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        *EPOCH.get_or_init(Instant::now)
+    }
 
     /// Records the test this thread runs (libtest names the thread after it).
     pub fn record(took: Duration) {
@@ -148,8 +161,10 @@ mod timing {
         e.1 += took;
         if took > e.2 {
             e.2 = took;
-            e.3 = name;
+            e.3 = name.clone();
         }
+        let end = epoch().elapsed();
+        SPANS.lock().unwrap_or_else(|e| e.into_inner()).push((end.saturating_sub(took), end, name));
     }
 
     extern "C" fn report() {
@@ -159,6 +174,12 @@ mod timing {
         let mut out = String::from("\ntest time by area (summed over its tests; they run side by side), longest first:\n");
         for (area, (n, total, max, longest)) in rows {
             out += &format!("  {area:<12} {:>6.0} s in {n:>3} tests; longest {:>5.0} s ({longest})\n", total.as_secs_f64(), max.as_secs_f64());
+        }
+        let mut spans = SPANS.lock().unwrap_or_else(|e| e.into_inner());
+        spans.sort_by_key(|s| std::cmp::Reverse(s.1));
+        out += "the tests that ended last (seconds since the first test started):\n";
+        for (start, end, name) in spans.iter().take(LAST) {
+            out += &format!("  {:>5.0} to {:>5.0}  {name}\n", start.as_secs_f64(), end.as_secs_f64());
         }
         eprint!("{out}");
     }
