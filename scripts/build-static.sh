@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Builds the static release binaries (agent-sandbox, sandbox-install and the
-# maintainers' agent-sandbox-release) for x86_64 and aarch64 (or only the
-# architectures named as arguments) and puts each architecture's into
+# Builds the static release binaries (agent-sandbox and sandbox-install) for
+# x86_64 and aarch64 (or only the architectures named as arguments) and puts
+# each architecture's into
 # ${CARGO_TARGET_DIR:-target}/static/ARCH/.
 # Prints the folder of this machine's architecture (of the last one built
 # when this machine's is not among them). One file runs in any base image.
+# agent-sandbox-release is built for this machine's architecture only
+# (maintainers run it here; the feature and the image ship the other two),
+# so the other one's build leaves out the registry client and its TLS
+# (the `release-tools` feature).
 #
 #   bash scripts/build-static.sh            # x86_64 and aarch64
 #   bash scripts/build-static.sh x86_64     # this machine's only (quicker)
@@ -31,13 +35,20 @@ for arch in "${arches[@]}"; do
       ;;
   esac
   target="$arch-unknown-linux-musl"
+  if [[ $arch == "$native" ]]; then
+    bins=(agent-sandbox sandbox-install agent-sandbox-release)
+    select=(--bins)
+  else
+    bins=(agent-sandbox sandbox-install)
+    select=(--no-default-features --bin agent-sandbox --bin sandbox-install)
+  fi
   if rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-    cargo build --release --locked --target "$target" --bins -q
+    cargo build --release --locked --target "$target" "${select[@]}" -q
     dir="${CARGO_TARGET_DIR:-target}/$target/release"
   elif [[ $arch == "$native" ]]; then
     # No musl target (it could not be downloaded): a static glibc build.
     gnu="$arch-unknown-linux-gnu"
-    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --target "$gnu" --bins -q
+    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --target "$gnu" "${select[@]}" -q
     dir="${CARGO_TARGET_DIR:-target}/$gnu/release"
   else
     echo "build-static.sh: the Rust target $target is not installed; run \`bash scripts/deps.sh\` (it adds it with rustup and installs the cross compiler)" >&2
@@ -45,7 +56,9 @@ for arch in "${arches[@]}"; do
   fi
   out="$out_root/$arch"
   mkdir -p "$out"
-  for b in agent-sandbox sandbox-install agent-sandbox-release; do
+  # No maintainers' program from an earlier build lingers beside them.
+  [[ $arch == "$native" ]] || rm -f "$out/agent-sandbox-release"
+  for b in "${bins[@]}"; do
     # A static binary has no program interpreter (dynamic loader).
     if readelf -lW "$dir/$b" | grep -q 'Requesting program interpreter'; then
       echo "$dir/$b is dynamically linked" >&2

@@ -12,6 +12,7 @@ pub mod env_vars;
 pub mod finding;
 pub mod fixes;
 pub mod fsread;
+#[cfg(feature = "release-tools")]
 pub mod image;
 pub mod install;
 pub mod jail;
@@ -19,8 +20,10 @@ pub mod jsonc;
 pub mod launch;
 pub mod layout;
 pub mod nofollow;
+#[cfg(feature = "release-tools")]
 pub mod oci;
 pub mod output;
+#[cfg(feature = "release-tools")]
 pub mod publish;
 pub mod resident;
 pub mod review;

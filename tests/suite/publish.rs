@@ -372,6 +372,13 @@ fn the_session_program_links_no_registry_client_and_hands_the_verbs_over() {
         assert!(!has(&session, mark), "agent-sandbox links {mark} (a registry client or TLS)");
     }
     println!("MEASURE static binaries: agent-sandbox {} bytes, agent-sandbox-release {} bytes", session.len(), release.len());
+    // The other architecture's folder: built without the release tools.
+    let other = dir.parent().unwrap().join(if cfg!(target_arch = "x86_64") { "aarch64" } else { "x86_64" });
+    let other_session = fs::read(other.join("agent-sandbox")).unwrap_or_else(|e| panic!("{}: {e}; bash scripts/build-static.sh builds it", other.display()));
+    for mark in ["/rustls-", "/ring-", "/hyper-", "application/vnd.oci.image.manifest.v1+json"] {
+        assert!(!has(&other_session, mark), "{}/agent-sandbox links {mark}", other.display());
+    }
+    assert!(!other.join("agent-sandbox-release").exists(), "the maintainers' program is built for this machine's architecture only");
     let out = agent_sandbox().args(["image", "--help"]).output().unwrap();
     assert!(
         out.status.success() && stdout(&out).contains("agent-sandbox-release image") && stdout(&out).contains("publish"),
