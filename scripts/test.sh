@@ -73,9 +73,9 @@ clippy_pid=$!
 cross_pid=$!
 
 # The unit tests, then the integration tests: one binary (tests/all.rs)
-# whose areas run side by side on TEST_THREADS threads, in two processes
-# side by side. The jail's tests fork the test process, so each has its
-# process to itself (tests/support/mod.rs, own_machine): in the same
+# whose areas run side by side (INTEGRATION_THREADS threads, the jail's
+# two), in two processes side by side. The jail's tests fork the test
+# process, so each has its process to itself (tests/support/mod.rs, own_machine): in the same
 # process as the container areas they would stop every other thread for
 # their whole run, and wait for the longest image build before starting.
 # The containers the other process stops do not fail their launches: the
@@ -94,7 +94,12 @@ fi
 start=$SECONDS
 "$all" suite::jail:: --test-threads=2 >"$side_log/jail" 2>&1 &
 jail_tests_pid=$!
-"$all" --skip suite::jail:: --test-threads="${TEST_THREADS:-4}" || status=$?
+# Eight threads there, on any machine: its longest tests mostly wait
+# (downloads, image builds, emulation), and libtest starts tests in name
+# order, so with four the image area's tests (one build, shared) started
+# only after the arm64, docker, feature and host view tests had freed a
+# thread.
+"$all" --skip suite::jail:: --test-threads="${INTEGRATION_THREADS:-8}" || status=$?
 took "the integration tests but the jail's" "$start"
 jail_rc=0
 wait "$jail_tests_pid" || jail_rc=$?

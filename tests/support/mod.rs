@@ -135,10 +135,10 @@ mod timing {
     type Areas = BTreeMap<String, (u32, Duration, Duration, String)>;
     static AREAS: Mutex<Areas> = Mutex::new(BTreeMap::new());
     /// Every test's start and end since the first test started, and its
-    /// name: the tests that end last are the run's critical path.
+    /// name: when the longest ones started shows what held them back.
     static SPANS: Mutex<Vec<(Duration, Duration, String)>> = Mutex::new(Vec::new());
-    /// How many of the last tests to end the report lists.
-    const LAST: usize = 8;
+    /// How many of the longest tests the report lists.
+    const LONGEST: usize = 10;
 
     /// When the process's first test started.
     pub fn epoch() -> Instant {
@@ -176,9 +176,9 @@ mod timing {
             out += &format!("  {area:<12} {:>6.0} s in {n:>3} tests; longest {:>5.0} s ({longest})\n", total.as_secs_f64(), max.as_secs_f64());
         }
         let mut spans = SPANS.lock().unwrap_or_else(|e| e.into_inner());
-        spans.sort_by_key(|s| std::cmp::Reverse(s.1));
-        out += "the tests that ended last (seconds since the first test started):\n";
-        for (start, end, name) in spans.iter().take(LAST) {
+        spans.sort_by_key(|s| std::cmp::Reverse(s.1 - s.0));
+        out += "the longest tests, from when to when (seconds since the first test started):\n";
+        for (start, end, name) in spans.iter().take(LONGEST) {
             out += &format!("  {:>5.0} to {:>5.0}  {name}\n", start.as_secs_f64(), end.as_secs_f64());
         }
         eprint!("{out}");
