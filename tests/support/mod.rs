@@ -47,6 +47,24 @@ pub struct Locked<G> {
 /// Takes the in-process lock (`inner`), then the file lock `name`.
 pub fn across_processes<G>(name: &str, exclusive: bool, inner: G) -> Locked<G> {
     use nix::fcntl::{Flock, FlockArg};
+    let (path, file) = lock_file(name);
+    let arg = if exclusive { FlockArg::LockExclusive } else { FlockArg::LockShared };
+    let file = Flock::lock(file, arg).unwrap_or_else(|(_, e)| panic!("cannot lock {}: {e}", path.display()));
+    Locked { _file: file, _inner: inner }
+}
+
+/// The file lock `name`, exclusive, if no other process holds it now.
+fn try_across_processes<G>(name: &str, inner: G) -> Option<Locked<G>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let (path, file) = lock_file(name);
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(file) => Some(Locked { _file: file, _inner: inner }),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => None,
+        Err((_, e)) => panic!("cannot lock {}: {e}", path.display()),
+    }
+}
+
+fn lock_file(name: &str) -> (PathBuf, std::fs::File) {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.lock"));
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -54,9 +72,7 @@ pub fn across_processes<G>(name: &str, exclusive: bool, inner: G) -> Locked<G> {
         .write(true)
         .open(&path)
         .unwrap_or_else(|e| panic!("cannot open the suite's lock file {}: {e}", path.display()));
-    let arg = if exclusive { FlockArg::LockExclusive } else { FlockArg::LockShared };
-    let file = Flock::lock(file, arg).unwrap_or_else(|(_, e)| panic!("cannot lock {}: {e}", path.display()));
-    Locked { _file: file, _inner: inner }
+    (path, file)
 }
 
 /// The repository's root.
@@ -255,6 +271,20 @@ pub fn image_store_read() -> Locked<RwLockReadGuard<'static, ()>> {
     across_processes("image-store", false, IMAGE_STORE.read().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// Without queueing: a waiting writer would hold back every new reader
+/// (std's RwLock prefers writers), so one removal behind a ten-minute
+/// emulated build stopped every other image test with it. A removal tries
+/// until no build runs, and only its own test waits.
 pub fn image_store_write() -> Locked<RwLockWriteGuard<'static, ()>> {
-    across_processes("image-store", true, IMAGE_STORE.write().unwrap_or_else(|e| e.into_inner()))
+    loop {
+        let inner = match IMAGE_STORE.try_write() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        if let Some(locked) = inner.and_then(|g| try_across_processes("image-store", g)) {
+            return locked;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
