@@ -77,9 +77,21 @@ pub struct Launched {
     pub pid: Pid,
     /// Holds the lab resolv.conf bound into the launcher's mount namespace.
     _files: tempfile::TempDir,
-    lines: Arc<(Mutex<Vec<String>>, Condvar)>,
+    lines: Arc<(Mutex<Output>, Condvar)>,
     status: Option<WaitStatus>,
 }
+
+/// What the launcher wrote, line by line, and whether its output has
+/// ended (every holder of the pipe's write end closed it).
+#[derive(Default)]
+struct Output {
+    lines: Vec<String>,
+    ended: bool,
+}
+
+/// How long the output may go on after the launcher exited (a process it
+/// left behind still holding it): its lines are read until then.
+const OUTPUT_AFTER_EXIT: Duration = Duration::from_secs(10);
 
 /// Exit status of the launcher child when the library refused to launch.
 pub const REFUSED: i32 = 200;
@@ -119,15 +131,17 @@ pub fn launch(opts: Opts) -> Launched {
         }
         ForkResult::Parent { child } => {
             drop(w);
-            let lines = Arc::new((Mutex::new(Vec::new()), Condvar::new()));
+            let lines = Arc::new((Mutex::new(Output::default()), Condvar::new()));
             let l2 = lines.clone();
             std::thread::spawn(move || {
+                let (m, cv) = &*l2;
                 for line in BufReader::new(std::fs::File::from(r)).lines() {
                     let Ok(line) = line else { break };
-                    let (m, cv) = &*l2;
-                    m.lock().unwrap().push(line);
+                    m.lock().unwrap().lines.push(line);
                     cv.notify_all();
                 }
+                m.lock().unwrap().ended = true;
+                cv.notify_all();
             });
             Launched { pid: child, _files: files, lines, status: None }
         }
@@ -277,18 +291,29 @@ impl Launched {
     pub fn wait_line(&self, needle: &str, timeout: Duration) -> Option<String> {
         let (m, cv) = &*self.lines;
         let deadline = Instant::now() + timeout;
-        let mut lines = m.lock().unwrap();
+        let mut out = m.lock().unwrap();
         loop {
-            if let Some(l) = lines.iter().find(|l| l.contains(needle)) {
+            if let Some(l) = out.lines.iter().find(|l| l.contains(needle)) {
                 return Some(l.clone());
             }
             let left = deadline.checked_duration_since(Instant::now())?;
-            lines = cv.wait_timeout(lines, left).unwrap().0;
+            out = cv.wait_timeout(out, left).unwrap().0;
         }
     }
 
     pub fn output(&self) -> Vec<String> {
-        self.lines.0.lock().unwrap().clone()
+        self.lines.0.lock().unwrap().lines.clone()
+    }
+
+    /// Waits until the output has ended, at most `timeout`.
+    fn wait_output_end(&self, timeout: Duration) {
+        let (m, cv) = &*self.lines;
+        let deadline = Instant::now() + timeout;
+        let mut out = m.lock().unwrap();
+        while !out.ended {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else { return };
+            out = cv.wait_timeout(out, left).unwrap().0;
+        }
     }
 
     /// Waits for the launcher to exit (panics after `timeout`).
@@ -301,8 +326,9 @@ impl Launched {
             let st = waitpid(self.pid, Some(WaitPidFlag::WNOHANG)).expect("waitpid");
             if st != WaitStatus::StillAlive {
                 self.status = Some(st);
-                // Let the reader thread catch the last lines.
-                std::thread::sleep(Duration::from_millis(50));
+                // The last lines (the end-of-session report) are read
+                // once the output ends, not after a fixed pause.
+                self.wait_output_end(OUTPUT_AFTER_EXIT);
                 return st;
             }
             if Instant::now() > deadline {
