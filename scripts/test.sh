@@ -66,23 +66,31 @@ clippy_pid=$!
 (
   start=$SECONDS
   rc=0
-  CARGO_TARGET_DIR=target/cross-tests nice -n 10 cargo test --locked --lib --target "$other-unknown-linux-musl" --no-run -q || rc=$?
+  CARGO_TARGET_DIR=target/cross-tests nice -n 10 cargo test --locked --lib --no-default-features --target "$other-unknown-linux-musl" --no-run -q || rc=$?
   took "building the unit tests for $other (beside the tests)" "$start"
   exit "$rc"
 ) >"$side_log/cross" 2>&1 &
 cross_pid=$!
 
-# The unit tests, then the integration tests: one binary (tests/all.rs)
-# whose areas run side by side (INTEGRATION_THREADS threads, the jail's
-# two), in two processes side by side. The jail's tests fork the test
-# process, so each has its process to itself (tests/support/mod.rs, own_machine): in the same
-# process as the container areas they would stop every other thread for
-# their whole run, and wait for the longest image build before starting.
-# The containers the other process stops do not fail their launches: the
+# The unit tests, then the integration tests: one binary (tests/all.rs),
+# in three processes side by side.
+#  - The jail's tests (two threads): each forks the test process, so each
+#    has its process to itself (tests/support/mod.rs, own_machine); in a
+#    process with the container areas they would stop every other thread
+#    for their whole run.
+#  - The areas that build images or containers (arm64, docker, feature_e2e,
+#    image, install), every test started at once: they mostly wait on
+#    downloads, builds and emulation, and the longest chains (an arm64
+#    image built under emulation) must start first. libtest starts tests
+#    in name order, so in one process with the others the image area
+#    started only minutes in, and the Kubernetes tests' exclusive hold of
+#    their process waited for its builds.
+#  - The rest (four threads).
+# The containers the other processes stop do not fail their launches: the
 # product's executor, and the jail tests' own bwrap calls, set every
 # mount's flags before bwrap binds / (tests/suite/host_view.rs,
 # launches_start_while_host_mounts_come_and_go).
-# The jail's process prints when it ends, after the other's output.
+# The other processes' output follows the first's, each as it ends.
 start=$SECONDS
 cargo test --locked --no-fail-fast --lib --bins -- --test-threads="${TEST_THREADS:-4}" || status=$?
 took "unit tests" "$start"
@@ -91,21 +99,24 @@ if [[ ! -x $all ]]; then
   echo "the integration tests (tests/all.rs) did not build; cargo test --test all --no-run says why" >&2
   exit 1
 fi
+builds=(suite::arm64:: suite::docker:: suite::feature_e2e:: suite::image:: suite::install::)
 start=$SECONDS
 "$all" suite::jail:: --test-threads=2 >"$side_log/jail" 2>&1 &
 jail_tests_pid=$!
-# Eight threads there, on any machine: its longest tests mostly wait
-# (downloads, image builds, emulation), and libtest starts tests in name
-# order, so with four the image area's tests (one build, shared) started
-# only after the arm64, docker, feature and host view tests had freed a
-# thread.
-"$all" --skip suite::jail:: --test-threads="${INTEGRATION_THREADS:-8}" || status=$?
-took "the integration tests but the jail's" "$start"
-jail_rc=0
-wait "$jail_tests_pid" || jail_rc=$?
-echo "the jail's integration tests (beside the others):"
-cat "$side_log/jail"
-((jail_rc == 0)) || status=$jail_rc
+"$all" "${builds[@]}" --test-threads=32 >"$side_log/builds" 2>&1 &
+build_tests_pid=$!
+skip=()
+for area in suite::jail:: "${builds[@]}"; do skip+=(--skip "$area"); done
+"$all" "${skip[@]}" --test-threads="${TEST_THREADS:-4}" || status=$?
+took "the integration tests but the jail's and the building areas'" "$start"
+for part in "builds $build_tests_pid" "jail $jail_tests_pid"; do
+  read -r name pid <<<"$part"
+  rc=0
+  wait "$pid" || rc=$?
+  echo "the integration tests of the $name process (beside the others):"
+  cat "$side_log/$name"
+  ((rc == 0)) || status=$rc
+done
 took "the integration tests" "$start"
 
 start=$SECONDS
@@ -124,7 +135,10 @@ if ((cross_built)); then
   # routing rules over rtnetlink (EOPNOTSUPP), and idmapped mounts
   # (mount_setattr). They need a real kernel of that architecture and are
   # left out of this run only (docs/image.md); the x86_64 run above has them.
-  CARGO_TARGET_DIR=target/cross-tests cargo test --locked --lib --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" \
+  # So are the release tools (OCI, publish, image: --no-default-features),
+  # which are built for this machine's architecture only
+  # (scripts/build-static.sh): what is shipped for the other is tested.
+  CARGO_TARGET_DIR=target/cross-tests cargo test --locked --lib --no-default-features --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" \
     --skip sandbox::seccomp::tests::the_kernel_loads_it_and_enforces_it \
     --skip sandbox::landlock::tests::a_scoped_child_reaches_only_its_own_abstract_sockets \
     --skip jail::run::rtnl::tests::a_dump_of_this_namespace \
