@@ -289,7 +289,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     };
     exec::prepare(&session.plan).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })?;
     t.mark("dirs");
-    let (watch, lines) = review::session::Watch::start(
+    let (mut watch, lines) = review::session::Watch::start(
         session.state_dir.as_deref(),
         &session.plan.workspace,
         session.review_shared.clone(),
@@ -329,7 +329,8 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
                 Ok(s) => exec::exec(&session.plan, &session.prepared, stage, s),
                 Err(e) => e,
             };
-            supervise::run(&mut exec_final).map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })
+            supervise::run(&mut exec_final, &mut || watch.preload())
+                .map_err(|e| LaunchError::Exec { bwrap: session.plan.bwrap.display().to_string(), source: e })
         }
         Some(jail_plan) => {
             // What the host view made for bwrap, from the holder's first

@@ -49,6 +49,15 @@ pub struct Watch {
     home: Option<PathBuf>,
     session: String,
     started: u64,
+    /// The baseline, read while the session ran (`preload`).
+    preloaded: Option<Preloaded>,
+}
+
+/// A baseline read ahead, and the identity of its file then.
+#[derive(Debug)]
+struct Preloaded {
+    id: Option<super::store::FileId>,
+    read: Result<Option<super::store::Record>, ReviewError>,
 }
 
 impl Watch {
@@ -73,18 +82,41 @@ impl Watch {
         if let Some(store) = &store {
             store.save_shared(&shared);
         }
-        let watch = Watch { store, workspace: workspace.to_path_buf(), shared, home: home.map(Path::to_path_buf), session: session.to_string(), started };
+        let watch = Watch {
+            store,
+            workspace: workspace.to_path_buf(),
+            shared,
+            home: home.map(Path::to_path_buf),
+            session: session.to_string(),
+            started,
+            preloaded: None,
+        };
         (watch, lines)
     }
 
+    /// Reads the baseline ahead, while the session runs (the launcher
+    /// only waits then): `finish` uses it unless the baseline was
+    /// replaced meanwhile (`review --ack` in another terminal).
+    pub fn preload(&mut self) {
+        if let Some(store) = &self.store {
+            let (id, read) = store.baseline_read();
+            self.preloaded = Some(Preloaded { id, read });
+        }
+    }
+
     /// Step 2; returns the lines to print.
-    pub fn finish(&self) -> Vec<String> {
+    pub fn finish(self) -> Vec<String> {
         let Some(store) = &self.store else { return Vec::new() };
         let mut t = crate::launch::Phases::new();
         let now = super::take(&self.workspace, super::Roots { shared: &self.shared, home: self.home.as_deref() });
         t.mark("walk");
         let mut lines = Vec::new();
-        let base = store.baseline().unwrap_or_else(|e| {
+        let read = match self.preloaded {
+            // A failed read ahead (a signal's EINTR) is tried again.
+            Some(p) if p.read.is_ok() && p.id.is_some() && p.id == store.baseline_id() => p.read,
+            _ => store.baseline(),
+        };
+        let base = read.unwrap_or_else(|e| {
             lines.push(format!("agent-sandbox: {e}"));
             None
         });

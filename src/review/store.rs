@@ -123,13 +123,27 @@ impl Store {
     }
 
     pub fn baseline(&self) -> Result<Option<Record>, ReviewError> {
+        self.baseline_read().1
+    }
+
+    /// The baseline with the identity (device, inode) of the file it was
+    /// read from. A baseline is never changed in place (it is renamed or
+    /// linked over), so a path that still names that file still holds it.
+    pub fn baseline_read(&self) -> (Option<FileId>, Result<Option<Record>, ReviewError>) {
         let p = self.acknowledged_path();
-        if !p.exists() {
-            return Ok(None);
-        }
-        let (h, entries) = read(&p)?;
-        let entries = entries.into_iter().filter_map(|(k, r)| Some((k, r?))).collect();
-        Ok(Some(record(h, entries)))
+        let file = match std::fs::File::open(&p) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, Ok(None)),
+            Err(e) => return (None, Err(ReviewError::Read { path: p, why: e.to_string() })),
+        };
+        let id = file.metadata().ok().map(|m| file_id(&m));
+        let read = codec::read(file).map_err(|why| ReviewError::Read { path: p.clone(), why });
+        (id, read.map(|(h, entries)| Some(record(h, entries.into_iter().filter_map(|(k, r)| Some((k, r?))).collect()))))
+    }
+
+    /// The identity of the file the baseline's path names now, if any.
+    pub fn baseline_id(&self) -> Option<FileId> {
+        std::fs::metadata(self.acknowledged_path()).ok().map(|m| file_id(&m))
     }
 
     /// Records the state before the first session, unless a baseline
@@ -249,6 +263,14 @@ impl Store {
         write().map_err(|source| ReviewError::Write { path: tmp.clone(), source })?;
         Ok(tmp)
     }
+}
+
+/// A file's device and inode.
+pub type FileId = (u64, u64);
+
+fn file_id(m: &std::fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
 }
 
 fn record(h: Header, entries: Vec<(String, super::Rec)>) -> Record {

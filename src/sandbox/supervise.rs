@@ -32,8 +32,10 @@ pub fn exit_code(status: WaitStatus) -> Option<i32> {
 }
 
 /// Forks; the child calls `exec_inner` (which execs bwrap and returns only
-/// on failure); the parent waits, forwarding signals.
-pub fn run(exec_inner: &mut dyn FnMut() -> std::io::Error) -> std::io::Result<i32> {
+/// on failure); the parent runs `meanwhile` (work for after the session
+/// that can be done ahead, while the child sets the sandbox up), then
+/// waits, forwarding signals.
+pub fn run(exec_inner: &mut dyn FnMut() -> std::io::Error, meanwhile: &mut dyn FnMut()) -> std::io::Result<i32> {
     // SAFETY: the launcher is single-threaded here; the child only calls
     // exec (and writes an error line) before it replaces itself.
     match unsafe { fork() }.map_err(std::io::Error::from)? {
@@ -44,11 +46,11 @@ pub fn run(exec_inner: &mut dyn FnMut() -> std::io::Error) -> std::io::Result<i3
             // SAFETY: _exit is always safe; skips atexit handlers of the parent's image.
             unsafe { libc::_exit(1) }
         }
-        ForkResult::Parent { child } => wait_forwarding(child),
+        ForkResult::Parent { child } => wait_forwarding(child, meanwhile),
     }
 }
 
-fn wait_forwarding(child: Pid) -> std::io::Result<i32> {
+fn wait_forwarding(child: Pid, meanwhile: &mut dyn FnMut()) -> std::io::Result<i32> {
     CHILD.store(child.as_raw(), Ordering::SeqCst);
     crate::resident::shed_text();
     // A signal the launcher was started ignoring (nohup, a background job)
@@ -57,6 +59,7 @@ fn wait_forwarding(child: Pid) -> std::io::Result<i32> {
         // SAFETY: the handler only reads an atomic and calls kill.
         let _ = unsafe { signal::signal(sig, SigHandler::Handler(forward)) };
     }
+    meanwhile();
     loop {
         match waitpid(child, None) {
             Ok(status) => {

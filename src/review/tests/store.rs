@@ -112,3 +112,27 @@ fn agent_settings_items_survive_the_store() {
     store.save_session("1-a", started, end, Some(&b)).unwrap();
     assert_eq!(store.before_session("1-a").unwrap().snapshot.commands, snap.commands);
 }
+
+/// The launcher reads the baseline ahead while the session runs; a
+/// baseline replaced meanwhile (`review --ack` elsewhere) is read again.
+#[test]
+fn a_baseline_read_ahead_is_used_only_while_it_is_current() {
+    use super::super::session::Watch;
+    let dir = tempfile::tempdir().unwrap();
+    let (ws, state) = (dir.path().join("ws"), dir.path().join("state"));
+    plant(&ws, "Makefile", "all:\n", 0o644);
+    let watch = |ws: &Path| Watch::start(Ok(&state), ws, Vec::new(), None, "s").0;
+
+    let mut w = watch(&ws);
+    w.preload();
+    plant(&ws, "Makefile", "all:\n\tevil\n", 0o644);
+    let lines = w.finish();
+    assert!(lines.iter().any(|l| l.contains("changed")), "compared with the baseline read ahead: {lines:?}");
+
+    let mut w = watch(&ws);
+    w.preload();
+    plant(&ws, "Makefile", "all:\n\tworse\n", 0o644);
+    Store::new(&state, &ws).acknowledge(take(&ws).snapshot).unwrap();
+    let lines = w.finish();
+    assert!(lines.is_empty(), "compared with the baseline acknowledged during the session: {lines:?}");
+}
