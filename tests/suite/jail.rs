@@ -504,8 +504,7 @@ fn bypass_session(lab: &Lab, edit: fn(&mut jail::JailPlan), before: fn() -> Resu
     let (code, out) = run_session(opts);
     assert_eq!(code, 0, "session failed:\n{}", out.join("\n"));
     assert!(out.iter().any(|l| l == "BYPASS done"), "the probe did not finish:\n{}", out.join("\n"));
-    // Let the sinks take in anything still in flight through pasta.
-    std::thread::sleep(Duration::from_millis(300));
+    lab.settle(&[]);
     out
 }
 
@@ -742,13 +741,13 @@ fn the_second_layer_holds_with_debian_13_pasta_in_a_container() {
         for name in layer2.iter().chain(&own) {
             assert_eq!(status(&v, name), "pass", "{user}: {name}: {v:#}");
         }
-        std::thread::sleep(Duration::from_millis(300));
+        lab.settle(&[]);
         assert!(lab.arrivals().is_empty(), "{user}: verify's datagrams arrived: {:?}", lab.arrivals());
         let (_, v) = verify("--weaken jail-filter");
         for name in layer2 {
             assert_eq!(status(&v, name), "fail", "{user}: {name} must fail without the packet filter: {v:#}");
         }
-        std::thread::sleep(Duration::from_millis(300));
+        lab.settle(&[]);
         assert!(lab.arrivals().iter().any(|a| a.contains("must not leave the jail")), "{user}: {:?}", lab.arrivals());
         let (_, v) = verify("--weaken jail-container-routes");
         for name in own {
@@ -1201,7 +1200,8 @@ fn route_added_after_launch(pasta: Option<PathBuf>, before: fn() -> Result<(), S
     let code = l.code(SESSION);
     let out = l.output();
     assert_eq!(code, 0, "{}", out.join("\n"));
-    std::thread::sleep(Duration::from_millis(300));
+    // The later destinations too, while their routes stand.
+    lab.settle(&[std::net::SocketAddrV4::new(lab::LATER_FAR, lab::SINK_PORT)]);
     (out, lab)
 }
 

@@ -6,7 +6,7 @@
 
 use nix::sched::{setns, CloneFlags};
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -199,6 +199,45 @@ impl Lab {
             }
         }));
         rx.recv_timeout(Duration::from_secs(5)).expect("lab UDP sink did not start");
+    }
+
+    /// Waits until whatever a session sent before it ended has reached
+    /// the sinks, instead of for a fixed time a slow machine can outlast.
+    /// Call it once the sender is gone (the launcher exited, so its pasta
+    /// sent everything it was handed). From the container's namespace,
+    /// where pasta sent from, one datagram goes along each of the paths a
+    /// leak would take (the router's link and its multicast groups, the
+    /// VPN link to the far side, the container's own addresses, and
+    /// `extra`); each path and each sink's socket deliver in order, so once
+    /// every one of them has arrived, so has anything sent earlier. The
+    /// datagrams are then dropped from the arrivals.
+    pub fn settle(&self, extra: &[SocketAddrV4]) {
+        let nonce = format!("SETTLE {}-{}", std::process::id(), next_id());
+        let mut paths = vec![SocketAddrV4::new(GATEWAY, SINK_PORT), SocketAddrV4::new(FAR[0].1, SINK_PORT), SocketAddrV4::new(Ipv4Addr::LOCALHOST, SINK_PORT)];
+        paths.extend(GROUPS.iter().map(|(g, p)| SocketAddrV4::new(*g, *p)));
+        paths.extend(extra);
+        let tagged: Vec<(SocketAddrV4, String)> = paths.iter().enumerate().map(|(i, a)| (*a, format!("{nonce} {i}"))).collect();
+        let (ns, send) = (self.container(), tagged.clone());
+        std::thread::spawn(move || {
+            enter(&ns);
+            let sock = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).expect("a socket in the lab's container");
+            for (to, text) in &send {
+                sock.send_to(text.as_bytes(), to).unwrap_or_else(|e| panic!("sending to {to} from the lab's container: {e}"));
+            }
+        })
+        .join()
+        .expect("the settling datagrams were sent");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let seen = self.arrivals();
+            let missing: Vec<&SocketAddrV4> = tagged.iter().filter(|(_, t)| !seen.iter().any(|a| a.ends_with(t.as_str()))).map(|(a, _)| a).collect();
+            if missing.is_empty() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "the lab's sinks did not hear from {missing:?} within 10 s: {seen:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).retain(|a| !a.contains(&nonce));
     }
 
     pub fn clear_arrivals(&self) {
