@@ -9,8 +9,9 @@
 //! `cargo test --test all suite::jail::` (a test: `cargo test --test all
 //! suite::jail::reachability_matrix`). The areas run side by side; each of
 //! the jail's tests has the process to itself (`support::own_machine`), and
-//! scripts/test.sh runs the jail's area in a process of its own beside the
-//! others (what processes of the suite share is locked by file as well:
+//! scripts/test.sh runs three processes side by side: the jail's area, the
+//! areas that build images and containers (all their tests at once), and
+//! the rest (what processes of the suite share is locked by file as well:
 //! `support::across_processes`).
 
 // All of this is test code: a failed expectation panics.
