@@ -137,7 +137,7 @@ impl Store {
             Err(e) => return (None, Err(ReviewError::Read { path: p, why: e.to_string() })),
         };
         let id = file.metadata().ok().map(|m| file_id(&m));
-        let read = codec::read(file).map_err(|why| ReviewError::Read { path: p.clone(), why });
+        let read = decode(&p, file);
         (id, read.map(|(h, entries)| Some(record(h, entries.into_iter().filter_map(|(k, r)| Some((k, r?))).collect()))))
     }
 
@@ -286,5 +286,10 @@ type Entries = Vec<(String, Option<super::Rec>)>;
 
 fn read(path: &Path) -> Result<(Header, Entries), ReviewError> {
     let file = std::fs::File::open(path).map_err(|e| ReviewError::Read { path: path.to_path_buf(), why: e.to_string() })?;
+    decode(path, file)
+}
+
+/// The records of `file`, opened from `path` (named in an error).
+fn decode(path: &Path, file: std::fs::File) -> Result<(Header, Entries), ReviewError> {
     codec::read(file).map_err(|why| ReviewError::Read { path: path.to_path_buf(), why })
 }

@@ -147,12 +147,12 @@ mod timing {
     use std::sync::{Mutex, Once, OnceLock};
     use std::time::{Duration, Instant};
 
-    /// Per area: tests, their summed time, the longest one (and its name).
-    type Areas = BTreeMap<String, (u32, Duration, Duration, String)>;
-    static AREAS: Mutex<Areas> = Mutex::new(BTreeMap::new());
     /// Every test's start and end since the first test started, and its
-    /// name: when the longest ones started shows what held them back.
-    static SPANS: Mutex<Vec<(Duration, Duration, String)>> = Mutex::new(Vec::new());
+    /// name: the areas' sums, and when the longest tests started (what
+    /// held them back).
+    static SPANS: Mutex<Vec<Span>> = Mutex::new(Vec::new());
+    /// A test's start, its end, and its name.
+    type Span = (Duration, Duration, String);
     /// How many of the longest tests the report lists.
     const LONGEST: usize = 10;
 
@@ -170,29 +170,28 @@ mod timing {
             libc::atexit(report);
         });
         let name = std::thread::current().name().unwrap_or("?").to_string();
-        let area = name.split("::").nth(1).unwrap_or("?").to_string();
-        let mut areas = AREAS.lock().unwrap_or_else(|e| e.into_inner());
-        let e = areas.entry(area).or_insert((0, Duration::ZERO, Duration::ZERO, String::new()));
-        e.0 += 1;
-        e.1 += took;
-        if took > e.2 {
-            e.2 = took;
-            e.3 = name.clone();
-        }
         let end = epoch().elapsed();
         SPANS.lock().unwrap_or_else(|e| e.into_inner()).push((end.saturating_sub(took), end, name));
     }
 
     extern "C" fn report() {
-        let areas = AREAS.lock().unwrap_or_else(|e| e.into_inner());
-        let mut rows: Vec<_> = areas.iter().collect();
+        let mut spans = SPANS.lock().unwrap_or_else(|e| e.into_inner());
+        // Longest first: each area's first span is its longest test.
+        spans.sort_by_key(|s| std::cmp::Reverse(s.1 - s.0));
+        // Per area: tests, their summed time, the longest one.
+        let mut areas: BTreeMap<&str, (u32, Duration, &Span)> = BTreeMap::new();
+        for span in spans.iter() {
+            let area = span.2.split("::").nth(1).unwrap_or("?");
+            let e = areas.entry(area).or_insert((0, Duration::ZERO, span));
+            e.0 += 1;
+            e.1 += span.1 - span.0;
+        }
+        let mut rows: Vec<_> = areas.into_iter().collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.1 .1));
         let mut out = String::from("\ntest time by area (summed over its tests; they run side by side), longest first:\n");
-        for (area, (n, total, max, longest)) in rows {
-            out += &format!("  {area:<12} {:>6.0} s in {n:>3} tests; longest {:>5.0} s ({longest})\n", total.as_secs_f64(), max.as_secs_f64());
+        for (area, (n, total, (start, end, longest))) in rows {
+            out += &format!("  {area:<12} {:>6.0} s in {n:>3} tests; longest {:>5.0} s ({longest})\n", total.as_secs_f64(), (*end - *start).as_secs_f64());
         }
-        let mut spans = SPANS.lock().unwrap_or_else(|e| e.into_inner());
-        spans.sort_by_key(|s| std::cmp::Reverse(s.1 - s.0));
         out += "the longest tests, from when to when (seconds since the first test started):\n";
         for (start, end, name) in spans.iter().take(LONGEST) {
             out += &format!("  {:>5.0} to {:>5.0}  {name}\n", start.as_secs_f64(), end.as_secs_f64());
