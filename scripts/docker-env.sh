@@ -8,10 +8,11 @@
 #       names a Dockerfile's FROM uses, and prints what to export
 #       (DOCKER_HOST, AGENT_SANDBOX_DOCKER: the client; logs go to stderr);
 #   bash scripts/docker-env.sh stop     stops it (by the pid in its pidfile);
-#   bash scripts/docker-env.sh serve    starts it like `start`, then waits
-#       until its stdin is closed (the test process that started it has
-#       ended, however it ended) and stops it — unless a later `start` has
-#       replaced it meanwhile (tests/support/docker.rs);
+#   bash scripts/docker-env.sh serve    starts it like `start` (or joins
+#       the one another `serve` keeps up), then waits until its stdin is
+#       closed (the test process that asked has ended, however it ended)
+#       and stops it when no other `serve` still uses it — unless a later
+#       `start` has replaced it meanwhile (tests/support/docker.rs);
 #   bash scripts/docker-env.sh status   exits 0 when it answers;
 #   bash scripts/docker-env.sh install  installs the packages only
 #       (scripts/test-env.sh, while the suite is being built).
@@ -33,6 +34,11 @@ root=${AGENT_SANDBOX_DOCKER_ROOT:-/var/lib/agent-sandbox-tests/docker}
 run=/run/agent-sandbox-tests
 sock="$run/docker.sock"
 pidfile="$run/docker.pid"
+# Each `serve` holds a shared lock on this file while its test process
+# uses the engine; who can take it exclusively is the last user.
+users_lock="$run/docker.users"
+# Held while a `serve` decides to start, join or stop the engine.
+turn_lock="$run/docker.turn"
 exec_root="$run/docker"
 log="$(dirname "$root")/docker.log"
 docker=/usr/bin/docker
@@ -106,7 +112,16 @@ stop() {
   rm -f "$pidfile" "$sock"
 }
 
+# The lock files of `serve`, opened (not locked) so that the engine's
+# start can keep them from dockerd.
+open_locks() {
+  [[ -n ${users:-} ]] && return
+  mkdir -p "$run"
+  exec {turn}>"$turn_lock" {users}>"$users_lock"
+}
+
 start() {
+  open_locks
   install
   # A dockerd from an earlier run (a test run that was killed) is
   # stopped, so every run starts from a known state.
@@ -114,6 +129,7 @@ start() {
   mkdir -p "$root" "$run" "$exec_root"
   say "starting dockerd (socket $sock, data root $root, log $log)"
   # setsid: it outlives this script; the tests stop it with `stop` (`serve`).
+  # The locks of `serve` are not the engine's to hold.
   setsid "$dockerd" \
     --host "unix://$sock" \
     --data-root "$root" \
@@ -123,7 +139,7 @@ start() {
     --containerd-plugins-namespace agent-sandbox-tests-plugins \
     --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
     --userland-proxy=false \
-    >>"$log" 2>&1 </dev/null &
+    >>"$log" 2>&1 </dev/null {users}>&- {turn}>&- &
   for _ in $(seq 1 150); do
     answers && break
     sleep 0.2
@@ -151,20 +167,46 @@ stop_if() {
   fi
 }
 
+# Holds a shared lock on the users file for as long as this process
+# lives; the engine is started unless another `serve` keeps it up (the
+# suite's test processes run side by side and share it), and stopped by
+# the last one to leave.
 serve() {
-  # A start that fails stops whatever it started.
-  trap stop EXIT
+  open_locks
+  flock "$turn"
+  local alone=
+  flock -xn "$users" && alone=1
+  flock -s "$users"
   trap 'exit 143' TERM INT HUP
-  start
+  if [[ -n $alone ]] || ! answers || ! ours >/dev/null; then
+    # Nobody else uses it (or it is gone): a fresh start. A start that
+    # fails stops whatever it started.
+    trap stop EXIT
+    start
+  else
+    say "using the dockerd another test process started (pid $(ours))"
+    echo "export DOCKER_HOST=unix://$sock"
+    echo "export AGENT_SANDBOX_DOCKER=$docker"
+  fi
   # Global: the EXIT trap runs after this function has returned.
   served=$(ours) || served=
-  trap 'stop_if "$served"' EXIT
+  trap leave EXIT
+  flock -u "$turn"
   # The exports are out (the test process reads stdout to its end); what
   # the stop says goes to the log, as the test process's stderr may be
   # gone by then.
   exec >/dev/null 2>>"$log"
   cat <&0 >/dev/null &
   wait $! || true
+}
+
+# The end of a `serve`: the engine stops with its last user.
+leave() {
+  flock "$turn"
+  if flock -xn "$users"; then
+    stop_if "$served"
+  fi
+  flock -u "$turn"
 }
 
 # localhost/debian:SUITE-slim, also answering to docker.io/library/debian:SUITE-slim.

@@ -13,8 +13,10 @@
 //! closes the pipe). `serve` runs in a session of its own, so the Ctrl-C
 //! that ends the tests does not end it before it has stopped the engine;
 //! when the tests end normally the process waits for that stop before it
-//! exits. A dockerd left by an earlier run is stopped before a new one
-//! starts.
+//! exits. The suite's test processes that run side by side (scripts/test.sh)
+//! share one engine: a `serve` joins the engine another one keeps up, and
+//! the last to leave stops it. A dockerd left by an earlier run (nobody
+//! serving it) is stopped before a new one starts.
 
 use super::registry::*;
 use serde_json::Value;
