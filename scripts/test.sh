@@ -79,12 +79,14 @@ cross_pid=$!
 #    process with the container areas they would stop every other thread
 #    for their whole run.
 #  - The areas that build images or containers (arm64, docker, feature_e2e,
-#    image, install), every test started at once: they mostly wait on
+#    image, install, and host_view's test in a container), every test
+#    started at once: they mostly wait on
 #    downloads, builds and emulation, and the longest chains (an arm64
 #    image built under emulation) must start first. libtest starts tests
 #    in name order, so in one process with the others the image area
 #    started only minutes in, and the Kubernetes tests' exclusive hold of
-#    their process waited for its builds.
+#    their process waited for its builds. The processes share one Docker
+#    engine (scripts/docker-env.sh serve).
 #  - The rest (four threads).
 # The containers the other processes stop do not fail their launches: the
 # product's executor, and the jail tests' own bwrap calls, set every
@@ -99,7 +101,8 @@ if [[ ! -x $all ]]; then
   echo "the integration tests (tests/all.rs) did not build; cargo test --test all --no-run says why" >&2
   exit 1
 fi
-builds=(suite::arm64:: suite::docker:: suite::feature_e2e:: suite::image:: suite::install::)
+builds=(suite::arm64:: suite::docker:: suite::feature_e2e:: suite::image:: suite::install::
+  suite::host_view::in_a_container_root_sessions_get_the_host_view_doctor_names)
 start=$SECONDS
 "$all" suite::jail:: --test-threads=2 >"$side_log/jail" 2>&1 &
 jail_tests_pid=$!
