@@ -119,7 +119,7 @@ pub fn engine() -> Engine {
     engine_from(
         Path::new("/.dockerenv").exists(),
         Path::new("/run/.containerenv").exists(),
-        std::env::var_os("KUBERNETES_SERVICE_HOST").is_some(),
+        std::env::var_os(crate::env_vars::KUBERNETES_SERVICE_HOST).is_some(),
         pid1_container.as_deref(),
     )
 }

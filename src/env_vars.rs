@@ -1,6 +1,8 @@
 //! The one registry of environment variables the product reads, sets, passes
 //! into a session, or refuses to pass. Everything else refers to these
-//! constants so the reference (docs/defences.md) can be checked against code.
+//! constants so the reference (docs/defences.md) can be checked against code;
+//! a unit test (`no_variable_is_named_elsewhere`) fails when a source file
+//! names one of them, or a new one, itself.
 
 /// Set inside every session: Claude Code reads it to know it is sandboxed.
 pub const IS_SANDBOX: &str = "IS_SANDBOX";
@@ -9,9 +11,88 @@ pub const IS_SANDBOX_AGENT: &str = "IS_SANDBOX_AGENT";
 /// Set inside every session: the session's id (also in the marker file).
 pub const SANDBOX_SESSION: &str = "AGENT_SANDBOX_SESSION";
 
+/// The session's own values, set by the launcher (also read outside: the
+/// user's PATH and HOME are where a session's tools and state are found).
+pub const PATH: &str = "PATH";
+pub const HOME: &str = "HOME";
+pub const USER: &str = "USER";
+pub const LOGNAME: &str = "LOGNAME";
+pub const SHELL: &str = "SHELL";
+pub const TMPDIR: &str = "TMPDIR";
+/// git's global config is the session's copy; the system one is not read.
+pub const GIT_CONFIG_GLOBAL: &str = "GIT_CONFIG_GLOBAL";
+pub const GIT_CONFIG_NOSYSTEM: &str = "GIT_CONFIG_NOSYSTEM";
+/// Passed in; the launcher reads it to know how to restore the terminal.
+pub const TERM: &str = "TERM";
+/// A shell's working directory; verify's leak check ignores it when it is
+/// the session's cwd.
+pub const PWD: &str = "PWD";
+/// Where review keeps its baselines when set (else ~/.local/state).
+pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+
 /// Override of the config file path, honoured only for tests and only when
 /// the binary is run by root or the file is root-owned (see `config`).
 pub const CONFIG_PATH: &str = "AGENT_SANDBOX_CONFIG";
+
+/// One configuration key's override variable and its accepted alias (the
+/// seed's name); the first wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigVar {
+    pub name: &'static str,
+    pub alias: &'static str,
+}
+
+/// `KEY` gives `AGENT_SANDBOX_KEY` and its alias `CLAUDE_SANDBOX_KEY`
+/// (literals: `concat!` takes no constants; a test holds them to
+/// [`PREFIX`] and [`ALIAS_PREFIX`]).
+macro_rules! config_vars {
+    ($($key:ident),* $(,)?) => {
+        $(pub const $key: ConfigVar =
+            ConfigVar { name: concat!("AGENT_SANDBOX_", stringify!($key)), alias: concat!("CLAUDE_SANDBOX_", stringify!($key)) };)*
+        /// Every configuration key's variables.
+        pub const CONFIG_VARS: &[ConfigVar] = &[$($key),*];
+    };
+}
+
+config_vars!(
+    EGRESS_JAIL,
+    ALLOW_IP,
+    ALLOW_DOMAINS,
+    LOCAL_PORTS,
+    CALLBACK_PORTS,
+    NO_FORGE,
+    PEERS,
+    ALLOW_WRITE,
+    ALLOW_WRITE_ROOT_OWNED,
+    ALLOW_DEVICE,
+    GPU,
+    PASS_ENV,
+    WORKSPACE_ROOT,
+    PROTECT_DEVCONTAINER,
+    PROTECT_GIT_HOOKS,
+    PROTECT_GIT_CONFIG,
+    SHARE_TOOL_DIRS,
+);
+
+/// Set in a session by its agent's profile: each turns the vendor's
+/// self-update or update check off (an updater would rewrite binaries
+/// outside the session's view). Claude's is also written into its settings.
+pub const DISABLE_AUTOUPDATER: &str = "DISABLE_AUTOUPDATER";
+pub const CODEX_DISABLE_UPDATE_CHECK: &str = "CODEX_DISABLE_UPDATE_CHECK";
+pub const PI_SKIP_VERSION_CHECK: &str = "PI_SKIP_VERSION_CHECK";
+pub const PI_OFFLINE_UPDATE_CHECK: &str = "PI_OFFLINE_UPDATE_CHECK";
+
+/// Verify's canary: planted outside, it must not be seen inside.
+pub const VERIFY_CANARY: &str = "AGENT_SANDBOX_VERIFY_CANARY";
+/// What verify plants outside with fake values and expects a session not
+/// to see: secrets, sockets and loader or shell hooks.
+pub const VERIFY_PLANTED: &[&str] =
+    &["AWS_SECRET_ACCESS_KEY", GITHUB_TOKEN, "SSH_AUTH_SOCK", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "VSCODE_IPC_HOOK_CLI", "BASH_ENV", "LD_LIBRARY_PATH"];
+
+/// Set in every Kubernetes pod: where the confinement is judged.
+pub const KUBERNETES_SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
+/// apt's questions off, for the installer's package installs.
+pub const DEBIAN_FRONTEND: &str = "DEBIAN_FRONTEND";
 
 /// Publishing (maintainer verbs): registry credentials, and where the
 /// static binaries to bundle are (default for `--bin-dir`).
@@ -19,8 +100,26 @@ pub const REGISTRY_USERNAME: &str = "AGENT_SANDBOX_REGISTRY_USERNAME";
 pub const REGISTRY_PASSWORD: &str = "AGENT_SANDBOX_REGISTRY_PASSWORD";
 pub const REGISTRY_TOKEN: &str = "AGENT_SANDBOX_REGISTRY_TOKEN";
 pub const STATIC_DIR: &str = "AGENT_SANDBOX_STATIC_DIR";
+/// Cargo's build folder when set (else `target`): where the static
+/// binaries are looked for.
+pub const CARGO_TARGET_DIR: &str = "CARGO_TARGET_DIR";
+/// The other credentials publishing reads, in the tools' own names: the
+/// Dev Containers CLI's, GitHub's token, the containers auth file, and
+/// Docker's config folder; the containers auth file also lies under
+/// `XDG_RUNTIME_DIR`.
+pub const DEVCONTAINERS_OCI_AUTH: &str = "DEVCONTAINERS_OCI_AUTH";
+pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
+pub const REGISTRY_AUTH_FILE: &str = "REGISTRY_AUTH_FILE";
+pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
+pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
 /// Reproducible archives: the timestamp written into packaged files.
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
+/// The image build: the CA file npm trusts (`--extra-ca`'s default), and
+/// BuildKit on for docker before 23.
+pub const NODE_EXTRA_CA_CERTS: &str = "NODE_EXTRA_CA_CERTS";
+pub const DOCKER_BUILDKIT: &str = "DOCKER_BUILDKIT";
+/// The reference image's project venv, set in its devcontainer metadata.
+pub const UV_PROJECT_ENVIRONMENT: &str = "UV_PROJECT_ENVIRONMENT";
 
 /// The log filter (`tracing`'s directives), read by every binary.
 pub const RUST_LOG: &str = "RUST_LOG";
@@ -31,7 +130,7 @@ pub const ALIAS_PREFIX: &str = "CLAUDE_SANDBOX_";
 
 /// Names passed into a session unchanged when set outside.
 pub const PASSED: &[&str] = &[
-    "TERM",
+    TERM,
     "COLORTERM",
     "LANG",
     "LANGUAGE",
@@ -44,7 +143,7 @@ pub const PASSED: &[&str] = &[
     "VIRTUAL_ENV",
     "VIRTUAL_ENV_PROMPT",
     "UV_CACHE_DIR",
-    "UV_PROJECT_ENVIRONMENT",
+    UV_PROJECT_ENVIRONMENT,
     "UV_PYTHON",
     "UV_PYTHON_INSTALL_DIR",
     "UV_TOOL_DIR",
@@ -79,7 +178,7 @@ pub const PASSED_PREFIXES: &[&str] = &["LC_"];
 
 /// Names set by the launcher itself; a `passEnv` entry can never replace them.
 pub const SET_BY_LAUNCHER: &[&str] =
-    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", IS_SANDBOX, IS_SANDBOX_AGENT, SANDBOX_SESSION, "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"];
+    &[PATH, HOME, USER, LOGNAME, SHELL, TMPDIR, IS_SANDBOX, IS_SANDBOX_AGENT, SANDBOX_SESSION, GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM];
 
 /// Names that never reach a session, whatever the config says: loader and
 /// shell start-up hooks, desktop/IDE/agent sockets.
@@ -101,7 +200,7 @@ pub const NEVER_PASSED: &[&str] = &[
     "GPG_AGENT_INFO",
     "DBUS_SESSION_BUS_ADDRESS",
     "DBUS_SYSTEM_BUS_ADDRESS",
-    "XDG_RUNTIME_DIR",
+    XDG_RUNTIME_DIR,
     "DOCKER_HOST",
     "CONTAINER_HOST",
     "PYTHONSTARTUP",
@@ -148,6 +247,99 @@ pub fn passes_by_default(name: &str, value: &std::ffi::OsStr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn config_vars_carry_both_prefixes_and_one_key() {
+        for v in CONFIG_VARS {
+            let key = v.name.strip_prefix(PREFIX).unwrap_or_else(|| panic!("{} lacks {PREFIX}", v.name));
+            assert_eq!(v.alias.strip_prefix(ALIAS_PREFIX), Some(key), "{v:?}");
+        }
+    }
+
+    /// The string literals of `text` with the line each is on, leaving out
+    /// comments and attributes (clap's `value_name = "PATH"` is no variable).
+    fn literals(text: &str) -> Vec<(usize, String, String)> {
+        let mut out = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") || code.starts_with("#[") {
+                continue;
+            }
+            let code = code.split(" // ").next().unwrap_or(code);
+            let mut rest = code;
+            let mut before = String::new();
+            while let Some(open) = rest.find('"') {
+                before.push_str(&rest[..open]);
+                let tail = &rest[open + 1..];
+                let Some(close) = tail.find('"') else { break };
+                out.push((n + 1, before.clone(), tail[..close].to_string()));
+                before.push_str(&tail[..=close]);
+                rest = &tail[close + 1..];
+            }
+        }
+        out
+    }
+
+    /// A file's code without its unit tests (the module at its end, or a
+    /// file of tests), which may spell out the names they test.
+    fn code_of(path: &Path) -> Option<String> {
+        let name = path.file_name()?.to_str()?;
+        if name == "tests.rs" || path.components().any(|c| c.as_os_str() == "tests") {
+            return None;
+        }
+        let text = std::fs::read_to_string(path).ok()?;
+        Some(match text.find("#[cfg(test)]\nmod ") {
+            Some(at) => text[..at].to_string(),
+            None => text,
+        })
+    }
+
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    fn is_name(s: &str) -> bool {
+        s.len() > 1 && s.starts_with(|c: char| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    }
+
+    /// Every use goes through this file: no other source file spells a
+    /// variable named here, an `AGENT_SANDBOX_*`/`CLAUDE_SANDBOX_*` name,
+    /// a literal name given to the environment calls, or a constant that
+    /// is a variable's name.
+    #[test]
+    fn no_variable_is_named_elsewhere() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let here = src.join("env_vars.rs");
+        let registry: std::collections::BTreeSet<String> = literals(&code_of(&here).unwrap()).into_iter().map(|(_, _, l)| l).filter(|l| is_name(l)).collect();
+        assert!(registry.contains(PATH) && registry.contains(EGRESS_JAIL.name.strip_suffix("EGRESS_JAIL").unwrap()), "the scan reads this file");
+        let calls = ["var(", "var_os(", ".env(", "env_remove(", "set_var(", "remove_var("];
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut found = Vec::new();
+        for file in files.iter().filter(|f| **f != here) {
+            let Some(code) = code_of(file) else { continue };
+            for (line, before, lit) in literals(&code) {
+                let before = before.trim_end();
+                let named = registry.contains(&lit)
+                    || lit.starts_with(PREFIX)
+                    || lit.starts_with(ALIAS_PREFIX)
+                    || (is_name(&lit) && calls.iter().any(|c| before.ends_with(c)))
+                    || (is_name(&lit) && before.ends_with(&format!("const {lit}: &str =")));
+                if named {
+                    found.push(format!("{}:{line}: \"{lit}\"", file.strip_prefix(&src).unwrap().display()));
+                }
+            }
+        }
+        assert!(found.is_empty(), "environment variables named outside src/env_vars.rs (add a constant there and use it):\n{}", found.join("\n"));
+    }
 
     #[test]
     fn loader_and_socket_names_never_pass() {

@@ -96,7 +96,7 @@ pub fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> R
     if let Some(cmd) = &req.command {
         return Ok(cmd.clone());
     }
-    let path = crate::sandbox::env::sanitized_path(env.get(OsStr::new("PATH")).map(OsString::as_os_str));
+    let path = crate::sandbox::env::sanitized_path(env.get(OsStr::new(crate::env_vars::PATH)).map(OsString::as_os_str));
     let search = VendorSearch { path_dirs: crate::sandbox::env::path_dirs(&path), home: home.to_path_buf(), own_exe: own_exe_id() };
     let vendor = locate_vendor(req.agent, &search)?;
     let mut cmd = vec![vendor.into_os_string()];
@@ -200,7 +200,7 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     t.mark("plan");
     let root_scan =
         matches!(ctx.host_view, HostView::Scan { .. }).then(|| RootScan { keep: given_paths(&ctx, config), home: ctx.home.clone(), extra: Vec::new() });
-    let xdg_state = env.get(OsStr::new("XDG_STATE_HOME")).map(std::path::Path::new);
+    let xdg_state = env.get(OsStr::new(crate::env_vars::XDG_STATE_HOME)).map(std::path::Path::new);
     // A baseline the session could rewrite would prove nothing. The tool
     // dirs count whether shared or not, as `review` (which has no plan) sees it.
     let tool_dirs = review::session::TOOL_DIRS.iter().map(|d| ctx.home.join(d));
@@ -261,7 +261,7 @@ fn writable_dest(m: &crate::sandbox::mounts::Mount) -> Option<std::path::PathBuf
 fn given_paths(ctx: &Context, config: &Config) -> Vec<std::path::PathBuf> {
     let mut v = vec![config.workspace_root.clone().unwrap_or_else(|| ctx.cwd.clone())];
     v.extend(config.writable());
-    let path = crate::sandbox::env::sanitized_path(ctx.env.get(OsStr::new("PATH")).map(OsString::as_os_str));
+    let path = crate::sandbox::env::sanitized_path(ctx.env.get(OsStr::new(crate::env_vars::PATH)).map(OsString::as_os_str));
     v.extend(crate::sandbox::env::path_dirs(&path));
     v.extend(ctx.shim_dir.clone());
     v.extend(ctx.command.first().map(std::path::PathBuf::from).filter(|p| p.is_absolute()));
@@ -278,7 +278,7 @@ pub fn start(session: &Session) -> Result<i32, LaunchError> {
     // (`crate::terminal`): termios, modes, and no answer to the session's
     // queries left in its input for the outer shell.
     let mut t = Phases::new();
-    let mut terminal = crate::terminal::Guard::save(session.plan.env.get(OsStr::new("TERM")).map(OsString::as_os_str));
+    let mut terminal = crate::terminal::Guard::save(session.plan.env.get(OsStr::new(crate::env_vars::TERM)).map(OsString::as_os_str));
     t.mark("terminal saved");
     // A root launcher's scan runs meanwhile (see `RootScan`).
     let scan = match &session.root_scan {
@@ -448,7 +448,7 @@ fn reset_terminal() {
 
 /// Inside a session already: run the command directly (no second sandbox).
 pub fn exec_direct(req: &Request, env: &EnvMap) -> Result<std::convert::Infallible, LaunchError> {
-    let home = env.get(OsStr::new("HOME")).map(std::path::PathBuf::from).unwrap_or_default();
+    let home = env.get(OsStr::new(crate::env_vars::HOME)).map(std::path::PathBuf::from).unwrap_or_default();
     let cmd = session_command(req, env, &home)?;
     let err = std::os::unix::process::CommandExt::exec(std::process::Command::new(&cmd[0]).args(&cmd[1..]));
     Err(LaunchError::Exec { bwrap: cmd[0].to_string_lossy().into_owned(), source: err })

@@ -7,6 +7,7 @@ mod vendor;
 
 pub use vendor::{locate_vendor, VendorSearch};
 
+use crate::env_vars;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -112,9 +113,9 @@ impl Agent {
     /// an updater would rewrite binaries outside the session's view.
     pub fn env(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Agent::Claude => &[("DISABLE_AUTOUPDATER", "1")],
-            Agent::Codex => &[("CODEX_DISABLE_UPDATE_CHECK", "1")],
-            Agent::Pi => &[("PI_SKIP_VERSION_CHECK", "1"), ("PI_OFFLINE_UPDATE_CHECK", "1")],
+            Agent::Claude => &[(env_vars::DISABLE_AUTOUPDATER, "1")],
+            Agent::Codex => &[(env_vars::CODEX_DISABLE_UPDATE_CHECK, "1")],
+            Agent::Pi => &[(env_vars::PI_SKIP_VERSION_CHECK, "1"), (env_vars::PI_OFFLINE_UPDATE_CHECK, "1")],
         }
     }
 

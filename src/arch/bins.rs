@@ -12,12 +12,9 @@
 //! candidate folders hold both binaries, so the rule is tested without files.
 
 use super::Arch;
+use crate::env_vars::{CARGO_TARGET_DIR, STATIC_DIR};
 use std::path::{Path, PathBuf};
 
-/// The folder `scripts/build-static.sh` prints: this machine's binaries.
-pub const STATIC_DIR_VAR: &str = "AGENT_SANDBOX_STATIC_DIR";
-/// Cargo's build folder when set (else `target`).
-pub const CARGO_TARGET_DIR_VAR: &str = "CARGO_TARGET_DIR";
 /// The static binaries, each architecture's in its own folder.
 pub const BINARIES: [&str; 2] = ["agent-sandbox", "sandbox-install"];
 
@@ -51,8 +48,8 @@ pub struct Search {
 impl Search {
     pub fn from_env() -> Search {
         Search {
-            static_dir: std::env::var_os(STATIC_DIR_VAR).filter(|v| !v.is_empty()).map(PathBuf::from),
-            target_dir: std::env::var_os(CARGO_TARGET_DIR_VAR).filter(|v| !v.is_empty()).map_or_else(|| PathBuf::from("target"), PathBuf::from),
+            static_dir: std::env::var_os(STATIC_DIR).filter(|v| !v.is_empty()).map(PathBuf::from),
+            target_dir: std::env::var_os(CARGO_TARGET_DIR).filter(|v| !v.is_empty()).map_or_else(|| PathBuf::from("target"), PathBuf::from),
             native: Arch::native(),
         }
     }
@@ -77,8 +74,8 @@ impl Search {
     /// Where the search looked, for messages.
     pub fn describe(&self) -> String {
         match &self.static_dir {
-            Some(d) => format!("{STATIC_DIR_VAR}={} (and its sibling folders named by architecture)", d.display()),
-            None => format!("{}/static/ARCH ({STATIC_DIR_VAR} is not set)", self.target_dir.display()),
+            Some(d) => format!("{STATIC_DIR}={} (and its sibling folders named by architecture)", d.display()),
+            None => format!("{}/static/ARCH ({STATIC_DIR} is not set)", self.target_dir.display()),
         }
     }
 }

@@ -20,7 +20,7 @@ pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
     let account = context::account()?;
     // Everything a session may write, so the baselines are kept elsewhere.
     let writable: Vec<PathBuf> = [workspace.clone()].into_iter().chain(eff.config.writable()).chain(TOOL_DIRS.iter().map(|d| account.home.join(d))).collect();
-    let dir = store::state_dir(&account.home, env.get(OsStr::new("XDG_STATE_HOME")).map(Path::new), &writable)?;
+    let dir = store::state_dir(&account.home, env.get(OsStr::new(agent_sandbox::env_vars::XDG_STATE_HOME)).map(Path::new), &writable)?;
     let store = Store::new(&dir, &workspace);
     let base = match (&a.since_session, a.all) {
         (_, true) => None,

@@ -3,10 +3,7 @@
 //! Every other file of the module looks keys up here instead of repeating
 //! string literals. Not responsible for parsing or validating values.
 
-/// The environment prefix of the override variables.
-pub const ENV_PREFIX: &str = "AGENT_SANDBOX_";
-/// The accepted alias prefix (the seed's names); `AGENT_SANDBOX_*` wins.
-pub const ENV_ALIAS_PREFIX: &str = "CLAUDE_SANDBOX_";
+use crate::env_vars::{self as var, ConfigVar};
 
 /// What type of value a key holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,117 +88,66 @@ pub enum Key {
 /// of the enum (a unit test checks that every row maps back to its key).
 struct Spec {
     name: &'static str,
-    env: &'static str,
-    alias: &'static str,
+    var: ConfigVar,
     kind: Kind,
     doc: &'static str,
 }
 
 const SPECS: [Spec; 17] = [
-    Spec {
-        name: "egressJail",
-        env: "AGENT_SANDBOX_EGRESS_JAIL",
-        alias: "CLAUDE_SANDBOX_EGRESS_JAIL",
-        kind: Kind::Bool,
-        doc: "run the agent in the network egress jail",
-    },
-    Spec {
-        name: "allowIp",
-        env: "AGENT_SANDBOX_ALLOW_IP",
-        alias: "CLAUDE_SANDBOX_ALLOW_IP",
-        kind: Kind::List(ItemKind::Ip),
-        doc: "IPv4 addresses reachable through the jail's blocked ranges",
-    },
+    Spec { name: "egressJail", var: var::EGRESS_JAIL, kind: Kind::Bool, doc: "run the agent in the network egress jail" },
+    Spec { name: "allowIp", var: var::ALLOW_IP, kind: Kind::List(ItemKind::Ip), doc: "IPv4 addresses reachable through the jail's blocked ranges" },
     Spec {
         name: "allowDomains",
-        env: "AGENT_SANDBOX_ALLOW_DOMAINS",
-        alias: "CLAUDE_SANDBOX_ALLOW_DOMAINS",
+        var: var::ALLOW_DOMAINS,
         kind: Kind::List(ItemKind::Domain),
         doc: "when set, the jail reaches only these host names (*.example.com wildcards, @agents and @registries presets), enforced by its filter",
     },
     Spec {
         name: "localPorts",
-        env: "AGENT_SANDBOX_LOCAL_PORTS",
-        alias: "CLAUDE_SANDBOX_LOCAL_PORTS",
+        var: var::LOCAL_PORTS,
         kind: Kind::List(ItemKind::Port),
         doc: "ports whose jail 127.0.0.1:P reaches the container's 127.0.0.1:P",
     },
     Spec {
         name: "callbackPorts",
-        env: "AGENT_SANDBOX_CALLBACK_PORTS",
-        alias: "CLAUDE_SANDBOX_CALLBACK_PORTS",
+        var: var::CALLBACK_PORTS,
         kind: Kind::List(ItemKind::Port),
         doc: "ports whose container 127.0.0.1:P reaches the agent's listener (OAuth callbacks)",
     },
-    Spec {
-        name: "noForge",
-        env: "AGENT_SANDBOX_NO_FORGE",
-        alias: "CLAUDE_SANDBOX_NO_FORGE",
-        kind: Kind::Bool,
-        doc: "hide forge token stores (gh, glab) and git credential helpers",
-    },
-    Spec { name: "peers", env: "AGENT_SANDBOX_PEERS", alias: "CLAUDE_SANDBOX_PEERS", kind: Kind::Bool, doc: "make sibling checkouts readable (not writable)" },
+    Spec { name: "noForge", var: var::NO_FORGE, kind: Kind::Bool, doc: "hide forge token stores (gh, glab) and git credential helpers" },
+    Spec { name: "peers", var: var::PEERS, kind: Kind::Bool, doc: "make sibling checkouts readable (not writable)" },
     Spec {
         name: "allowWrite",
-        env: "AGENT_SANDBOX_ALLOW_WRITE",
-        alias: "CLAUDE_SANDBOX_ALLOW_WRITE",
+        var: var::ALLOW_WRITE,
         kind: Kind::List(ItemKind::Path),
         doc: "extra writable paths (not system locations, package or service state, root's home, or directories root owns)",
     },
     Spec {
         name: "allowWriteRootOwned",
-        env: "AGENT_SANDBOX_ALLOW_WRITE_ROOT_OWNED",
-        alias: "CLAUDE_SANDBOX_ALLOW_WRITE_ROOT_OWNED",
+        var: var::ALLOW_WRITE_ROOT_OWNED,
         kind: Kind::List(ItemKind::RootOwnedPath),
         doc: "extra writable paths that root owns, accepting that what a session leaves there may run as root",
     },
-    Spec {
-        name: "allowDevice",
-        env: "AGENT_SANDBOX_ALLOW_DEVICE",
-        alias: "CLAUDE_SANDBOX_ALLOW_DEVICE",
-        kind: Kind::List(ItemKind::Device),
-        doc: "devices under /dev passed into the sandbox",
-    },
-    Spec { name: "gpu", env: "AGENT_SANDBOX_GPU", alias: "CLAUDE_SANDBOX_GPU", kind: Kind::Bool, doc: "pass NVIDIA and DRI GPU devices" },
-    Spec {
-        name: "passEnv",
-        env: "AGENT_SANDBOX_PASS_ENV",
-        alias: "CLAUDE_SANDBOX_PASS_ENV",
-        kind: Kind::List(ItemKind::Name),
-        doc: "extra environment variables passed into the sandbox",
-    },
-    Spec {
-        name: "workspaceRoot",
-        env: "AGENT_SANDBOX_WORKSPACE_ROOT",
-        alias: "CLAUDE_SANDBOX_WORKSPACE_ROOT",
-        kind: Kind::Path,
-        doc: "the writable workspace (default: the current directory)",
-    },
+    Spec { name: "allowDevice", var: var::ALLOW_DEVICE, kind: Kind::List(ItemKind::Device), doc: "devices under /dev passed into the sandbox" },
+    Spec { name: "gpu", var: var::GPU, kind: Kind::Bool, doc: "pass NVIDIA and DRI GPU devices" },
+    Spec { name: "passEnv", var: var::PASS_ENV, kind: Kind::List(ItemKind::Name), doc: "extra environment variables passed into the sandbox" },
+    Spec { name: "workspaceRoot", var: var::WORKSPACE_ROOT, kind: Kind::Path, doc: "the writable workspace (default: the current directory)" },
     Spec {
         name: "protectDevcontainer",
-        env: "AGENT_SANDBOX_PROTECT_DEVCONTAINER",
-        alias: "CLAUDE_SANDBOX_PROTECT_DEVCONTAINER",
+        var: var::PROTECT_DEVCONTAINER,
         kind: Kind::Bool,
         doc: "make the workspace's .devcontainer/ and .devcontainer.json read-only in sessions",
     },
     Spec {
         name: "protectGitHooks",
-        env: "AGENT_SANDBOX_PROTECT_GIT_HOOKS",
-        alias: "CLAUDE_SANDBOX_PROTECT_GIT_HOOKS",
+        var: var::PROTECT_GIT_HOOKS,
         kind: Kind::Bool,
         doc: "make the workspace's .git/hooks (and a core.hooksPath directory) read-only in sessions",
     },
-    Spec {
-        name: "protectGitConfig",
-        env: "AGENT_SANDBOX_PROTECT_GIT_CONFIG",
-        alias: "CLAUDE_SANDBOX_PROTECT_GIT_CONFIG",
-        kind: Kind::Bool,
-        doc: "make the workspace's .git/config read-only in sessions",
-    },
+    Spec { name: "protectGitConfig", var: var::PROTECT_GIT_CONFIG, kind: Kind::Bool, doc: "make the workspace's .git/config read-only in sessions" },
     Spec {
         name: "shareToolDirs",
-        env: "AGENT_SANDBOX_SHARE_TOOL_DIRS",
-        alias: "CLAUDE_SANDBOX_SHARE_TOOL_DIRS",
+        var: var::SHARE_TOOL_DIRS,
         kind: Kind::Bool,
         doc: "give sessions your own ~/.cache and ~/.local/share instead of the sandbox's private ones",
     },
@@ -241,12 +187,12 @@ impl Key {
 
     /// `AGENT_SANDBOX_<KEY>`.
     pub fn env_var(self) -> &'static str {
-        self.spec().env
+        self.spec().var.name
     }
 
     /// `CLAUDE_SANDBOX_<KEY>`, the accepted alias.
     pub fn alias_var(self) -> &'static str {
-        self.spec().alias
+        self.spec().var.alias
     }
 
     pub fn kind(self) -> Kind {

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{At, ConfigError, Hint, Origin};
 pub use file::check_file_trust;
-pub use keys::{suggest, ItemKind, Key, Kind, ENV_ALIAS_PREFIX, ENV_PREFIX};
+pub use keys::{suggest, ItemKind, Key, Kind};
 pub use show::{render_check, render_show, show_json};
 pub use validate::never_passed;
 

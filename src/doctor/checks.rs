@@ -115,7 +115,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
     };
     let filter = (userns == Userns::Works).then(probe::packet_filter);
     let mounts = (userns == Userns::Works).then(probe::mounts);
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = std::env::var(crate::env_vars::PATH).unwrap_or_default();
     let path_dirs = path::split(&path).into_iter().map(path::dir_info).collect();
     let landlock = landlock::kernel_support();
     let setuid = bwrap.as_ref().is_ok_and(|b| landlock::setuid_root(b));
@@ -152,7 +152,7 @@ pub fn gather(jail_on: bool) -> HostFacts {
 /// What a root launch in this directory would get (the probe makes the
 /// id mappings and idmapped trees for real, then drops them).
 fn root_host_view() -> Result<(), String> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()).unwrap_or_else(|| PathBuf::from("/root"));
+    let home = std::env::var_os(crate::env_vars::HOME).map(PathBuf::from).filter(|h| h.is_absolute()).unwrap_or_else(|| PathBuf::from("/root"));
     let cwd = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
     match crate::sandbox::hostview::decide_root(&[home, cwd], &[]).0 {
         crate::sandbox::plan::HostView::Scan { why } => Err(why),

@@ -68,7 +68,7 @@ pub fn lint(path: &Path, text: &str, read: &dyn Fn(&Path) -> Option<String>) -> 
         ));
     }
     for key in ["containerEnv", "remoteEnv"] {
-        if let Some(p) = obj.get(key).and_then(|e| e.get("PATH")).and_then(Value::as_str) {
+        if let Some(p) = obj.get(key).and_then(|e| e.get(crate::env_vars::PATH)).and_then(Value::as_str) {
             out.extend(path_findings(&shown.to_string(), key, p));
         }
     }

@@ -99,7 +99,7 @@ pub fn after_install() -> Vec<Finding> {
             f.message += " (while an image is being built; `agent-sandbox doctor` in the running container says which /proc its sessions get)";
         }
     }
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = std::env::var(crate::env_vars::PATH).unwrap_or_default();
     let dirs: Vec<_> = path::split(&path).into_iter().map(path::dir_info).collect();
     out.extend(checks::exec_path_findings(&path, &dirs));
     out

@@ -113,7 +113,7 @@ pub fn build_argv(tools: &Tools, b: &BuildSpec) -> Vec<String> {
 /// `RUN --mount` needs BuildKit (docker 23 and later use it anyway).
 pub fn build_env(tools: &Tools) -> Vec<(String, String)> {
     match tools.engine {
-        Engine::Docker => vec![("DOCKER_BUILDKIT".to_owned(), "1".to_owned())],
+        Engine::Docker => vec![(crate::env_vars::DOCKER_BUILDKIT.to_owned(), "1".to_owned())],
         Engine::Podman | Engine::Buildah => Vec::new(),
     }
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// `SOURCE_DATE_EPOCH`: the `created` label's time when set.
-pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
+use crate::env_vars::SOURCE_DATE_EPOCH;
 
 /// A private working folder, removed when dropped.
 #[derive(Debug)]

@@ -10,6 +10,7 @@
 //! asks for the unmasked /proc sessions need; `entrypoint` runs at start
 //! as root and makes the container's tun device usable by the remote user.
 
+use crate::env_vars;
 use serde_json::json;
 
 pub const TITLE: &str = "org.opencontainers.image.title";
@@ -65,10 +66,10 @@ pub const SECURITY_OPT: [&str; 3] = ["systempaths=unconfined", "seccomp=unconfin
 pub fn devcontainer_metadata() -> serde_json::Value {
     json!([{
         "remoteUser": REMOTE_USER,
-        "containerEnv": { "UV_PROJECT_ENVIRONMENT": VENV },
+        "containerEnv": { (env_vars::UV_PROJECT_ENVIRONMENT): VENV },
         // The venv on the remote user's PATH only, after the system
         // directories (root's PATH never names a directory a user can write).
-        "remoteEnv": { "PATH": format!("${{containerEnv:PATH}}:{VENV}/bin") },
+        "remoteEnv": { (env_vars::PATH): format!("${{containerEnv:PATH}}:{VENV}/bin") },
         "securityOpt": SECURITY_OPT,
         "entrypoint": ENTRYPOINT,
         "postStartCommand": START_CHECK,

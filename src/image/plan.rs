@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 /// Build arguments this command sets itself, and the flag that sets each.
 pub const RESERVED_BUILD_ARGS: &[(&str, &str)] = &[("AGENTS", "--agents")];
 /// The variable that switches the egress jail off for a verify run.
-pub const JAIL_OFF: (&str, &str) = ("AGENT_SANDBOX_EGRESS_JAIL", "0");
+pub const JAIL_OFF: (&str, &str) = (crate::env_vars::EGRESS_JAIL.name, "0");
 /// The static binaries copied into the build context's `bin/`.
 pub const BINARIES: [&str; 2] = ["agent-sandbox", "sandbox-install"];
 /// Where `--extra-ca` lands in the context (bind-mounted by the npm step only).

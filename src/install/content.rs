@@ -2,6 +2,7 @@
 //! to files it shares with others (managed blocks, merged settings). Pure
 //! functions of their inputs; the planner decides when they are written.
 
+use crate::env_vars::DISABLE_AUTOUPDATER;
 use crate::layout::{PROFILE_SCRIPT, SHIM_DIR, SYSTEM_PATH_DIRS};
 use std::net::Ipv4Addr;
 
@@ -193,13 +194,13 @@ pub fn claude_managed(existing: Option<&str>) -> Result<String, String> {
     };
     let env = root.entry("env").or_insert_with(|| serde_json::Value::Object(Default::default()));
     let Some(env) = env.as_object_mut() else { return Err("its \"env\" is not an object".into()) };
-    if env.get("DISABLE_AUTOUPDATER").and_then(|v| v.as_str()) == Some("1") {
+    if env.get(DISABLE_AUTOUPDATER).and_then(|v| v.as_str()) == Some("1") {
         // Already off: keep the file byte for byte.
         if let Some(text) = existing {
             return Ok(text.to_string());
         }
     }
-    env.insert("DISABLE_AUTOUPDATER".into(), "1".into());
+    env.insert(DISABLE_AUTOUPDATER.into(), "1".into());
     let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(root)).map_err(|e| e.to_string())?;
     out.push('\n');
     Ok(out)

@@ -106,7 +106,7 @@ pub fn installed_set(m: Manager) -> BTreeSet<String> {
 }
 
 fn run(m: Manager, what: &str, cmd: &mut Command) -> Result<(), InstallError> {
-    cmd.env("DEBIAN_FRONTEND", "noninteractive");
+    cmd.env(crate::env_vars::DEBIAN_FRONTEND, "noninteractive");
     let out = cmd.output().map_err(|e| InstallError::Packages { manager: m.name(), detail: format!("cannot run {what}: {e}") })?;
     if out.status.success() {
         return Ok(());

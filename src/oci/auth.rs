@@ -26,13 +26,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub const USERNAME_VAR: &str = "AGENT_SANDBOX_REGISTRY_USERNAME";
-pub const PASSWORD_VAR: &str = "AGENT_SANDBOX_REGISTRY_PASSWORD";
-pub const TOKEN_VAR: &str = "AGENT_SANDBOX_REGISTRY_TOKEN";
-pub const DEVCONTAINERS_OCI_AUTH: &str = "DEVCONTAINERS_OCI_AUTH";
-pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
-pub const REGISTRY_AUTH_FILE: &str = "REGISTRY_AUTH_FILE";
-pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
+use crate::env_vars::{
+    DEVCONTAINERS_OCI_AUTH, DOCKER_CONFIG, GITHUB_TOKEN, HOME, REGISTRY_AUTH_FILE, REGISTRY_PASSWORD, REGISTRY_TOKEN, REGISTRY_USERNAME, XDG_RUNTIME_DIR,
+};
 
 /// The environment, as a plain map (tests pass their own).
 pub type Env = BTreeMap<String, String>;
@@ -80,10 +76,10 @@ pub fn candidate_files(env: &Env) -> Vec<PathBuf> {
     if let Some(f) = env.get(REGISTRY_AUTH_FILE) {
         files.push(PathBuf::from(f));
     }
-    if let Some(d) = env.get("XDG_RUNTIME_DIR") {
+    if let Some(d) = env.get(XDG_RUNTIME_DIR) {
         files.push(Path::new(d).join("containers/auth.json"));
     }
-    let home = env.get("HOME").map(PathBuf::from);
+    let home = env.get(HOME).map(PathBuf::from);
     if let Some(h) = &home {
         files.push(h.join(".config/containers/auth.json"));
     }
@@ -112,11 +108,14 @@ fn normalise_key(key: &str) -> String {
 
 /// Credentials from the environment variables (sources 1, 2 and 4).
 pub fn lookup_env(registry: &Registry, env: &Env) -> Option<Found> {
-    if let Some(token) = env.get(TOKEN_VAR).filter(|t| !t.is_empty()) {
-        return Some(Found { credential: Credential::Bearer(token.clone()), source: TOKEN_VAR.into() });
+    if let Some(token) = env.get(REGISTRY_TOKEN).filter(|t| !t.is_empty()) {
+        return Some(Found { credential: Credential::Bearer(token.clone()), source: REGISTRY_TOKEN.into() });
     }
-    if let (Some(u), Some(p)) = (env.get(USERNAME_VAR), env.get(PASSWORD_VAR)) {
-        return Some(Found { credential: Credential::Basic { username: u.clone(), password: p.clone() }, source: format!("{USERNAME_VAR}/{PASSWORD_VAR}") });
+    if let (Some(u), Some(p)) = (env.get(REGISTRY_USERNAME), env.get(REGISTRY_PASSWORD)) {
+        return Some(Found {
+            credential: Credential::Basic { username: u.clone(), password: p.clone() },
+            source: format!("{REGISTRY_USERNAME}/{REGISTRY_PASSWORD}"),
+        });
     }
     let names = aliases(registry);
     if let Some(list) = env.get(DEVCONTAINERS_OCI_AUTH) {

@@ -44,16 +44,16 @@ pub fn session_env(ctx: &Context, config: &Config, git_config: &Path) -> BTreeMa
     let set = |env: &mut BTreeMap<OsString, OsString>, k: &str, v: &OsStr| {
         env.insert(k.into(), v.to_os_string());
     };
-    set(&mut env, "PATH", &sanitized_path(ctx.env.get(OsStr::new("PATH")).map(OsString::as_os_str)));
-    set(&mut env, "HOME", ctx.home.as_os_str());
-    set(&mut env, "USER", ctx.user.as_ref());
-    set(&mut env, "LOGNAME", ctx.user.as_ref());
-    set(&mut env, "SHELL", ctx.shell.as_os_str());
-    set(&mut env, "TMPDIR", "/tmp".as_ref());
+    set(&mut env, env_vars::PATH, &sanitized_path(ctx.env.get(OsStr::new(env_vars::PATH)).map(OsString::as_os_str)));
+    set(&mut env, env_vars::HOME, ctx.home.as_os_str());
+    set(&mut env, env_vars::USER, ctx.user.as_ref());
+    set(&mut env, env_vars::LOGNAME, ctx.user.as_ref());
+    set(&mut env, env_vars::SHELL, ctx.shell.as_os_str());
+    set(&mut env, env_vars::TMPDIR, "/tmp".as_ref());
     set(&mut env, env_vars::IS_SANDBOX, "1".as_ref());
     set(&mut env, env_vars::IS_SANDBOX_AGENT, ctx.agent.name().as_ref());
     set(&mut env, env_vars::SANDBOX_SESSION, ctx.session_id.as_ref());
-    set(&mut env, "GIT_CONFIG_GLOBAL", git_config.as_os_str());
-    set(&mut env, "GIT_CONFIG_NOSYSTEM", "1".as_ref());
+    set(&mut env, env_vars::GIT_CONFIG_GLOBAL, git_config.as_os_str());
+    set(&mut env, env_vars::GIT_CONFIG_NOSYSTEM, "1".as_ref());
     env
 }

@@ -316,7 +316,7 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     let workspace = workspace(ctx, config, fs)?;
     let git_config_path = ctx.home.join(".gitconfig");
     let env = session_env(ctx, config, &git_config_path);
-    let session_path = env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
+    let session_path = env.get(std::ffi::OsStr::new(crate::env_vars::PATH)).cloned().unwrap_or_default();
 
     let mut fixed = vec![
         DataFile::bytes("seccomp", seccomp::to_bytes(&seccomp::program(seccomp::native_abis()))),

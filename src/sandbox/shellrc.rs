@@ -20,6 +20,7 @@
 //! `parse` is pure (the reader of sourced files is passed in); `gather`
 //! reads the files.
 
+use crate::env_vars;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -79,8 +80,8 @@ struct Reader<'a> {
 /// Reads `files` (path, text) in order, following what they source.
 pub fn parse(files: &[(PathBuf, String)], home: &Path, read: &dyn Fn(&Path) -> Option<String>) -> ShellPath {
     let mut vars = BTreeMap::new();
-    vars.insert("HOME".to_string(), Ok(home.display().to_string()));
-    vars.insert("PATH".to_string(), Ok(OLD_PATH.to_string()));
+    vars.insert(env_vars::HOME.to_string(), Ok(home.display().to_string()));
+    vars.insert(env_vars::PATH.to_string(), Ok(OLD_PATH.to_string()));
     let mut r = Reader { vars, out: ShellPath::default(), read, seen: Vec::new() };
     for (path, text) in files {
         // Already read where another file sourced it.
@@ -349,7 +350,7 @@ impl Reader<'_> {
             let old = self.vars.get(name).cloned().unwrap_or(Ok(String::new()));
             value = old.and_then(|o| value.map(|v| o + &v));
         }
-        if name == "PATH" {
+        if name == env_vars::PATH {
             match &value {
                 Ok(v) => self.add_dirs(path, line, v.split(':')),
                 Err(why) => self.unfollowed(path, line, format!("PATH is set from {why}")),
@@ -419,7 +420,7 @@ impl Reader<'_> {
     }
 
     fn home(&self) -> String {
-        self.vars.get("HOME").cloned().and_then(Result::ok).unwrap_or_default()
+        self.vars.get(env_vars::HOME).cloned().and_then(Result::ok).unwrap_or_default()
     }
 
     /// A word's value: quotes removed, `~`, `$NAME`, `${NAME}` and

@@ -5,7 +5,7 @@
 //! every connection it accepts is greeted with the secret, so a probe knows
 //! it really reached the outside. It exits when the launcher goes away.
 
-use super::CANARY_ENV;
+use crate::env_vars::VERIFY_CANARY as CANARY_ENV;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::os::linux::net::SocketAddrExt;

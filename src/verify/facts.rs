@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 
 /// Variables planted in the environment the plan is decided from: each
 /// looks like a secret, a socket or a loader hook and must never arrive.
-pub const PLANTED: &[&str] =
-    &["AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "SSH_AUTH_SOCK", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "VSCODE_IPC_HOOK_CLI", "BASH_ENV", "LD_LIBRARY_PATH"];
+use crate::env_vars::VERIFY_PLANTED as PLANTED;
 
 /// `env` plus the planted variables, each holding the nonce.
 pub fn planted_env(env: &EnvMap, nonce: &str) -> EnvMap {
@@ -65,7 +64,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
     if jail {
         helpers.extend(crate::sysbin::find("pasta", "").ok());
     }
-    let git_config = plan.env.get(OsStr::new("GIT_CONFIG_GLOBAL")).map(PathBuf::from).unwrap_or_else(|| home.join(".gitconfig"));
+    let git_config = plan.env.get(OsStr::new(crate::env_vars::GIT_CONFIG_GLOBAL)).map(PathBuf::from).unwrap_or_else(|| home.join(".gitconfig"));
     Spec {
         agent: l.agent.name().into(),
         session_id: plan.env.get(OsStr::new(crate::env_vars::SANDBOX_SESSION)).map(|v| v.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -74,7 +73,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
         uid: l.uid,
         home: home.clone(),
         workspace: plan.workspace.clone(),
-        path: crate::sandbox::env::sanitized_path(l.env.get(OsStr::new("PATH")).map(|p| p.as_os_str())).to_string_lossy().into_owned(),
+        path: crate::sandbox::env::sanitized_path(l.env.get(OsStr::new(crate::env_vars::PATH)).map(|p| p.as_os_str())).to_string_lossy().into_owned(),
         pass_env: l.config.pass_env.clone(),
         planted_env: PLANTED.iter().map(|s| s.to_string()).collect(),
         no_forge: l.config.no_forge,

@@ -163,9 +163,6 @@ pub const PROBE_PATH: &str = "/dev/.agent-sandbox-probe";
 pub const PROBE_VERB: &str = "__probe";
 pub const CANARY_VERB: &str = "__canary";
 
-/// Environment variable holding the canary's secret (only in the canary).
-pub const CANARY_ENV: &str = "AGENT_SANDBOX_VERIFY_CANARY";
-
 /// The canary's secret for a run's nonce (distinct from the planted
 /// variables' values, which hold the bare nonce).
 pub fn canary_secret(nonce: &str) -> String {

@@ -202,7 +202,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             })
         }
         Weakening::Git => {
-            for k in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"] {
+            for k in [crate::env_vars::GIT_CONFIG_GLOBAL, crate::env_vars::GIT_CONFIG_NOSYSTEM] {
                 plan.env.remove(std::ffi::OsStr::new(k));
             }
             let git_data = plan.data.iter().position(|d| d.purpose == "gitconfig");

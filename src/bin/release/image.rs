@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 /// `NODE_EXTRA_CA_CERTS`: the default `--extra-ca` when it names a file.
-pub const NODE_EXTRA_CA_CERTS: &str = "NODE_EXTRA_CA_CERTS";
+use agent_sandbox::env_vars::NODE_EXTRA_CA_CERTS;
 
 #[derive(Debug, Subcommand)]
 pub enum ImageCommand {

@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
 /// `SOURCE_DATE_EPOCH`: the archives' file time (reproducible builds).
-pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
+use agent_sandbox::env_vars::SOURCE_DATE_EPOCH;
 
 #[derive(Debug, Subcommand)]
 pub enum FeatureCommand {

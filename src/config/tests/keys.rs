@@ -17,8 +17,8 @@ fn registry_rows_match_their_keys() {
     for key in Key::ALL {
         assert_eq!(Key::from_name(key.name()), Some(key));
         let snake = screaming_snake(key.name());
-        assert_eq!(key.env_var(), format!("{ENV_PREFIX}{snake}"));
-        assert_eq!(key.alias_var(), format!("{ENV_ALIAS_PREFIX}{snake}"));
+        assert_eq!(key.env_var(), format!("{}{snake}", crate::env_vars::PREFIX));
+        assert_eq!(key.alias_var(), format!("{}{snake}", crate::env_vars::ALIAS_PREFIX));
         assert!(!key.doc().is_empty());
     }
     assert_eq!(Key::EgressJail.env_var(), "AGENT_SANDBOX_EGRESS_JAIL");

@@ -30,12 +30,12 @@ fn files_are_searched_podman_first_then_docker() {
 #[test]
 fn environment_wins_and_devcontainers_variable_matches_by_host() {
     let r = reg("ghcr.io");
-    let e = env(&[(USERNAME_VAR, "u"), (PASSWORD_VAR, "p"), (DEVCONTAINERS_OCI_AUTH, "ghcr.io|x|y")]);
+    let e = env(&[(REGISTRY_USERNAME, "u"), (REGISTRY_PASSWORD, "p"), (DEVCONTAINERS_OCI_AUTH, "ghcr.io|x|y")]);
     assert_eq!(lookup_env(&r, &e), Some(basic("u", "p", "AGENT_SANDBOX_REGISTRY_USERNAME/AGENT_SANDBOX_REGISTRY_PASSWORD")));
     let e = env(&[(DEVCONTAINERS_OCI_AUTH, "example.com|a|b,ghcr.io|x|y|z")]);
     assert_eq!(lookup_env(&r, &e), Some(basic("x", "y|z", DEVCONTAINERS_OCI_AUTH)));
     assert_eq!(lookup_env(&reg("quay.io"), &e), None);
-    assert_eq!(lookup_env(&r, &env(&[(TOKEN_VAR, "t")])).unwrap().credential, Credential::Bearer("t".into()));
+    assert_eq!(lookup_env(&r, &env(&[(REGISTRY_TOKEN, "t")])).unwrap().credential, Credential::Bearer("t".into()));
 }
 
 #[test]

@@ -39,7 +39,7 @@ pub fn allow_list_only(c: &Ctx) -> Outcome {
     let cwd = std::env::current_dir().ok();
     let extra: Vec<String> = std::env::vars_os()
         // bwrap itself sets PWD to the directory it starts the command in.
-        .filter(|(k, v)| !(k == "PWD" && cwd.as_deref() == Some(std::path::Path::new(v))))
+        .filter(|(k, v)| !(k == env_vars::PWD && cwd.as_deref() == Some(std::path::Path::new(v))))
         .filter(|(k, v)| !allowed(&k.to_string_lossy(), v, agent, &c.spec.pass_env))
         .map(|(k, _)| k.to_string_lossy().into_owned())
         .collect();
@@ -70,13 +70,19 @@ pub fn launcher_values(c: &Ctx) -> Outcome {
     let s = &c.spec;
     let home = s.home.to_string_lossy().into_owned();
     let mut bad = Vec::new();
-    for (name, want) in [("HOME", home.as_str()), ("USER", s.user.as_str()), ("LOGNAME", s.user.as_str()), ("PATH", s.path.as_str()), ("TMPDIR", "/tmp")] {
+    for (name, want) in [
+        (env_vars::HOME, home.as_str()),
+        (env_vars::USER, s.user.as_str()),
+        (env_vars::LOGNAME, s.user.as_str()),
+        (env_vars::PATH, s.path.as_str()),
+        (env_vars::TMPDIR, "/tmp"),
+    ] {
         let got = var(name);
         if got.as_deref() != Some(want) {
             bad.push(format!("{name}={}, expected {want}", got.unwrap_or_else(|| "<unset>".into())));
         }
     }
-    if let Some(p) = var("PATH") {
+    if let Some(p) = var(env_vars::PATH) {
         if p.split(':').any(|e| !e.starts_with('/')) {
             bad.push("PATH has a relative or empty entry".into());
         }

@@ -14,11 +14,11 @@ use std::time::Duration;
 
 pub fn git_config(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
-    let global = std::env::var_os("GIT_CONFIG_GLOBAL").map(PathBuf::from);
+    let global = std::env::var_os(crate::env_vars::GIT_CONFIG_GLOBAL).map(PathBuf::from);
     if global.as_deref() != Some(c.spec.git_config.as_path()) {
         bad.push(format!("GIT_CONFIG_GLOBAL is {global:?}, expected {}", c.spec.git_config.display()));
     }
-    if std::env::var("GIT_CONFIG_NOSYSTEM").as_deref() != Ok("1") {
+    if std::env::var(crate::env_vars::GIT_CONFIG_NOSYSTEM).as_deref() != Ok("1") {
         bad.push("GIT_CONFIG_NOSYSTEM is not 1".into());
     }
     let text = std::fs::read_to_string(&c.spec.git_config).unwrap_or_default();
@@ -79,7 +79,7 @@ fn git_scopes(c: &Ctx) -> Vec<String> {
 /// empty read-only files, and neither the directory nor any writable one
 /// above it can be renamed away (and replaced by one holding a plant).
 pub fn entry_points(c: &Ctx) -> Outcome {
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = std::env::var(crate::env_vars::PATH).unwrap_or_default();
     let mut dirs: Vec<PathBuf> = Vec::new();
     for dir in path.split(':').filter(|d| d.starts_with('/')).map(PathBuf::from) {
         if Some(dir.as_path()) == c.spec.launcher_dir.as_deref() {
