@@ -11,7 +11,6 @@ pub mod doctor;
 pub mod env_vars;
 pub mod finding;
 pub mod fixes;
-pub mod fsread;
 #[cfg(feature = "release-tools")]
 pub mod image;
 pub mod install;

@@ -1,18 +1,182 @@
-//! Reading a tree a session could have written (the workspace), without
-//! trusting it: every path is walked one component at a time from a
-//! directory descriptor with `O_NOFOLLOW`, so a symbolic link anywhere on
-//! the way is seen as what it is and never followed; files are opened
-//! non-blocking and read only when `fstat` says they are regular, up to a
-//! cap, so a FIFO, a device or `/dev/zero` behind a name costs an error,
-//! not a hang. Relative paths only; `..` is refused.
+//! Reading a tree a session may have written (the workspace, a tool dir)
+//! without trusting it. Every path is walked one component at a time from
+//! an already open directory with `O_NOFOLLOW`, so a symbolic link
+//! anywhere on the way is seen as what it is and never followed
+//! (`package.json -> /dev/zero`, a linked `.git`); relative paths only,
+//! `..` refused. Files are opened non-blocking (a FIFO opens at once and is
+//! then refused) and read only when `fstat` on the opened descriptor says
+//! they are regular, up to a cap. A hostile entry costs an error value,
+//! never a hang.
+//!
+//! Review walks and reads the workspace with it, the sandbox's file view
+//! and executor look at and make paths beneath a root with it, and the
+//! root scan lists with it; so it sits below all of them.
 
-use nix::fcntl::{openat, OFlag};
-use nix::sys::stat::{fstat, FileStat, Mode, SFlag};
-use std::ffi::OsString;
+use nix::errno::Errno;
+use nix::fcntl::{openat, AtFlags, OFlag};
+use nix::sys::stat::{fstat, fstatat, FileStat, Mode, SFlag};
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+
+/// Files review reads (configs, scripts, hooks) are small; a bigger one
+/// is reported by its size and fingerprint instead of its contents.
+pub const READ_CAP: u64 = 1 << 20;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    #[error("not read: {0}, not a regular file")]
+    NotRegular(&'static str),
+    #[error("not read: {size} bytes, over the {cap}-byte cap")]
+    TooBig { size: u64, cap: u64 },
+    #[error("not read: {0}")]
+    Io(Errno),
+}
+
+impl From<Errno> for ReadError {
+    fn from(e: Errno) -> Self {
+        match e {
+            // O_NOFOLLOW on a symlink.
+            Errno::ELOOP => ReadError::NotRegular("a symbolic link"),
+            // O_DIRECTORY|O_NOFOLLOW on a symlink or a file.
+            Errno::ENOTDIR => ReadError::NotRegular("a symbolic link or a file where a directory belongs"),
+            e => ReadError::Io(e),
+        }
+    }
+}
+
+const DIR_FLAGS: OFlag = OFlag::O_RDONLY.union(OFlag::O_DIRECTORY).union(OFlag::O_NOFOLLOW).union(OFlag::O_CLOEXEC).union(OFlag::O_NONBLOCK);
+const PLACE_FLAGS: OFlag = OFlag::O_PATH.union(OFlag::O_DIRECTORY).union(OFlag::O_NOFOLLOW).union(OFlag::O_CLOEXEC);
+const FILE_FLAGS: OFlag = OFlag::O_RDONLY.union(OFlag::O_NOFOLLOW).union(OFlag::O_CLOEXEC).union(OFlag::O_NONBLOCK).union(OFlag::O_NOCTTY);
+
+fn owned(fd: RawFd) -> OwnedFd {
+    // SAFETY: `fd` was just returned by a successful open and is owned by
+    // nothing else.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// A directory to list or walk with readable descriptors (`getdents64`
+/// needs one; `open_root` gives only a place). Symlinks in `path` itself
+/// are followed: it is chosen by the user (the workspace, a tool dir), not
+/// by a session.
+pub fn open_dir(path: &Path) -> nix::Result<OwnedFd> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+    nix::fcntl::open(path, flags, Mode::empty()).map(owned)
+}
+
+/// The directory `name` inside `dir`, refusing a symlink.
+pub fn open_dir_at(dir: RawFd, name: &OsStr) -> nix::Result<OwnedFd> {
+    openat(Some(dir), name, DIR_FLAGS, Mode::empty()).map(owned)
+}
+
+/// `lstat` of `name` inside `dir`.
+pub fn stat_at(dir: RawFd, name: &OsStr) -> nix::Result<FileStat> {
+    fstatat(Some(dir), name, AtFlags::AT_SYMLINK_NOFOLLOW)
+}
+
+pub fn type_of(mode: u32) -> &'static str {
+    match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
+        SFlag::S_IFREG => "a regular file",
+        SFlag::S_IFDIR => "a directory",
+        SFlag::S_IFLNK => "a symbolic link",
+        SFlag::S_IFIFO => "a FIFO",
+        SFlag::S_IFSOCK => "a socket",
+        SFlag::S_IFCHR => "a character device",
+        SFlag::S_IFBLK => "a block device",
+        _ => "an unknown file type",
+    }
+}
+
+/// Reads the regular file `name` inside `dir`, at most `cap` bytes.
+pub fn read_at(dir: RawFd, name: &OsStr, cap: u64) -> Result<Vec<u8>, ReadError> {
+    // lstat first, so a device node is never even opened.
+    let pre = stat_at(dir, name)?;
+    if pre.st_mode & SFlag::S_IFMT.bits() != SFlag::S_IFREG.bits() {
+        return Err(ReadError::NotRegular(type_of(pre.st_mode)));
+    }
+    let fd = owned(openat(Some(dir), name, FILE_FLAGS, Mode::empty())?);
+    // What was opened is what is read: check the descriptor itself.
+    let st = fstat(fd.as_raw_fd())?;
+    if st.st_mode & SFlag::S_IFMT.bits() != SFlag::S_IFREG.bits() {
+        return Err(ReadError::NotRegular(type_of(st.st_mode)));
+    }
+    let size = u64::try_from(st.st_size).unwrap_or(0);
+    if size > cap {
+        return Err(ReadError::TooBig { size, cap });
+    }
+    let mut out = Vec::with_capacity(size as usize);
+    std::fs::File::from(fd).take(cap).read_to_end(&mut out).map_err(|e| ReadError::Io(Errno::from_raw(e.raw_os_error().unwrap_or(0))))?;
+    Ok(out)
+}
+
+/// Reads `rel` (components separated by `/`, no `.` or `..`) under the
+/// open directory `root`, every component opened without following
+/// symlinks.
+pub fn read_rel(root: RawFd, rel: &[u8], cap: u64) -> Result<Vec<u8>, ReadError> {
+    let mut parts: Vec<&[u8]> = rel.split(|b| *b == b'/').filter(|p| !p.is_empty()).collect();
+    if parts.iter().any(|p| matches!(*p, b"." | b"..")) {
+        return Err(ReadError::NotRegular("a path that does not stay beneath its root"));
+    }
+    let Some(last) = parts.pop() else { return Err(ReadError::NotRegular("a directory")) };
+    let mut held: Option<OwnedFd> = None;
+    for part in parts {
+        let at = held.as_ref().map_or(root, AsRawFd::as_raw_fd);
+        // A place, not a listing: search permission is enough, as for
+        // any other reader of the file (git through a 0311 directory).
+        held = Some(openat(Some(at), OsStr::from_bytes(part), PLACE_FLAGS, Mode::empty()).map(owned)?);
+    }
+    read_at(held.as_ref().map_or(root, AsRawFd::as_raw_fd), OsStr::from_bytes(last), cap)
+}
+
+/// A directory entry's type as `getdents64` gives it (`DT_LNK` and so on;
+/// `DT_UNKNOWN` where the file system keeps none).
+pub type EntryType = u8;
+
+/// Each entry of the open directory `dir` but `.` and `..`, its name (NUL
+/// ended) and type, read with `getdents64` into `buf` (reused across
+/// calls: one allocation for a whole walk, and two system calls for most
+/// directories, where `readdir` takes more and `fdopendir` adds its own).
+pub fn each_entry(dir: RawFd, buf: &mut Vec<u8>, mut each: impl FnMut(&std::ffi::CStr, EntryType)) -> nix::Result<()> {
+    // Room for many entries; a name is at most 255 bytes.
+    if buf.len() < 32 * 1024 {
+        buf.resize(32 * 1024, 0);
+    }
+    loop {
+        // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`,
+        // which stays borrowed mutably for the call.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len()) };
+        let n = usize::try_from(Errno::result(n)?).unwrap_or(0);
+        if n == 0 {
+            return Ok(());
+        }
+        // linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1),
+        // then the name and its NUL, the record padded to d_reclen.
+        let mut rest = buf.get(..n).unwrap_or_default();
+        while let (Some(reclen), Some(&ty)) = (rest.get(16..18), rest.get(18)) {
+            let reclen = usize::from(u16::from_ne_bytes([reclen[0], reclen[1]]));
+            let Some(record) = rest.get(..reclen).filter(|_| reclen > 19) else { return Err(Errno::EIO) };
+            let name = std::ffi::CStr::from_bytes_until_nul(&record[19..]).map_err(|_| Errno::EIO)?;
+            if !matches!(name.to_bytes(), b"." | b"..") {
+                each(name, ty);
+            }
+            rest = &rest[reclen..];
+        }
+    }
+}
+
+/// Reads the regular file at `path` without following a symlink at its
+/// last component and without blocking; its directory is opened as given.
+pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(ReadError::NotRegular("a directory"));
+    };
+    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+    let dir = open_dir(parent)?;
+    read_at(dir.as_raw_fd(), name, cap)
+}
 
 /// What is at a name, not following it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,19 +210,8 @@ impl Entry {
     }
 }
 
-/// Why a read failed.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ReadError {
-    #[error("{0} is not a regular file but {1}")]
-    NotRegular(PathBuf, String),
-    #[error("{0} is larger than {1} bytes")]
-    TooLarge(PathBuf, u64),
-    #[error("{0}: {1}")]
-    Io(PathBuf, String),
-}
-
-/// Opens `dir` (a trusted path: the workspace itself) as the root of walks.
+/// Opens `dir` (a trusted path: the workspace itself) as the root of walks
+/// (`O_PATH`: search permission is enough).
 pub fn open_root(dir: &Path) -> std::io::Result<OwnedFd> {
     let fd = nix::fcntl::open(dir, OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
     // SAFETY: a new descriptor owned only here.
@@ -153,44 +306,11 @@ pub fn entry(root: &Path, rel: &Path) -> Entry {
 }
 
 /// The contents of the regular file `rel` under `root`, at most `cap`
-/// bytes (more is an error); anything else — a symlink on the way, a FIFO,
-/// a device — is an error without a blocking open or an endless read.
-pub fn read_regular(root: &Path, rel: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
-    let full = root.join(rel);
-    let io = |e: String| ReadError::Io(full.clone(), e);
-    let r = open_root(root).map_err(|e| io(e.to_string()))?;
-    let (parent_rel, name) = match (rel.parent(), rel.file_name()) {
-        (Some(p), Some(n)) => (p, n),
-        _ => return Err(io("not a file name".into())),
-    };
-    let parent = match walk(&r, parent_rel) {
-        Ok((fd, Entry::Dir)) => fd,
-        Ok((_, kind)) | Err(kind) => return Err(ReadError::NotRegular(full, Entry::BadParent(parent_rel.into(), Box::new(kind)).describe())),
-    };
-    // The O_PATH parent cannot be read through; reopen it as a directory.
-    let parent = reopen_dir(&parent).map_err(|e| io(e.to_string()))?;
-    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
-    let fd = match openat(Some(parent.as_raw_fd()), name, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(nix::errno::Errno::ELOOP) => return Err(ReadError::NotRegular(full, Entry::Symlink(readlinkat(&parent, name)).describe())),
-        Err(e) => return Err(io(e.desc().into())),
-    };
-    // SAFETY: a new descriptor owned only here.
-    let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    let st = fstat(file.as_raw_fd()).map_err(|e| io(e.desc().into()))?;
-    let kind = kind_of(&st);
-    if kind != Entry::File {
-        return Err(ReadError::NotRegular(full, kind.describe()));
-    }
-    if st.st_size as u64 > cap {
-        return Err(ReadError::TooLarge(full, cap));
-    }
-    let mut buf = Vec::new();
-    file.take(cap + 1).read_to_end(&mut buf).map_err(|e| io(e.to_string()))?;
-    if buf.len() as u64 > cap {
-        return Err(ReadError::TooLarge(full, cap));
-    }
-    Ok(buf)
+/// bytes (more is an error); anything else (a symlink on the way, a FIFO,
+/// a device) is an error without a blocking open or an endless read.
+pub fn read_beneath(root: &Path, rel: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let dir = open_root(root).map_err(|e| ReadError::Io(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))))?;
+    read_rel(dir.as_raw_fd(), rel.as_os_str().as_bytes(), cap)
 }
 
 /// Makes the directory `rel` under `root` (and its missing parents, mode
@@ -229,38 +349,89 @@ fn reopen_dir(fd: &OwnedFd) -> nix::Result<OwnedFd> {
 pub fn list(root: &Path, rel: &Path) -> Vec<(OsString, Entry)> {
     let Ok(r) = open_root(root) else { return Vec::new() };
     let Ok((fd, Entry::Dir)) = walk(&r, rel) else { return Vec::new() };
-    let Ok(dirfd) = reopen_dir(&fd) else { return Vec::new() };
-    let Ok(mut dir) = nix::dir::Dir::from_fd(dirfd.as_raw_fd()) else { return Vec::new() };
-    // The Dir now owns the descriptor.
-    std::mem::forget(dirfd);
-    let mut out: Vec<(OsString, Entry)> = dir
-        .iter()
-        .filter_map(Result::ok)
-        .filter(|e| !matches!(e.file_name().to_bytes(), b"." | b".."))
-        .map(|e| {
-            let name = OsString::from(std::ffi::OsStr::from_bytes(e.file_name().to_bytes()));
-            let kind = match e.file_type() {
-                Some(nix::dir::Type::Directory) => Entry::Dir,
-                Some(nix::dir::Type::File) => Entry::File,
-                Some(nix::dir::Type::Symlink) => Entry::Symlink(PathBuf::new()),
-                Some(nix::dir::Type::Fifo) => Entry::Special("FIFO"),
-                Some(nix::dir::Type::Socket) => Entry::Special("socket"),
-                Some(nix::dir::Type::CharacterDevice) => Entry::Special("character device"),
-                Some(nix::dir::Type::BlockDevice) => Entry::Special("block device"),
-                // File systems that do not report types: look.
-                None => entry(root, &rel.join(&name)),
-            };
-            (name, kind)
-        })
-        .collect();
+    let Ok(dir) = reopen_dir(&fd) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let listed = each_entry(dir.as_raw_fd(), &mut buf, |name, ty| {
+        let name = OsString::from(OsStr::from_bytes(name.to_bytes()));
+        let kind = match ty {
+            libc::DT_DIR => Entry::Dir,
+            libc::DT_REG => Entry::File,
+            libc::DT_LNK => Entry::Symlink(PathBuf::new()),
+            libc::DT_FIFO => Entry::Special("FIFO"),
+            libc::DT_SOCK => Entry::Special("socket"),
+            libc::DT_CHR => Entry::Special("character device"),
+            libc::DT_BLK => Entry::Special("block device"),
+            // File systems that do not report types: look.
+            _ => entry(root, &rel.join(&name)),
+        };
+        out.push((name, kind));
+    });
+    if listed.is_err() {
+        return Vec::new();
+    }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// More entries than one `getdents64` call returns: all of them, each
+    /// once, with its type, and neither `.` nor `..`.
+    #[test]
+    fn every_entry_is_listed_once_with_its_type() {
+        let d = tempfile::tempdir().unwrap();
+        let long = "n".repeat(200);
+        for i in 0..400 {
+            std::fs::write(d.path().join(format!("{long}{i}")), b"").unwrap();
+        }
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink("/nowhere", d.path().join("link")).unwrap();
+        let dir = open_dir(d.path()).unwrap();
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        each_entry(dir.as_raw_fd(), &mut buf, |name, ty| got.push((name.to_str().unwrap().to_string(), ty))).unwrap();
+        got.sort();
+        let mut want: Vec<(String, u8)> = (0..400).map(|i| (format!("{long}{i}"), libc::DT_REG)).collect();
+        want.push(("sub".into(), libc::DT_DIR));
+        want.push(("link".into(), libc::DT_LNK));
+        want.sort();
+        assert_eq!(got, want);
+        assert!(400 * 200 > buf.len(), "the listing took more than one call");
+    }
+
+    #[test]
+    fn hostile_entries_are_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        std::fs::write(p.join("ok"), "hello").unwrap();
+        nix::unistd::mkfifo(&p.join("fifo"), Mode::from_bits_truncate(0o644)).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", p.join("zero")).unwrap();
+        std::os::unix::fs::symlink("loop", p.join("loop")).unwrap();
+        std::fs::File::create(p.join("huge")).unwrap().set_len(5 << 30).unwrap();
+        assert_eq!(read_regular(&p.join("ok"), READ_CAP).unwrap(), b"hello");
+        assert_eq!(read_regular(&p.join("fifo"), READ_CAP), Err(ReadError::NotRegular("a FIFO")));
+        assert_eq!(read_regular(&p.join("zero"), READ_CAP), Err(ReadError::NotRegular("a symbolic link")));
+        assert_eq!(read_regular(&p.join("loop"), READ_CAP), Err(ReadError::NotRegular("a symbolic link")));
+        assert_eq!(read_regular(&p.join("huge"), READ_CAP), Err(ReadError::TooBig { size: 5 << 30, cap: READ_CAP }));
+    }
+
+    #[test]
+    fn relative_reads_refuse_symlinked_directories() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        std::fs::create_dir_all(p.join("real/.git")).unwrap();
+        std::fs::write(p.join("real/.git/config"), "[core]\n").unwrap();
+        std::os::unix::fs::symlink("real", p.join("link")).unwrap();
+        let root = open_root(p).unwrap();
+        assert_eq!(read_rel(root.as_raw_fd(), b"real/.git/config", READ_CAP).unwrap(), b"[core]\n");
+        assert_eq!(
+            read_rel(root.as_raw_fd(), b"link/.git/config", READ_CAP),
+            Err(ReadError::NotRegular("a symbolic link or a file where a directory belongs"))
+        );
+    }
 
     fn tree() -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
@@ -294,15 +465,16 @@ mod tests {
     fn reads_only_regular_files_within_the_cap() {
         let t = tree();
         let r = t.path();
-        assert_eq!(read_regular(r, Path::new("a/b/f"), 10).unwrap(), b"hello");
-        assert!(matches!(read_regular(r, Path::new("big"), 10), Err(ReadError::TooLarge(..))));
+        assert_eq!(read_beneath(r, Path::new("a/b/f"), 10).unwrap(), b"hello");
+        assert!(matches!(read_beneath(r, Path::new("big"), 10), Err(ReadError::TooBig { .. })));
         // A FIFO with no writer would block a plain open: refused at once.
         let start = std::time::Instant::now();
-        assert!(matches!(read_regular(r, Path::new("fifo"), 10), Err(ReadError::NotRegular(..))));
+        assert!(matches!(read_beneath(r, Path::new("fifo"), 10), Err(ReadError::NotRegular(..))));
         assert!(start.elapsed() < std::time::Duration::from_secs(1));
-        assert!(matches!(read_regular(r, Path::new("a/abs"), 10_000), Err(ReadError::NotRegular(..))));
-        assert!(matches!(read_regular(r, Path::new("a/sl/f"), 10), Err(ReadError::NotRegular(..))));
-        assert!(matches!(read_regular(r, Path::new("a/missing"), 10), Err(ReadError::Io(..))));
+        assert!(matches!(read_beneath(r, Path::new("a/abs"), 10_000), Err(ReadError::NotRegular(..))));
+        assert!(matches!(read_beneath(r, Path::new("a/sl/f"), 10), Err(ReadError::NotRegular(..))));
+        assert!(matches!(read_beneath(r, Path::new("a/../big"), 1000), Err(ReadError::NotRegular(..))));
+        assert!(matches!(read_beneath(r, Path::new("a/missing"), 10), Err(ReadError::Io(..))));
     }
 
     #[test]

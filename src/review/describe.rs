@@ -3,7 +3,7 @@
 use super::gitcfg;
 use super::kinds::Kind;
 use super::walk::{Entry, Ty};
-use crate::fsread::ReadError;
+use crate::nofollow::ReadError;
 
 /// At most a line of text, for display; control characters (a session's
 /// escape sequences) shown escaped.

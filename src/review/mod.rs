@@ -6,7 +6,7 @@
 //!   the agents' state in the home (`~/.claude`, `~/.claude.json`,
 //!   `~/.codex`, `~/.pi`, `~/.agents/skills`: bound into sessions, read
 //!   by the vendor binaries wherever they start next) without following
-//!   symlinks or blocking (`crate::fsread`);
+//!   symlinks or blocking (`crate::nofollow`);
 //! - `classify` gives each path its kind (`kinds`: one table, most
 //!   dangerous first) by place and content;
 //! - a `Snapshot` keeps every path's fingerprint (of its contents for the

@@ -1,11 +1,11 @@
 //! The listing of a tree: every entry with its type and a fingerprint of
 //! its metadata (size, inode, mtime and ctime: a session can set mtime but
 //! not ctime, so any write, chmod or replacement changes it). Walked
-//! without following symlinks, descriptor by descriptor (`crate::fsread`), within
+//! without following symlinks, descriptor by descriptor (`crate::nofollow`), within
 //! limits: a hostile tree (too deep, too many entries, unreadable
 //! directories) is cut short and says so.
 
-use crate::fsread;
+use crate::nofollow;
 use nix::dir::Dir;
 use nix::sys::stat::{FileStat, SFlag};
 use serde::{Deserialize, Serialize};
@@ -240,7 +240,7 @@ struct Walker<'a> {
 /// Adds the tree at `root` to `out`, its keys under `prefix` ("" for the
 /// workspace). A missing root adds nothing.
 pub fn walk_into(out: &mut Listing, root: &Path, prefix: &str, limits: Limits) {
-    let fd = match fsread::open_root(root) {
+    let fd = match nofollow::open_dir(root) {
         Ok(fd) => fd,
         Err(nix::errno::Errno::ENOENT) => return,
         Err(e) => {
@@ -258,8 +258,8 @@ pub fn walk_into(out: &mut Listing, root: &Path, prefix: &str, limits: Limits) {
 pub fn file_into(out: &mut Listing, root: &Path, key: &str) {
     let Ok(real) = std::fs::canonicalize(root) else { return };
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else { return };
-    let Ok(dir) = fsread::open_root(parent) else { return };
-    if let Ok(st) = fsread::stat_at(dir.as_raw_fd(), name) {
+    let Ok(dir) = nofollow::open_dir(parent) else { return };
+    if let Ok(st) = nofollow::stat_at(dir.as_raw_fd(), name) {
         let ty = Ty::of(st.st_mode);
         let file_caps = ty == Ty::File && st.st_mode & 0o6111 != 0 && has_file_caps(dir.as_raw_fd(), name.as_bytes());
         out.entries.push((key.to_string(), Entry { ty, meta: meta(&st), target: None, unreadable: None, file_caps }));
@@ -329,7 +329,7 @@ impl Walker<'_> {
 
     fn entry(&mut self, dir: RawFd, name: &[u8], key: String, depth: usize, prune: Option<Prune>) {
         let os = OsStr::from_bytes(name);
-        let Ok(st) = fsread::stat_at(dir, os) else { return };
+        let Ok(st) = nofollow::stat_at(dir, os) else { return };
         let ty = Ty::of(st.st_mode);
         let target = (ty == Ty::Symlink).then(|| nix::fcntl::readlinkat(Some(dir), os).ok().map(|t| key_part(t.as_bytes()))).flatten();
         let file_caps = ty == Ty::File && st.st_mode & 0o6111 != 0 && has_file_caps(dir, name);
@@ -342,7 +342,7 @@ impl Walker<'_> {
             return;
         }
         let key = self.out.entries[at].0.clone();
-        match fsread::open_dir_at(dir, os) {
+        match nofollow::open_dir_at(dir, os) {
             Ok(fd) => self.dir(fd, &key, depth + 1, prune),
             Err(e) => self.out.entries[at].1.unreadable = Some(e.desc().to_lowercase()),
         }

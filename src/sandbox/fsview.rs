@@ -102,7 +102,7 @@ impl FsView for RealFs {
     /// Workspace files may be hostile: a FIFO or a link to /dev/zero is not
     /// read (no blocking, no endless read), nor anything over the cap.
     fn read_text(&self, path: &Path) -> Option<String> {
-        let bytes = crate::fsread::read_regular(path, crate::fsread::READ_CAP).ok()?;
+        let bytes = nofollow::read_regular(path, nofollow::READ_CAP).ok()?;
         String::from_utf8(bytes).ok()
     }
 
@@ -126,9 +126,9 @@ impl FsView for RealFs {
     }
 
     fn read_beneath(&self, root: &Path, rel: &Path) -> Option<String> {
-        match nofollow::read_regular(root, rel, READ_CAP) {
+        match nofollow::read_beneath(root, rel, READ_CAP) {
             Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-            Err(nofollow::ReadError::Io(..)) => None,
+            Err(nofollow::ReadError::Io(_)) => None,
             Err(e) => {
                 tracing::warn!("not reading {}: {e}", root.join(rel).display());
                 None

@@ -18,7 +18,7 @@
 //! while the session runs) is not hidden: the kernel-enforced mechanism
 //! has no such window, this one does (docs/defences.md).
 
-use crate::fsread;
+use crate::nofollow;
 use crate::sandbox::fsview::Kind;
 use nix::sys::stat::{FileStat, SFlag};
 use std::io::{Read, Write};
@@ -166,7 +166,7 @@ fn acl_at(dir: std::os::fd::RawFd, name: &std::ffi::OsStr) -> Option<Acl> {
 pub fn kernel_root_only(sys_trees: &[PathBuf], own_netns: bool) -> Vec<(PathBuf, Kind)> {
     let keep: [PathBuf; 0] = [];
     let mut walk = Walk { keep: &keep, home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: false };
-    if let Ok(proc_) = fsread::open_root(Path::new("/proc")) {
+    if let Ok(proc_) = nofollow::open_dir(Path::new("/proc")) {
         let _ = walk.each(&proc_, |w, name, st, _| {
             let n = name.to_bytes();
             let own = n.iter().all(u8::is_ascii_digit) || n == b"self" || n == b"thread-self";
@@ -202,19 +202,19 @@ pub fn scan(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> Vec<(PathBuf, K
     let start = std::time::Instant::now();
     let mut walk = Walk { keep, home, found: Vec::new(), seen: 0, buf: Vec::new(), acls: true };
     for p in extra {
-        if let Ok(st) = fsread::stat_at(libc::AT_FDCWD, p.as_os_str()) {
-            let acl = p.parent().and_then(|d| fsread::open_root(d).ok()).and_then(|d| acl_at(d.as_raw_fd(), p.file_name().unwrap_or_default()));
+        if let Ok(st) = nofollow::stat_at(libc::AT_FDCWD, p.as_os_str()) {
+            let acl = p.parent().and_then(|d| nofollow::open_dir(d).ok()).and_then(|d| acl_at(d.as_raw_fd(), p.file_name().unwrap_or_default()));
             walk.judge_at(p.clone(), &st, acl.as_ref());
         }
     }
     // Files directly in `/` (not its directories: those are trees above
     // or system trees).
-    if let Ok(root) = fsread::open_root(Path::new("/")) {
+    if let Ok(root) = nofollow::open_dir(Path::new("/")) {
         walk.files_of_root(&root);
     }
     for tree in trees() {
-        let Ok(st) = fsread::stat_at(libc::AT_FDCWD, tree.as_os_str()) else { continue };
-        let acl = fsread::open_root(Path::new("/")).ok().and_then(|r| acl_at(r.as_raw_fd(), tree.strip_prefix("/").unwrap_or(&tree).as_os_str()));
+        let Ok(st) = nofollow::stat_at(libc::AT_FDCWD, tree.as_os_str()) else { continue };
+        let acl = nofollow::open_dir(Path::new("/")).ok().and_then(|r| acl_at(r.as_raw_fd(), tree.strip_prefix("/").unwrap_or(&tree).as_os_str()));
         if kind_of(st.st_mode) == Kind::Dir && walk.enter(&tree, &st, acl.as_ref()) {
             if let Ok(dir) = open_dir(None, &tree) {
                 walk.read(dir, &tree, 0);
@@ -254,9 +254,9 @@ fn is_link(st: &FileStat) -> bool {
 /// `parent` when it is held, else by its whole path.
 fn open_dir(parent: Option<&OwnedFd>, path: &Path) -> nix::Result<OwnedFd> {
     match (parent, path.file_name()) {
-        (Some(p), Some(name)) => fsread::open_dir_at(p.as_raw_fd(), name),
+        (Some(p), Some(name)) => nofollow::open_dir_at(p.as_raw_fd(), name),
         // Relative to nothing: an absolute path ignores the directory.
-        _ => fsread::open_dir_at(libc::AT_FDCWD, path.as_os_str()),
+        _ => nofollow::open_dir_at(libc::AT_FDCWD, path.as_os_str()),
     }
 }
 
@@ -333,9 +333,9 @@ impl Walk<'_> {
         let raw = dir.as_raw_fd();
         let mut buf = std::mem::take(&mut self.buf);
         let mut listed = Vec::new();
-        let done = fsread::each_entry(raw, &mut buf, |name, ty| {
+        let done = nofollow::each_entry(raw, &mut buf, |name, ty| {
             if ty != libc::DT_LNK {
-                listed.push((name.to_owned(), fsread::stat_at(raw, std::ffi::OsStr::from_bytes(name.to_bytes()))));
+                listed.push((name.to_owned(), nofollow::stat_at(raw, std::ffi::OsStr::from_bytes(name.to_bytes()))));
             }
             self.seen += 1;
         });

@@ -12,7 +12,7 @@ mod refs;
 
 use super::kinds::Kind;
 use super::walk::{self, Entry, Listing, Ty};
-use crate::fsread::{self, ReadError, READ_CAP};
+use crate::nofollow::{self, ReadError, READ_CAP};
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ pub trait Reader {
 }
 
 /// The real file system: each read descends from the walk's roots, one
-/// no-follow `openat` per component (`crate::fsread`); a root that is a
+/// no-follow `openat` per component (`crate::nofollow`); a root that is a
 /// file is read where it leads.
 pub struct RealReader {
     roots: Vec<(String, OwnedFd)>,
@@ -45,7 +45,7 @@ impl RealReader {
                 if let Ok(real) = std::fs::canonicalize(path) {
                     out.files.push((prefix, real));
                 }
-            } else if let Ok(fd) = fsread::open_root(path) {
+            } else if let Ok(fd) = nofollow::open_dir(path) {
                 out.roots.push((prefix, fd));
             }
         }
@@ -60,7 +60,7 @@ impl Reader for RealReader {
 
     fn read_capped(&self, key: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
         if let Some((_, real)) = self.files.iter().find(|(k, _)| k == key) {
-            return fsread::read_regular(real, cap);
+            return nofollow::read_regular(real, cap);
         }
         // The innermost root holding `key`.
         let found = self
@@ -74,7 +74,7 @@ impl Reader for RealReader {
             })
             .max_by_key(|(len, _, _)| *len);
         let (_, rel, fd) = found.ok_or(ReadError::NotRegular("outside the reviewed trees"))?;
-        fsread::read_rel(fd.as_raw_fd(), &walk::key_bytes(rel), cap)
+        nofollow::read_rel(fd.as_raw_fd(), &walk::key_bytes(rel), cap)
     }
 }
 

@@ -4,7 +4,7 @@
 use super::super::classify::{self, Reader, Scope};
 use super::super::kinds::Kind;
 use super::super::walk::{Entry, Listing, Meta, Ty};
-use crate::fsread::ReadError;
+use crate::nofollow::ReadError;
 use std::collections::BTreeMap;
 use std::path::Path;
 
