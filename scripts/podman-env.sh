@@ -26,16 +26,23 @@ if ((${#need[@]})); then
 fi
 
 # This machine's podman needs cgroupfs, file events, runc and no default
-# ulimits; keep that in a private file instead of editing /etc.
+# ulimits; keep that in a private file instead of editing /etc. Written
+# whole or not at all (a new file renamed over it, only when it differs):
+# the podman commands of other test processes read it meanwhile, and a
+# half-written one gives them podman's defaults (RLIMIT_NOFILE raised
+# past what this machine lets runc set).
 export CONTAINERS_CONF="$cache/containers.conf"
-cat >"$CONTAINERS_CONF" <<'CONF'
-[containers]
+conf='[containers]
 default_ulimits = []
 [engine]
 cgroup_manager = "cgroupfs"
 events_logger = "file"
-runtime = "runc"
-CONF
+runtime = "runc"'
+if [[ "$(cat "$CONTAINERS_CONF" 2>/dev/null)" != "$conf" ]]; then
+  conf_tmp=$(mktemp "$CONTAINERS_CONF.XXXXXX")
+  printf '%s\n' "$conf" >"$conf_tmp"
+  mv -f "$conf_tmp" "$CONTAINERS_CONF"
+fi
 
 # `--userns=auto` (the tests' stand-in for a pod's `hostUsers: false`) takes
 # the container's ids from the `containers` ranges of /etc/subuid and
