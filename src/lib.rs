@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod env_vars;
 pub mod finding;
 pub mod fixes;
+pub mod idmap;
 #[cfg(feature = "release-tools")]
 pub mod image;
 pub mod install;

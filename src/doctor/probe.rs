@@ -325,11 +325,8 @@ fn mount_in_new_namespace(uid_map: &str, gid_map: &str) -> String {
     if let Err(e) = nix::sched::unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS) {
         return format!("{} creating a user+mount namespace: {e}", e as i32);
     }
-    let maps = [("/proc/self/setgroups", "deny\n"), ("/proc/self/uid_map", uid_map), ("/proc/self/gid_map", gid_map)];
-    for (path, text) in maps {
-        if let Err(e) = std::fs::write(path, text) {
-            return format!("- writing {path}: {e}");
-        }
+    if let Err(e) = crate::idmap::write(crate::idmap::Whose::This, uid_map, gid_map, crate::idmap::Setgroups::Deny) {
+        return format!("- {e}");
     }
     // Only this child's mount namespace changes; it ends with the child.
     if let Err(e) = mount(None::<&str>, "/", None::<&str>, MsFlags::MS_SLAVE | MsFlags::MS_REC, None::<&str>) {
@@ -388,11 +385,8 @@ fn filter_in_new_namespace(uid_map: &str, gid_map: &str) -> String {
     if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER | nix::sched::CloneFlags::CLONE_NEWNET) {
         return format!("{} creating a user+network namespace: {e}", e as i32);
     }
-    let maps = [("/proc/self/setgroups", "deny\n"), ("/proc/self/uid_map", uid_map), ("/proc/self/gid_map", gid_map)];
-    for (path, text) in maps {
-        if let Err(e) = std::fs::write(path, text) {
-            return format!("- writing {path}: {e}");
-        }
+    if let Err(e) = crate::idmap::write(crate::idmap::Whose::This, uid_map, gid_map, crate::idmap::Setgroups::Deny) {
+        return format!("- {e}");
     }
     match crate::jail::probe_filter() {
         Ok(()) => "ok".into(),

@@ -228,9 +228,8 @@ fn enter_namespace(stage: Stage, plan: &Plan) -> Result<(), Error> {
             // The launcher's ids as themselves, root's as `nobody` (as the
             // jail's holder maps them): bwrap gets no capability here.
             let (inner_uid, inner_gid) = (crate::jail::inner_id(uid), crate::jail::inner_id(gid));
-            std::fs::write("/proc/self/uid_map", format!("{inner_uid} {uid} 1\n"))?;
-            std::fs::write("/proc/self/setgroups", "deny\n")?;
-            std::fs::write("/proc/self/gid_map", format!("{inner_gid} {gid} 1\n"))?;
+            let (uid_map, gid_map) = (format!("{inner_uid} {uid} 1\n"), format!("{inner_gid} {gid} 1\n"));
+            crate::idmap::write(crate::idmap::Whose::This, &uid_map, &gid_map, crate::idmap::Setgroups::Deny)?;
         }
     }
     let none: Option<&str> = None;

@@ -234,8 +234,8 @@ pub fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> 
 }
 
 fn write_maps(pid: i32, uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
-    std::fs::write(format!("/proc/{pid}/uid_map"), uid_map)?;
-    std::fs::write(format!("/proc/{pid}/gid_map"), gid_map)?;
+    // Root writes them: groups map without denying setgroups.
+    crate::idmap::write(crate::idmap::Whose::Pid(pid), uid_map, gid_map, crate::idmap::Setgroups::Keep)?;
     let f = std::fs::File::open(format!("/proc/{pid}/ns/user"))?;
     Ok(OwnedFd::from(f))
 }

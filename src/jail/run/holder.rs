@@ -308,16 +308,12 @@ fn become_ids(uid: u32, gid: u32, parent: Pid) -> Result<(), nix::errno::Errno> 
 /// The launcher writes the holder's maps (it may write any, being root
 /// outside), `setgroups` denied first as the holder's own would.
 pub(crate) fn write_maps_of(holder: Pid, uid_map: &str, gid_map: &str) -> std::io::Result<()> {
-    std::fs::write(format!("/proc/{holder}/uid_map"), uid_map)?;
-    std::fs::write(format!("/proc/{holder}/setgroups"), "deny\n")?;
-    std::fs::write(format!("/proc/{holder}/gid_map"), gid_map)
+    crate::idmap::write(crate::idmap::Whose::Pid(holder.as_raw()), uid_map, gid_map, crate::idmap::Setgroups::Deny)
 }
 
 /// The holder writes its own id maps (one line mapping its own ids, which
 /// the kernel allows a namespace's creator; `setgroups` must be denied
 /// first). It has every capability in its namespace whatever its uid.
 fn write_id_maps(uid_map: &str, gid_map: &str) -> std::io::Result<()> {
-    std::fs::write("/proc/self/uid_map", uid_map)?;
-    std::fs::write("/proc/self/setgroups", "deny\n")?;
-    std::fs::write("/proc/self/gid_map", gid_map)
+    crate::idmap::write(crate::idmap::Whose::This, uid_map, gid_map, crate::idmap::Setgroups::Deny)
 }
