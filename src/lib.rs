@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod arch;
+pub mod child;
 pub mod config;
 pub mod confinement;
 pub mod container_seccomp;

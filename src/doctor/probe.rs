@@ -130,18 +130,16 @@ pub fn holder(interface: bool) -> Result<Holder, HolderError> {
     let gid_map = format!("0 {} 1\n", nix::unistd::getgid());
     let paths = [c"/proc/self/setgroups", c"/proc/self/uid_map", c"/proc/self/gid_map"];
     let data: [&[u8]; 3] = [b"deny\n", uid_map.as_bytes(), gid_map.as_bytes()];
-    // SAFETY: the child only calls async-signal-safe functions (unshare,
-    // open, write, ioctl, close, read, _exit) on data prepared above, then
-    // exits.
-    match unsafe { nix::unistd::fork() }.map_err(|e| no_errno(format!("fork: {e}")))? {
-        nix::unistd::ForkResult::Child => unsafe {
-            // SAFETY: raw syscalls on valid descriptors and NUL-terminated paths.
-            libc::close(status_r.as_raw_fd());
-            libc::close(release_w.as_raw_fd());
+    let (status_r_fd, release_w_fd, status_w_fd, release_r_fd) = (status_r.as_raw_fd(), release_w.as_raw_fd(), status_w.as_raw_fd(), release_r.as_raw_fd());
+    let work = || {
+        // SAFETY: raw syscalls on valid descriptors and NUL-terminated paths.
+        unsafe {
+            libc::close(status_r_fd);
+            libc::close(release_w_fd);
             let errno = || *libc::__errno_location();
             let fail = |stage: u8, err: i32| {
                 let msg = [stage, err as u8];
-                libc::write(status_w.as_raw_fd(), msg.as_ptr().cast(), 2);
+                libc::write(status_w_fd, msg.as_ptr().cast(), 2);
                 libc::_exit(1);
             };
             if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
@@ -159,31 +157,33 @@ pub fn holder(interface: bool) -> Result<Holder, HolderError> {
                     fail(b't', e as i32);
                 }
             }
-            libc::write(status_w.as_raw_fd(), b"ok".as_ptr().cast(), 2);
+            libc::write(status_w_fd, b"ok".as_ptr().cast(), 2);
             let mut b = [0u8; 1];
-            libc::read(release_r.as_raw_fd(), b.as_mut_ptr().cast(), 1);
-            libc::_exit(0)
-        },
-        nix::unistd::ForkResult::Parent { child } => {
-            drop(status_w);
-            drop(release_r);
-            let holder = Holder { pid: child, _release: release_w };
-            let mut msg = [0u8; 2];
-            let n = std::fs::File::from(status_r).read(&mut msg).unwrap_or(0);
-            match (n, msg) {
-                (2, [b'o', b'k']) => Ok(holder),
-                (2, [stage, errno]) => {
-                    let err = nix::errno::Errno::from_raw(i32::from(errno));
-                    let what = match stage {
-                        b'u' => "creating a user+network namespace",
-                        b't' => "making the jail's interface in it",
-                        _ => "mapping the user into it",
-                    };
-                    Err(HolderError { what: format!("{what} failed: {err}"), errno: Some(i32::from(errno)) })
-                }
-                _ => Err(no_errno("the namespace holder exited before reporting".into())),
-            }
+            libc::read(release_r_fd, b.as_mut_ptr().cast(), 1);
+            0
         }
+    };
+    // SAFETY: the child only calls async-signal-safe functions (unshare,
+    // open, write, ioctl, close, read, _exit) on data prepared above, then
+    // exits.
+    let child = unsafe { crate::child::run(work) }.map_err(|e| no_errno(format!("fork: {e}")))?;
+    drop(status_w);
+    drop(release_r);
+    let holder = Holder { pid: child, _release: release_w };
+    let mut msg = [0u8; 2];
+    let n = std::fs::File::from(status_r).read(&mut msg).unwrap_or(0);
+    match (n, msg) {
+        (2, [b'o', b'k']) => Ok(holder),
+        (2, [stage, errno]) => {
+            let err = nix::errno::Errno::from_raw(i32::from(errno));
+            let what = match stage {
+                b'u' => "creating a user+network namespace",
+                b't' => "making the jail's interface in it",
+                _ => "mapping the user into it",
+            };
+            Err(HolderError { what: format!("{what} failed: {err}"), errno: Some(i32::from(errno)) })
+        }
+        _ => Err(no_errno("the namespace holder exited before reporting".into())),
     }
 }
 
@@ -247,9 +247,7 @@ pub fn pasta_args(pid: i32, uid: u32) -> Vec<String> {
 
 /// Does the holder's namespace have a default route (pasta configured it)?
 fn has_default_route(pid: nix::unistd::Pid) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/net/route"))
-        .map(|t| t.lines().skip(1).any(|l| l.split_whitespace().nth(1) == Some("00000000")))
-        .unwrap_or(false)
+    std::fs::read_to_string(format!("/proc/{pid}/net/route")).is_ok_and(|t| crate::jail::default_route_in(&t).is_some())
 }
 
 /// Attaches `pasta` to a throwaway namespace and checks that it configured
@@ -359,25 +357,20 @@ fn answer_from_child(work: fn(&str, &str) -> String) -> Result<String, String> {
     let (r, w) = nix::unistd::pipe().map_err(|_| "pipe failed".to_string())?;
     let uid_map = format!("0 {} 1\n", nix::unistd::getuid());
     let gid_map = format!("0 {} 1\n", nix::unistd::getgid());
-    // SAFETY: doctor is single-threaded; the child works, writes one
-    // message and leaves with _exit.
-    match unsafe { nix::unistd::fork() } {
-        Err(e) => Err(format!("fork: {e}")),
-        Ok(nix::unistd::ForkResult::Child) => {
-            drop(r);
-            let msg = work(&uid_map, &gid_map);
-            let _ = nix::unistd::write(&w, msg.as_bytes());
-            // SAFETY: ends the child without running the parent's destructors.
-            unsafe { libc::_exit(0) }
-        }
-        Ok(nix::unistd::ForkResult::Parent { child }) => {
-            drop(w);
-            let mut msg = String::new();
-            let _ = std::fs::File::from(r).read_to_string(&mut msg);
-            let _ = nix::sys::wait::waitpid(child, None);
-            Ok(msg)
-        }
-    }
+    let r_fd = r.as_raw_fd();
+    let work = move || {
+        let _ = nix::unistd::close(r_fd);
+        let msg = work(&uid_map, &gid_map);
+        let _ = nix::unistd::write(&w, msg.as_bytes());
+        0
+    };
+    // SAFETY: doctor is single-threaded; the child works and writes one
+    // message.
+    let child = unsafe { crate::child::run(work) }.map_err(|e| format!("fork: {e}"))?;
+    let mut msg = String::new();
+    let _ = std::fs::File::from(r).read_to_string(&mut msg);
+    let _ = crate::child::wait(child);
+    Ok(msg)
 }
 
 /// In the forked child: "ok", or "ERRNO WHY" (ERRNO `-` when none).

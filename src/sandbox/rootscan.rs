@@ -445,21 +445,20 @@ fn decode(bytes: &[u8]) -> Option<Vec<(PathBuf, Kind)>> {
 /// Starts `scan(keep, home, extra)` in a child process.
 pub fn start(keep: &[PathBuf], home: &Path, extra: &[PathBuf]) -> std::io::Result<Pending> {
     let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let r_fd = r.as_raw_fd();
     // SAFETY: the launcher is single-threaded when it starts the scan; the
-    // child scans, writes its findings and leaves with _exit.
-    match unsafe { nix::unistd::fork() }? {
-        nix::unistd::ForkResult::Child => {
-            drop(r);
+    // child scans and writes its findings.
+    let child = unsafe {
+        crate::child::run(move || {
+            // The read end is the parent's.
+            let _ = nix::unistd::close(r_fd);
             let bytes = encode(&scan(keep, home, extra));
-            let ok = std::fs::File::from(w).write_all(&bytes).is_ok();
-            // SAFETY: ends the child without running the parent's destructors.
-            unsafe { libc::_exit(i32::from(!ok)) }
-        }
-        nix::unistd::ForkResult::Parent { child } => {
-            drop(w);
-            Ok(Pending { pid: child, findings: r })
-        }
-    }
+            i32::from(std::fs::File::from(w).write_all(&bytes).is_err())
+        })
+    }?;
+    // The write end went with the closure (dropped here, the parent's
+    // copy): the scan's end is the pipe's.
+    Ok(Pending { pid: child, findings: r })
 }
 
 impl Pending {

@@ -9,7 +9,7 @@
 
 use nix::sys::signal::{self, SigHandler, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
-use nix::unistd::{fork, ForkResult, Pid};
+use nix::unistd::Pid;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 static CHILD: AtomicI32 = AtomicI32::new(0);
@@ -38,16 +38,15 @@ pub fn exit_code(status: WaitStatus) -> Option<i32> {
 pub fn run(exec_inner: &mut dyn FnMut() -> std::io::Error, meanwhile: &mut dyn FnMut()) -> std::io::Result<i32> {
     // SAFETY: the launcher is single-threaded here; the child only calls
     // exec (and writes an error line) before it replaces itself.
-    match unsafe { fork() }.map_err(std::io::Error::from)? {
-        ForkResult::Child => {
+    let child = unsafe {
+        crate::child::run(|| {
             let err = exec_inner();
             eprintln!("agent-sandbox: cannot start the sandbox: {err}");
             // A refusal, like every other one before the command runs.
-            // SAFETY: _exit is always safe; skips atexit handlers of the parent's image.
-            unsafe { libc::_exit(1) }
-        }
-        ForkResult::Parent { child } => wait_forwarding(child, meanwhile),
-    }
+            1
+        })
+    }?;
+    wait_forwarding(child, meanwhile)
 }
 
 fn wait_forwarding(child: Pid, meanwhile: &mut dyn FnMut()) -> std::io::Result<i32> {

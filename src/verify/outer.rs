@@ -88,7 +88,7 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     // By descriptor, like the jail's gate: this binary may lie where the
     // session's view puts a fresh tmpfs (verify run from under /tmp). After
     // the weakenings, which may drop data files and so renumber them.
-    session.plan.bind_file_into_dev("probe", &own_binary()?, std::path::Path::new(PROBE_PATH));
+    session.plan.bind_file_into_dev(crate::sandbox::plan::Purpose::Probe, &own_binary()?, std::path::Path::new(PROBE_PATH));
 
     // Step 3.
     let canary =
@@ -183,16 +183,16 @@ fn run_session(session: &Session) -> Result<(BTreeMap<u16, Outcome>, String), St
     }
     // SAFETY: both were just created and are owned only here.
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let r_fd = r.as_raw_fd();
     // SAFETY: this process is single-threaded (see main.rs); the child only
     // rearranges descriptors and calls the launch path, which execs.
-    let child = match unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))? {
-        nix::unistd::ForkResult::Child => {
-            drop(r);
+    let child = unsafe {
+        crate::child::run(move || {
+            let _ = nix::unistd::close(r_fd);
             session_child(w, session)
-        }
-        nix::unistd::ForkResult::Parent { child } => child,
-    };
-    drop(w);
+        })
+    }
+    .map_err(|e| format!("fork: {e}"))?;
     let mut results = BTreeMap::new();
     let mut last = Instant::now();
     for line in BufReader::new(std::fs::File::from(r)).lines() {

@@ -60,20 +60,20 @@ fn isolated(f: impl FnOnce() -> Outcome) -> Outcome {
     }
     // SAFETY: both were just created and are owned only here.
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: the probe is single-threaded; the child writes and _exits.
-    match unsafe { nix::unistd::fork() } {
-        Err(e) => Outcome::fail(format!("fork: {e}")),
-        Ok(nix::unistd::ForkResult::Child) => {
-            drop(r);
+    let r_fd = r.as_raw_fd();
+    // SAFETY: the probe is single-threaded; the child writes its outcome.
+    let child = unsafe {
+        crate::child::run(move || {
+            let _ = nix::unistd::close(r_fd);
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| Outcome::fail("the check panicked"));
             let mut file = std::fs::File::from(w);
             let _ = file.write_all(serde_json::to_string(&outcome).unwrap_or_default().as_bytes());
-            drop(file);
-            // SAFETY: end the child without running the parent's destructors.
-            unsafe { libc::_exit(0) }
-        }
-        Ok(nix::unistd::ForkResult::Parent { child }) => {
-            drop(w);
+            0
+        })
+    };
+    match child {
+        Err(e) => Outcome::fail(format!("fork: {e}")),
+        Ok(child) => {
             let deadline = Instant::now() + CHECK_DEADLINE;
             let mut buf = Vec::new();
             loop {
@@ -89,7 +89,7 @@ fn isolated(f: impl FnOnce() -> Outcome) -> Outcome {
                 }
                 buf.extend_from_slice(&chunk[..n as usize]);
             }
-            let waited = sys::wait_deadline(child, deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100)));
+            let waited = crate::child::wait_deadline(child, deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100)));
             match serde_json::from_slice::<Outcome>(&buf) {
                 Ok(o) => o,
                 Err(_) => match waited {

@@ -8,7 +8,7 @@ use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{siginfo, SfdFlags, SignalFd};
-use nix::unistd::{ForkResult, Pid};
+use nix::unistd::Pid;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
@@ -20,17 +20,8 @@ pub(crate) const FORWARDED: &[Signal] = &[Signal::SIGINT, Signal::SIGTERM, Signa
 /// returning into the caller (no destructors, no stdio flush).
 pub(crate) fn fork_child(step: &'static str, child: impl FnOnce() -> i32) -> Result<Pid, JailError> {
     // SAFETY: the launcher is single-threaded (the seam's contract), so the
-    // child is a complete copy; it runs `child` and leaves via `_exit`,
-    // never unwinding into the parent's frames.
-    match unsafe { nix::unistd::fork() }.map_err(|e| JailError::sys(step, errno(e)))? {
-        ForkResult::Parent { child } => Ok(child),
-        ForkResult::Child => {
-            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(101);
-            // SAFETY: _exit ends the child without running the parent's
-            // atexit handlers or flushing its copied stdio buffers.
-            unsafe { libc::_exit(code) }
-        }
-    }
+    // child is a complete copy.
+    unsafe { crate::child::run(child) }.map_err(|e| JailError::sys(step, errno(e)))
 }
 
 /// Closes every inherited descriptor above stderr except `keep`.

@@ -180,7 +180,7 @@ pub fn recursion(c: &Ctx) -> Outcome {
         let fd = std::os::fd::OwnedFd::from(o);
         sys::read_some(&fd, Duration::from_secs(10))
     });
-    let code = sys::wait_deadline(pid, Duration::from_secs(10));
+    let code = crate::child::wait_deadline(pid, Duration::from_secs(10));
     let got = String::from_utf8_lossy(&out.unwrap_or_default()).trim().to_string();
     let want = sys::ns_line();
     match code {

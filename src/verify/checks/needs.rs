@@ -12,8 +12,9 @@
 //! not as a failure of the session.
 
 use super::abi::{self, Answer};
-use super::sys::{in_child, wait_deadline};
+use super::sys::in_child;
 use super::Ctx;
+use crate::child::wait_deadline;
 use crate::verify::Outcome;
 use std::time::Duration;
 
@@ -158,18 +159,17 @@ const ADDR_NO_RANDOMIZE: u64 = 0x0004_0000;
 
 /// gdb's and strace's view of a child, and gdb's personality flag.
 fn debug_failures() -> Vec<String> {
+    let paused = || loop {
+        // SAFETY: pause has no preconditions.
+        unsafe { libc::pause() };
+    };
     // SAFETY: single-threaded (the probe, or the launcher before the
     // session); the child only pauses until killed.
-    let mut f = match unsafe { nix::unistd::fork() } {
+    let mut f = match unsafe { crate::child::run(paused) } {
         Err(e) => vec![format!("fork ({e})")],
-        Ok(nix::unistd::ForkResult::Child) => loop {
-            // SAFETY: pause has no preconditions.
-            unsafe { libc::pause() };
-        },
-        Ok(nix::unistd::ForkResult::Parent { child }) => {
+        Ok(child) => {
             let f = trace(child.as_raw());
-            let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
-            let _ = nix::sys::wait::waitpid(child, None);
+            crate::child::kill_and_reap(child);
             f
         }
     };

@@ -101,20 +101,20 @@ fn observe_exec(bin: &Path) -> Option<Observed> {
     let path = CString::new(bin.as_os_str().as_encoded_bytes()).ok()?;
     let arg = CString::new("--help").ok()?;
     let wfd = w.as_raw_fd();
-    // SAFETY: single-threaded probe; the child only dup2s and execs.
-    let child = match unsafe { nix::unistd::fork() }.ok()? {
-        // SAFETY: in the forked child: dup2 on descriptors we own, execve
-        // with NUL-terminated arrays of live CStrings, _exit if it fails.
-        nix::unistd::ForkResult::Child => unsafe {
+    let work = || {
+        // SAFETY: in the forked child: dup2 on descriptors we own,
+        // execve with NUL-terminated arrays of live CStrings.
+        unsafe {
             libc::dup2(wfd, 1);
             libc::dup2(wfd, 2);
             let argv = [path.as_ptr(), arg.as_ptr(), std::ptr::null()];
             let envp = [std::ptr::null()];
             libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
-            libc::_exit(127)
-        },
-        nix::unistd::ForkResult::Parent { child } => child,
+        }
+        127
     };
+    // SAFETY: single-threaded probe; the child only dup2s and execs.
+    let child = unsafe { crate::child::run(work) }.ok()?;
     // The child as /proc numbers it (the container's numbers under a
     // masked /proc, not the ones fork returns).
     let me = std::fs::read("/proc/self/cmdline").map(|b| String::from_utf8_lossy(&b).replace('\0', " ")).unwrap_or_default();

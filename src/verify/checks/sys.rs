@@ -4,9 +4,6 @@
 //! beyond what each says (anything created is removed at once).
 
 use nix::errno::Errno;
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
-use nix::unistd::{fork, ForkResult, Pid};
 use std::ffi::CString;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -22,36 +19,9 @@ pub const NO: i32 = 1;
 /// outlives `timeout` is killed. The probe is single-threaded, so the child
 /// may run arbitrary code.
 pub fn in_child(timeout: Duration, f: impl FnOnce() -> i32) -> Result<i32, String> {
-    // SAFETY: the probe has one thread; the child runs `f` and exits without
-    // returning into the parent's stack frames.
-    match unsafe { fork() } {
-        Err(e) => Err(format!("fork: {e}")),
-        Ok(ForkResult::Child) => {
-            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(101);
-            // SAFETY: _exit ends the child without running the parent's destructors.
-            unsafe { libc::_exit(code) }
-        }
-        Ok(ForkResult::Parent { child }) => wait_deadline(child, timeout),
-    }
-}
-
-/// Waits for `child`, killing it after `timeout`.
-pub fn wait_deadline(child: Pid, timeout: Duration) -> Result<i32, String> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::Exited(_, code)) => return Ok(code),
-            Ok(WaitStatus::Signaled(_, sig, _)) => return Err(format!("killed by {sig}")),
-            Ok(_) | Err(Errno::EINTR) => {}
-            Err(e) => return Err(format!("waitpid: {e}")),
-        }
-        if Instant::now() >= deadline {
-            let _ = kill(child, Signal::SIGKILL);
-            let _ = waitpid(child, None);
-            return Err(format!("did not finish within {} ms", timeout.as_millis()));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    // SAFETY: the probe has one thread.
+    let child = unsafe { crate::child::run(f) }.map_err(|e| format!("fork: {e}"))?;
+    crate::child::wait_deadline(child, timeout)
 }
 
 fn cpath(p: &Path) -> CString {

@@ -108,36 +108,32 @@ pub fn sigwinch_and_job_control(_c: &Ctx) -> Outcome {
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(ready[0]), OwnedFd::from_raw_fd(ready[1])) };
     let wfd = w.as_raw_fd();
     let mfd = master.as_raw_fd();
-    // SAFETY: single-threaded probe.
-    let child = match unsafe { nix::unistd::fork() } {
-        Err(e) => return Outcome::fail(format!("fork: {e}")),
-        Ok(nix::unistd::ForkResult::Child) => {
-            let code = (|| {
-                let fd = become_session_leader(&slave).unwrap_or(-1);
-                if fd < 0 {
-                    return 3;
-                }
-                // SAFETY: signal mask and job-control calls on our own terminal.
-                unsafe {
-                    let mut set: libc::sigset_t = std::mem::zeroed();
-                    libc::sigemptyset(&mut set);
-                    libc::sigaddset(&mut set, libc::SIGWINCH);
-                    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-                    if libc::tcsetpgrp(fd, libc::getpgrp()) != 0 {
-                        return 4;
-                    }
-                    libc::write(wfd, b"r".as_ptr().cast(), 1);
-                    let ts = libc::timespec { tv_sec: 3, tv_nsec: 0 };
-                    if libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) != libc::SIGWINCH {
-                        return 5;
-                    }
-                }
-                OK
-            })();
-            // SAFETY: end the child without unwinding into the parent's frames.
-            unsafe { libc::_exit(code) }
+    let work = || {
+        let fd = become_session_leader(&slave).unwrap_or(-1);
+        if fd < 0 {
+            return 3;
         }
-        Ok(nix::unistd::ForkResult::Parent { child }) => child,
+        // SAFETY: signal mask and job-control calls on our own terminal.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGWINCH);
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if libc::tcsetpgrp(fd, libc::getpgrp()) != 0 {
+                return 4;
+            }
+            libc::write(wfd, b"r".as_ptr().cast(), 1);
+            let ts = libc::timespec { tv_sec: 3, tv_nsec: 0 };
+            if libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) != libc::SIGWINCH {
+                return 5;
+            }
+        }
+        OK
+    };
+    // SAFETY: single-threaded probe.
+    let child = match unsafe { crate::child::run(work) } {
+        Err(e) => return Outcome::fail(format!("fork: {e}")),
+        Ok(child) => child,
     };
     drop(w);
     let got = sys::read_once(&r, Duration::from_secs(3));
@@ -148,7 +144,7 @@ pub fn sigwinch_and_job_control(_c: &Ctx) -> Outcome {
         // SAFETY: TIOCSWINSZ with a valid winsize on our master.
         unsafe { libc::ioctl(mfd, libc::TIOCSWINSZ, &ws) };
     }
-    match sys::wait_deadline(child, Duration::from_secs(5)) {
+    match crate::child::wait_deadline(child, Duration::from_secs(5)) {
         Ok(OK) => Outcome::pass(),
         Ok(3) => Outcome::fail("could not set up a controlling pseudo-terminal"),
         Ok(4) => Outcome::fail("tcsetpgrp (job control) failed"),
