@@ -87,7 +87,7 @@ fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Re
             .enumerate()
             .map(|(i, d)| {
                 let hex: String = d.bytes.iter().map(|b| format!("{b:02x}")).collect();
-                serde_json::json!({"fd": sandbox::plan::FIRST_DATA_FD + i as i32, "purpose": d.purpose, "bytes": d.bytes.len(), "hex": hex})
+                serde_json::json!({"fd": sandbox::plan::FIRST_DATA_FD + i as i32, "purpose": d.purpose.name(), "bytes": d.bytes.len(), "hex": hex})
             })
             .collect();
         let v = serde_json::json!({
@@ -159,7 +159,7 @@ fn print_plan(session: &launch::Session, agent: Agent, json: bool) -> anyhow::Re
     }
     outln!("data files:");
     for (i, d) in plan.data.iter().enumerate() {
-        outln!("  fd {}: {} ({} bytes)", sandbox::plan::FIRST_DATA_FD + i as i32, d.purpose, d.bytes.len());
+        outln!("  fd {}: {} ({} bytes)", sandbox::plan::FIRST_DATA_FD + i as i32, d.purpose.name(), d.bytes.len());
     }
     outln!("environment:");
     for (k, v) in env {

@@ -36,7 +36,7 @@ pub use error::{At, ConfigError, Hint, Origin};
 pub use file::check_file_trust;
 pub use keys::{suggest, ItemKind, Key, Kind};
 pub use show::{render_check, render_show, show_json};
-pub use validate::never_passed;
+pub use validate::{never_passed, not_allowable};
 
 /// The only config file read in production, unless the CLI's `--config`
 /// names another.

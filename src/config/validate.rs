@@ -58,13 +58,22 @@ pub(crate) fn ipv4(s: &str) -> Result<Ipv4Addr, Invalid> {
     let Ok(ip) = s.parse::<Ipv4Addr>() else {
         return bad(why_not_ipv4(s));
     };
+    match not_allowable(ip) {
+        Some(reason) => bad(reason),
+        None => Ok(ip),
+    }
+}
+
+/// Why `ip` cannot be an allowIp entry, if it cannot: the one rule, for the
+/// config's parser and the jail's own guard alike.
+pub fn not_allowable(ip: Ipv4Addr) -> Option<&'static str> {
     if ip.is_loopback() {
-        return bad("loopback is not routed; use localPorts to reach a service on the container's 127.0.0.1");
+        Some("loopback is not routed; use localPorts to reach a service on the container's 127.0.0.1")
+    } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
+        Some("only a single unicast IPv4 host address can be allowed")
+    } else {
+        None
     }
-    if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
-        return bad("only a single unicast IPv4 host address can be allowed");
-    }
-    Ok(ip)
 }
 
 /// Names the likely mistake behind a string that is not an IPv4 address.

@@ -41,7 +41,7 @@ pub use host::{
     container_net, current_userns_facts, diagnose_userns, host_facts, host_facts_with, node_mode, tun_permission_fix, userns_diagnosis, userns_preflight,
     HostFacts, HostProbe, UsernsBlocker, UsernsDiagnosis, UsernsFacts, PASTA_DIRS, TUN_PATH,
 };
-pub use net::{blocked_ranges, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
+pub use net::{blocked_ranges, default_route_in, Block, Ipv4Net, BLOCKED_RANGES, FORWARDER_CANDIDATES};
 pub use plan::allowlist::Allowlist;
 pub use plan::compare::{compare, Difference};
 pub use plan::container::{connected_only, covers_everything, destinations, internet, ContainerNet, Destination, Internet, PolicyRule, Source};

@@ -95,6 +95,17 @@ pub fn aggregate(nets: &[Ipv4Net], keep: &[Ipv4Net]) -> Vec<Ipv4Net> {
     }
 }
 
+/// The default IPv4 route in the text of `/proc/PID/net/route`: its
+/// gateway (`0.0.0.0` for a route through a device alone), or `None` when
+/// there is none. The kernel writes addresses as hexadecimal in network
+/// byte order read as a host-order number.
+pub fn default_route_in(proc_net_route: &str) -> Option<Ipv4Addr> {
+    proc_net_route.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(1) == Some(&"00000000")).then(|| f.get(2).and_then(|g| u32::from_str_radix(g, 16).ok())).flatten().map(|g| Ipv4Addr::from(u32::from_be(g)))
+    })
+}
+
 fn mask(prefix: u8) -> u32 {
     match prefix {
         0 => 0,
@@ -163,6 +174,18 @@ pub const FORWARDER_CANDIDATES: &[Ipv4Addr] = &[Ipv4Addr::new(192, 0, 2, 53), Ip
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_route_is_read_from_proc_net_route() {
+        let head = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n";
+        let via = format!("{head}eth0\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\neth0\t00000000\t0102000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n");
+        assert_eq!(default_route_in(&via), Some(Ipv4Addr::new(10, 0, 2, 1)));
+        let device = format!("{head}tun0\t00000000\t00000000\t0001\t0\t0\t0\t00000000\t0\t0\t0\n");
+        assert_eq!(default_route_in(&device), Some(Ipv4Addr::UNSPECIFIED));
+        let none = format!("{head}eth0\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
+        assert_eq!(default_route_in(&none), None);
+        assert_eq!(default_route_in(""), None);
+    }
 
     #[test]
     fn new_clears_host_bits_and_formats() {

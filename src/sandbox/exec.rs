@@ -126,7 +126,7 @@ fn place_data(plan: &Plan, made: ForBwrap) -> Result<(), Error> {
         let fd = match (made.iter().position(|(m, _)| *m == i), &d.open) {
             (Some(k), _) => made.swap_remove(k).1,
             (None, Some(o)) => open_beneath(o)?,
-            (None, None) => memfd_with(&d.bytes, d.purpose)?,
+            (None, None) => memfd_with(&d.bytes, d.purpose.name())?,
         };
         let high = fcntl(fd.as_raw_fd(), FcntlArg::F_DUPFD_CLOEXEC(STAGING_FD_MIN)).map_err(Error::from)?;
         // SAFETY: `high` was just returned by F_DUPFD_CLOEXEC and is owned here only.

@@ -305,7 +305,7 @@ fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option
             let src = crate::sandbox::exec::open_beneath(src)?;
             let target = open(&name)?;
             mountfd::bind(src.as_raw_fd(), target.as_raw_fd())
-                .map_err(|e| Error::other(format!("cannot stage {} for bwrap: {e}", plan.data.get(i).map(|d| d.purpose).unwrap_or("a file"))))?;
+                .map_err(|e| Error::other(format!("cannot stage {} for bwrap: {e}", plan.data.get(i).map(|d| d.purpose.name()).unwrap_or("a file"))))?;
             Ok((i, open(&name)?))
         })
         .collect::<Result<Vec<_>, Error>>()?;

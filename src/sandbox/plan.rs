@@ -186,7 +186,7 @@ pub const GPU_DEVICE_DIRS: &[&str] = &["/dev/dri"];
 /// a file or directory the executor opens for a `Mount::BindFd`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataFile {
-    pub purpose: &'static str,
+    pub purpose: Purpose,
     pub bytes: Vec<u8>,
     pub open: Option<OpenBeneath>,
 }
@@ -208,8 +208,56 @@ impl OpenBeneath {
     }
 }
 
+/// What a data file is for: the executor, verify's weakenings and the
+/// plan's printout tell them apart by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// The session's syscall filter, which bwrap loads (`--seccomp`).
+    Seccomp,
+    /// The filter left unloaded (a verify weakening only).
+    SeccompUnloaded,
+    /// The session's git config (`GIT_CONFIG_GLOBAL`).
+    GitConfig,
+    /// The session marker (its id).
+    Marker,
+    /// The jail's resolv.conf.
+    ResolvConf,
+    /// The empty file a mask binds.
+    Empty,
+    /// A protected place of the workspace, or a private tool dir, bound
+    /// from a descriptor.
+    Protected,
+    /// A vendor's installed command bound back read-only.
+    InstalledCommand,
+    /// A directory on the way to a PATH entry, pinned in place.
+    Pinned,
+    /// The jail's gate executable.
+    Gate,
+    /// Verify's probe executable.
+    Probe,
+}
+
+impl Purpose {
+    /// In words (the plan's printout, the memfd's name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Purpose::Seccomp => "seccomp",
+            Purpose::SeccompUnloaded => "seccomp (weakened: not loaded)",
+            Purpose::GitConfig => "gitconfig",
+            Purpose::Marker => "marker",
+            Purpose::ResolvConf => "resolv.conf",
+            Purpose::Empty => "empty",
+            Purpose::Protected => "protected",
+            Purpose::InstalledCommand => "installed command",
+            Purpose::Pinned => "pinned",
+            Purpose::Gate => "gate",
+            Purpose::Probe => "probe",
+        }
+    }
+}
+
 impl DataFile {
-    pub fn bytes(purpose: &'static str, bytes: Vec<u8>) -> DataFile {
+    pub fn bytes(purpose: Purpose, bytes: Vec<u8>) -> DataFile {
         DataFile { purpose, bytes, open: None }
     }
 }
@@ -319,12 +367,15 @@ pub fn build(ctx: &Context, config: &Config, fs: &dyn FsView) -> Result<Plan, Pl
     let session_path = env.get(std::ffi::OsStr::new(crate::env_vars::PATH)).cloned().unwrap_or_default();
 
     let mut fixed = vec![
-        DataFile::bytes("seccomp", seccomp::to_bytes(&seccomp::program(seccomp::native_abis()))),
-        DataFile::bytes("gitconfig", gitconfig::render(&ctx.git_identity, &workspace, if config.no_forge { &[] } else { &ctx.forge_helpers }).into_bytes()),
-        DataFile::bytes("marker", format!("{}\n", ctx.session_id).into_bytes()),
+        DataFile::bytes(Purpose::Seccomp, seccomp::to_bytes(&seccomp::program(seccomp::native_abis()))),
+        DataFile::bytes(
+            Purpose::GitConfig,
+            gitconfig::render(&ctx.git_identity, &workspace, if config.no_forge { &[] } else { &ctx.forge_helpers }).into_bytes(),
+        ),
+        DataFile::bytes(Purpose::Marker, format!("{}\n", ctx.session_id).into_bytes()),
     ];
     if let Network::Jail { resolv_conf, .. } = &ctx.network {
-        fixed.push(DataFile::bytes("resolv.conf", resolv_conf.clone().into_bytes()));
+        fixed.push(DataFile::bytes(Purpose::ResolvConf, resolv_conf.clone().into_bytes()));
     }
 
     let protected = protect::plan(fs, &workspace, config)?;
@@ -447,7 +498,7 @@ impl Plan {
     /// Binds the regular file `path` read-only at `dest` in the session's
     /// /dev, from a descriptor opened without following links (so it is
     /// found whatever the session's view puts over `path`).
-    pub fn bind_file_into_dev(&mut self, purpose: &'static str, path: &Path, dest: &Path) {
+    pub fn bind_file_into_dev(&mut self, purpose: Purpose, path: &Path, dest: &Path) {
         self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(OpenBeneath::file(path)) });
         self.mounts.push(Mount::BindFd { dest: dest.into(), data: self.data.len() - 1, writable: false });
     }
@@ -463,7 +514,7 @@ impl Plan {
     pub fn data_for_bwrap(&self) -> Vec<bool> {
         let premounts = self.premounts();
         let mut used = vec![false; self.data.len()];
-        if let Some(u) = used.get_mut(0).filter(|_| self.data.first().is_some_and(|d| d.purpose.starts_with("seccomp"))) {
+        if let Some(u) = used.get_mut(0).filter(|_| self.data.first().is_some_and(|d| matches!(d.purpose, Purpose::Seccomp | Purpose::SeccompUnloaded))) {
             *u = true;
         }
         for (i, m) in self.mounts.iter().enumerate() {
@@ -497,7 +548,7 @@ impl Plan {
                 _ => a.extend(mount.to_args(|i| FIRST_DATA_FD + i as i32)),
             }
         }
-        if self.data.first().is_some_and(|d| d.purpose == "seccomp") {
+        if self.data.first().is_some_and(|d| d.purpose == Purpose::Seccomp) {
             a.extend(["--seccomp".into(), FIRST_DATA_FD.to_string().into()]);
         }
         a.extend(["--chdir".into(), self.chdir.as_os_str().to_os_string()]);
@@ -528,7 +579,7 @@ impl MountBuilder<'_> {
 
     /// An empty read-only file over `dest`.
     fn mask(&mut self, dest: PathBuf) {
-        self.data.push(DataFile::bytes("empty", Vec::new()));
+        self.data.push(DataFile::bytes(Purpose::Empty, Vec::new()));
         let data = self.data.len() - 1;
         self.push(Mount::Mask { dest, data });
     }
@@ -732,14 +783,14 @@ impl MountBuilder<'_> {
             // From descriptors: an earlier session (with shared tool dirs)
             // could have left a link where the private copy belongs.
             for (rel, private) in TOOL_DIRS.iter().zip(private_tool_dirs(workspace)) {
-                self.bind_fd_at("protected", home, &private, &home.join(rel), true, true);
+                self.bind_fd_at(Purpose::Protected, home, &private, &home.join(rel), true, true);
             }
             // A vendor's install dir in a tool dir (Claude Code's native
             // installer: ~/.local/share/claude, linked from ~/.local/bin)
             // would be hidden by the private copy, and the agent with it:
             // bound back read-only, like an installed command.
             for rel in self.vendor_installs_in_tool_dirs(home) {
-                self.bind_fd_at("installed command", home, &rel, &home.join(&rel), true, false);
+                self.bind_fd_at(Purpose::InstalledCommand, home, &rel, &home.join(&rel), true, false);
             }
             return;
         }
@@ -781,7 +832,7 @@ impl MountBuilder<'_> {
                 return;
             }
             let dir = parts.next().is_some();
-            self.bind_fd_at("installed command", home, &rel, &home.join(&rel), dir, false);
+            self.bind_fd_at(Purpose::InstalledCommand, home, &rel, &home.join(&rel), dir, false);
             return;
         }
     }
@@ -863,16 +914,16 @@ impl MountBuilder<'_> {
     }
 
     fn bind_fd(&mut self, root: &Path, rel: &Path, dir: bool, writable: bool) {
-        self.bind_fd_for("protected", root, rel, dir, writable);
+        self.bind_fd_for(Purpose::Protected, root, rel, dir, writable);
     }
 
-    fn bind_fd_for(&mut self, purpose: &'static str, root: &Path, rel: &Path, dir: bool, writable: bool) {
+    fn bind_fd_for(&mut self, purpose: Purpose, root: &Path, rel: &Path, dir: bool, writable: bool) {
         self.bind_fd_at(purpose, root, rel, &root.join(rel), dir, writable);
     }
 
     /// `rel` under `root`, opened by the executor without following
     /// anything, bound on `dest`.
-    fn bind_fd_at(&mut self, purpose: &'static str, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
+    fn bind_fd_at(&mut self, purpose: Purpose, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
         let open = OpenBeneath { root: root.into(), rel: rel.into(), dir };
         self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(open) });
         let data = self.data.len() - 1;
@@ -1009,12 +1060,12 @@ impl MountBuilder<'_> {
                 return Err(PlanError::UnguardableLink { dir: dir.to_path_buf(), link: root.join(&cur) });
             }
             let last = i + 1 == parts.len();
-            self.bind_fd_for("pinned", &root, &cur, true, writable || !last);
+            self.bind_fd_for(Purpose::Pinned, &root, &cur, true, writable || !last);
         }
         // The bind's own root is a mount point already; read-only, it is
         // bound again so.
         if parts.is_empty() && !writable {
-            self.bind_fd_for("pinned", &root, Path::new(""), true, false);
+            self.bind_fd_for(Purpose::Pinned, &root, Path::new(""), true, false);
         }
         Ok(())
     }
@@ -1035,7 +1086,7 @@ impl MountBuilder<'_> {
             // view puts a fresh tmpfs (a launcher under /tmp), which the
             // executor makes before bwrap binds /dev (`Plan::dev_binds`).
             let gate = OpenBeneath::file(gate_exe);
-            self.bind_fd_at("gate", &gate.root, &gate.rel, Path::new(GATE_PATH), false, false);
+            self.bind_fd_at(Purpose::Gate, &gate.root, &gate.rel, Path::new(GATE_PATH), false, false);
         }
     }
 }

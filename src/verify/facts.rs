@@ -166,7 +166,12 @@ pub fn scope_samples(plan: &Plan, spec: &Spec) -> Vec<ScopeSample> {
 /// what the jail's plan found the container to route (decided before any
 /// weakening, so a weakened plan is checked against the real container).
 pub fn jail_spec(plan: &Plan, config: &Config, jail: &crate::jail::JailPlan) -> JailSpec {
-    let planned = plan.data.iter().find(|d| d.purpose == "resolv.conf").map(|d| String::from_utf8_lossy(&d.bytes).into_owned()).unwrap_or_default();
+    let planned = plan
+        .data
+        .iter()
+        .find(|d| d.purpose == crate::sandbox::plan::Purpose::ResolvConf)
+        .map(|d| String::from_utf8_lossy(&d.bytes).into_owned())
+        .unwrap_or_default();
     let host = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
     let field = |text: &str, key: &str| -> Vec<String> {
         text.lines().filter(|l| l.split_whitespace().next() == Some(key)).map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string()).collect()

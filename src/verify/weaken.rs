@@ -8,7 +8,7 @@ use crate::config::EnvMap;
 use crate::env_vars;
 use crate::launch::Session;
 use crate::sandbox::mounts::Mount;
-use crate::sandbox::plan::HostView;
+use crate::sandbox::plan::{HostView, Purpose};
 use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, RUNTIME_DIRS, TOOL_DIRS};
 use crate::sandbox::seccomp::{self, table};
 use crate::sandbox::SESSION_MARKER;
@@ -171,13 +171,13 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             }
         }
         Weakening::Seccomp => {
-            if let Some(i) = plan.data.iter().position(|d| d.purpose == "seccomp") {
-                plan.data[i].purpose = "seccomp (weakened: not loaded)";
+            if let Some(i) = plan.data.iter().position(|d| d.purpose == Purpose::Seccomp) {
+                plan.data[i].purpose = Purpose::SeccompUnloaded;
                 mounts.push(retired(i));
             }
         }
         Weakening::SetId => {
-            if let Some(d) = plan.data.iter_mut().find(|d| d.purpose == "seccomp") {
+            if let Some(d) = plan.data.iter_mut().find(|d| d.purpose == Purpose::Seccomp) {
                 let rows: Vec<_> = table::ROWS.iter().copied().filter(|r| r.group != table::Group::SetId).collect();
                 d.bytes = seccomp::to_bytes(&seccomp::generate::program(&rows, seccomp::native_abis()));
             }
@@ -195,7 +195,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
         Weakening::EntryPoints => {
             // The masks over the entry-point names, and the pins that keep
             // their directories (and vendor install directories) in place.
-            let pinned: Vec<usize> = plan.data.iter().enumerate().filter(|(_, d)| d.purpose == "pinned").map(|(i, _)| i).collect();
+            let pinned: Vec<usize> = plan.data.iter().enumerate().filter(|(_, d)| d.purpose == Purpose::Pinned).map(|(i, _)| i).collect();
             remove(mounts, |m| {
                 let name = m.dest().file_name().and_then(|n| n.to_str()).unwrap_or("");
                 (matches!(m, Mount::Mask { .. }) && ENTRY_POINTS.contains(&name)) || matches!(m, Mount::BindFd { data, .. } if pinned.contains(data))
@@ -205,7 +205,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             for k in [crate::env_vars::GIT_CONFIG_GLOBAL, crate::env_vars::GIT_CONFIG_NOSYSTEM] {
                 plan.env.remove(std::ffi::OsStr::new(k));
             }
-            let git_data = plan.data.iter().position(|d| d.purpose == "gitconfig");
+            let git_data = plan.data.iter().position(|d| d.purpose == Purpose::GitConfig);
             remove(mounts, |m| matches!(m, Mount::Data { data, .. } if Some(*data) == git_data));
         }
         Weakening::PidNamespace => {
@@ -299,10 +299,10 @@ mod tests {
             gid: 0,
             env: [("IS_SANDBOX".into(), "1".into()), ("GIT_CONFIG_GLOBAL".into(), "/h/.gitconfig".into())].into(),
             data: vec![
-                DataFile::bytes("seccomp", vec![1]),
-                DataFile::bytes("gitconfig", vec![]),
-                DataFile::bytes("marker", vec![]),
-                DataFile::bytes("empty", vec![]),
+                DataFile::bytes(Purpose::Seccomp, vec![1]),
+                DataFile::bytes(Purpose::GitConfig, vec![]),
+                DataFile::bytes(Purpose::Marker, vec![]),
+                DataFile::bytes(Purpose::Empty, vec![]),
             ],
             gate_fd: None,
             mounts: vec![

@@ -214,21 +214,13 @@ fn sorted<T: Ord + Clone>(items: &[T]) -> Vec<T> {
     v
 }
 
-/// allowIp must name one unicast host (the config parser checks too;
-/// this is the jail's own guard).
+/// allowIp must name one unicast host: the config parser's rule, checked
+/// again here for a config value made some other way.
 fn check_allow_ip(ip: Ipv4Addr) -> Result<(), JailError> {
-    let why = if ip.is_unspecified() {
-        "the unspecified address"
-    } else if ip.is_loopback() {
-        "loopback; use localPorts for container services"
-    } else if ip.is_multicast() {
-        "multicast"
-    } else if ip.is_broadcast() {
-        "broadcast"
-    } else {
-        return Ok(());
-    };
-    Err(JailError::BadAllowIp { ip, why: why.into() })
+    match crate::config::not_allowable(ip) {
+        Some(why) => Err(JailError::BadAllowIp { ip, why: why.into() }),
+        None => Ok(()),
+    }
 }
 
 /// The first candidate outside everything the container routes other than

@@ -193,7 +193,7 @@ fn with_the_whole_mount_api_bwrap_gets_only_dev_and_proc() {
 -- /usr/bin/claude --no-chrome";
     assert_eq!(bwrap_lines(&plan), expected(want));
     // Only the marker's and the filter's descriptors reach bwrap.
-    let used: Vec<&str> = plan.data.iter().zip(plan.data_for_bwrap()).filter(|(_, u)| *u).map(|(d, _)| d.purpose).collect();
+    let used: Vec<&str> = plan.data.iter().zip(plan.data_for_bwrap()).filter(|(_, u)| *u).map(|(d, _)| d.purpose.name()).collect();
     assert_eq!(used, ["seccomp", "marker"]);
     // Each of the executor's mounts is walked to from the mount that covers
     // it (the parent directory where only the host's tree does); mount
@@ -251,7 +251,7 @@ fn root_claude_whole_argv() {
     let ensure = |rel: &str, required| EnsureDir { root: "/root".into(), rel: rel.into(), required };
     let private = format!(".local/share/agent-sandbox/workspaces/{}", workspace_key(Path::new("/workspaces/app")));
     assert_eq!(plan.ensure_dirs, vec![ensure(".claude", false), ensure(&format!("{private}/cache"), true), ensure(&format!("{private}/share"), true)]);
-    let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose).collect();
+    let purposes: Vec<_> = plan.data.iter().map(|d| d.purpose.name()).collect();
     assert_eq!(
         purposes,
         ["seccomp", "gitconfig", "marker", "empty", "empty", "protected", "protected", "empty", "empty", "empty", "protected", "protected", "protected"]
@@ -445,7 +445,7 @@ fn guard_mounts(plan: &Plan, under: &str) -> Vec<String> {
         .iter()
         .filter(|m| m.dest().starts_with(under))
         .filter_map(|m| match m {
-            Mount::BindFd { dest, data, writable } if plan.data[*data].purpose == "pinned" => {
+            Mount::BindFd { dest, data, writable } if plan.data[*data].purpose == Purpose::Pinned => {
                 Some(format!("{} {}", if *writable { "pin" } else { "pin-ro" }, dest.display()))
             }
             Mount::Mask { dest, .. } => Some(format!("mask {}", dest.display())),
@@ -563,7 +563,7 @@ fn jail_binds_the_session_resolv_conf() {
     let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
     c.network = Network::Jail { resolv_conf: "nameserver 192.0.2.53\n".into(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
     let plan = build(&c, &Config::default(), &fs()).unwrap();
-    assert_eq!(plan.data[3].purpose, "resolv.conf");
+    assert_eq!(plan.data[3].purpose, Purpose::ResolvConf);
     assert!(lines(&plan).contains(&format!("--ro-bind-data {} /etc/resolv.conf\n", FIRST_DATA_FD + 3)));
 }
 
@@ -578,7 +578,7 @@ fn jail_sessions_wait_at_the_gate_and_others_do_not() {
     // The command runs through the gate, the launcher's executable bound
     // into the session's private /dev.
     let got = lines(&plan);
-    let gate = plan.data.iter().position(|d| d.purpose == "gate").expect("the gate's data file");
+    let gate = plan.data.iter().position(|d| d.purpose == Purpose::Gate).expect("the gate's data file");
     assert!(got.contains(&format!("--ro-bind-fd {} {GATE_PATH}\n", FIRST_DATA_FD + gate as i32)), "{got}");
     let open = plan.data[gate].open.as_ref().unwrap();
     assert_eq!((open.root.as_path(), open.rel.as_path(), open.dir), (Path::new("/usr/local/bin"), Path::new("agent-sandbox"), false));

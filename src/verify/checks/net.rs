@@ -92,11 +92,7 @@ fn own_addrs() -> Vec<Ipv4Addr> {
 
 /// The default route's gateway from /proc/net/route.
 fn default_gateway() -> Option<Ipv4Addr> {
-    let text = std::fs::read_to_string("/proc/net/route").ok()?;
-    text.lines().skip(1).find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        (f.len() > 2 && f[1] == "00000000").then(|| u32::from_str_radix(f[2], 16).ok()).flatten().map(|g| Ipv4Addr::from(u32::from_be(g)))
-    })
+    crate::jail::default_route_in(&std::fs::read_to_string("/proc/net/route").ok()?)
 }
 
 pub fn connected_subnets(c: &Ctx) -> Outcome {
