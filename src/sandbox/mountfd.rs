@@ -165,8 +165,15 @@ pub enum MountApi {
     Full,
 }
 
-/// Asks the kernel which calls exist (an invalid descriptor: each only
-/// returns an error, ENOSYS where the call is missing or refused).
+/// Asks the kernel which calls exist (an invalid descriptor or flags: each
+/// only returns an error, ENOSYS where the call is missing, EPERM where a
+/// seccomp profile refuses it). Whether this process may use them does not
+/// count: the executor uses them in the session's own mount namespace, in
+/// a user namespace of its own where the launcher is not root. So
+/// `mount_setattr` is asked with flags it rejects (EINVAL) before it looks
+/// at the caller's rights (EPERM for a non-root launcher here, which would
+/// leave bwrap remounting every host mount by path, racing the host's
+/// mounts as they come and go).
 pub fn mount_api() -> MountApi {
     let missing = |rc: libc::c_long| rc < 0 && matches!(Error::last_os_error().raw_os_error(), Some(libc::ENOSYS | libc::EPERM));
     // SAFETY: open_tree on an invalid descriptor only returns an error.
@@ -174,18 +181,11 @@ pub fn mount_api() -> MountApi {
         return MountApi::None;
     }
     let attr = MountAttr { attr_set: 0, attr_clr: 0, propagation: 0, userns_fd: 0 };
-    // SAFETY: mount_setattr on an invalid descriptor reads `attr` (live,
-    // correctly sized) at most and returns an error.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            -1,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
+    // Not one of the flags mount_setattr takes.
+    const UNKNOWN_FLAG: libc::c_uint = 1;
+    // SAFETY: mount_setattr with unknown flags reads nothing and returns
+    // an error.
+    let rc = unsafe { libc::syscall(libc::SYS_mount_setattr, -1, c"".as_ptr(), UNKNOWN_FLAG, &attr as *const MountAttr, std::mem::size_of::<MountAttr>()) };
     if missing(rc) {
         MountApi::Tree
     } else {
