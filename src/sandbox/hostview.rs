@@ -155,7 +155,11 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
     enter_namespace(stage, plan)?;
     t.mark("namespace");
     let candidates = if plan.executor_view() { STAGING_CANDIDATES_FULL } else { STAGING_CANDIDATES };
-    let staging = staging_place(candidates, &host_paths(plan, premounts, &prepared.idmapped), |p| p.is_dir() && !p.is_symlink())?;
+    // What is staged may be run (the jail's gate, verify's probe): not
+    // where the mount forbids it (a container's /dev/shm is noexec).
+    let usable =
+        |p: &Path| p.is_dir() && !p.is_symlink() && nix::sys::statvfs::statvfs(p).is_ok_and(|v| !v.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC));
+    let staging = staging_place(candidates, &host_paths(plan, premounts, &prepared.idmapped), usable)?;
     let owner = session_owner(stage, &plan.host_view);
     let staged = stage_files(staging, plan, premounts, owner)?;
     t.mark("staged");

@@ -14,7 +14,7 @@
 
 use nix::mount::{mount, MsFlags};
 use std::io::Error;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
@@ -96,11 +96,33 @@ pub fn host_read_only(root: RawFd, dev: Option<RawFd>, proc_: Option<RawFd>) -> 
     set_flags(root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, true)?;
     if let Some(d) = dev {
         set_flags(d, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, false)?;
+        dev_nodes_as_they_were(d);
     }
     if let Some(p) = proc_ {
         set_flags(p, 0, MOUNT_ATTR_RDONLY, false)?;
     }
     Ok(())
+}
+
+/// The device nodes bwrap binds into the session's fresh `/dev` from the
+/// host's.
+const BWRAP_DEV_NODES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
+
+/// Where one of those nodes is a mount of its own (a container in a user
+/// namespace gets the host's nodes bound in, as it may not make device
+/// nodes), the flags `host_read_only` just set on it are cleared again:
+/// bwrap binds it with the flags it has, and a read-only, nodev
+/// `/dev/null` would reach the session. A node that is no mount root
+/// (EINVAL) has `/dev`'s flags; one whose flags are locked (EPERM) was
+/// read-only or nodev before, and stays so.
+fn dev_nodes_as_they_were(dev: RawFd) {
+    for name in BWRAP_DEV_NODES {
+        let flags = nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC;
+        let Ok(node) = nix::fcntl::openat(Some(dev), name, flags, nix::sys::stat::Mode::empty()) else { continue };
+        // SAFETY: a new descriptor owned only here.
+        let node = unsafe { OwnedFd::from_raw_fd(node) };
+        let _ = set_flags(node.as_raw_fd(), 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, false);
+    }
 }
 
 /// Makes the detached tree `mnt` (submounts too) nosuid and nodev, and
