@@ -70,7 +70,11 @@ const STAGING_CANDIDATES: &[&str] = &["/tmp", "/dev/shm", "/run"];
 /// The same where the executor makes the whole view: /dev/shm first. No
 /// mount of the executor's covers it (bwrap makes /dev), so what is staged
 /// there stays reachable by path for bwrap's own binds under /dev (the
-/// jail's gate), and bwrap's fresh /dev hides it from the session.
+/// jail's gate), and bwrap's fresh /dev hides it from the session. A
+/// noexec one (a container's) is passed over: bwrap then binds the gate
+/// and the probe from their own paths, which works unless one of the
+/// executor's mounts covers them (a launcher under /tmp in such a
+/// container is refused, naming the path).
 const STAGING_CANDIDATES_FULL: &[&str] = &["/dev/shm", "/tmp", "/run"];
 
 /// The host paths a launch opens or binds from once the staging tmpfs is
