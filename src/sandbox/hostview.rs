@@ -74,7 +74,7 @@ const STAGING_CANDIDATES: &[&str] = &["/tmp", "/dev/shm", "/run"];
 /// noexec one (a container's) is passed over: bwrap then binds the gate
 /// and the probe from their own paths, which works unless one of the
 /// executor's mounts covers them (a launcher under /tmp in such a
-/// container is refused, naming the path).
+/// container: not supported there).
 const STAGING_CANDIDATES_FULL: &[&str] = &["/dev/shm", "/tmp", "/run"];
 
 /// The host paths a launch opens or binds from once the staging tmpfs is
