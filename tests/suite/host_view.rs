@@ -632,3 +632,33 @@ impl Drop for InterfaceChurn {
         }
     }
 }
+
+/// A non-root launcher's executor makes the session's whole view too (it
+/// uses the mount API in a user namespace of its own, where the kernel
+/// has it, as this one does): bwrap binds `/` as the executor left it
+/// (`--bind / /`), and never binds it itself with `--ro-bind / /`, which
+/// remounts every host mount by path and fails a launch when one of them
+/// goes meanwhile. The session sees the host's tree read-only, nosuid and
+/// nodev, and its /dev/null writable.
+#[test]
+fn a_non_root_launchers_view_is_made_by_the_executor() {
+    let _machine = crate::support::share_machine();
+    let td = setup("hostview-user-view");
+    let user = test_user();
+    let ws = td.workspace(&unique("view-user"));
+    chown(&ws, user.uid, user.gid);
+    let plan = Launcher::as_account(&ws, user.clone()).env("AGENT_SANDBOX_EGRESS_JAIL", "0").cli(&["run", "--print-plan", "--json", "--", "/bin/true"]);
+    plan.assert_ok();
+    let json: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap_or_else(|e| panic!("{e}: {}", plan.stdout));
+    let args: Vec<&str> = json["args"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+    assert!(args.windows(3).any(|w| w == ["--bind", "/", "/"]), "the executor's view (`--bind / /`): {args:?}");
+    assert!(!args.windows(3).any(|w| w == ["--ro-bind", "/", "/"]), "not bwrap's own `--ro-bind / /`: {args:?}");
+    let out = Launcher::as_account(&ws, user)
+        .env("AGENT_SANDBOX_EGRESS_JAIL", "0")
+        .sh("echo root=$(awk '$5 == \"/\" {print $6}' /proc/self/mountinfo | head -n 1); echo x > /dev/null && echo null=writable");
+    out.assert_ok();
+    let kv = out.kv();
+    let root = kv.get("root").map(String::as_str).unwrap_or("");
+    assert!(["ro", "nosuid", "nodev"].iter().all(|f| root.split(',').any(|o| o == *f)), "/ in the session: {root:?}\n{out}");
+    assert_eq!(kv.get("null").map(String::as_str), Some("writable"), "{out}");
+}
