@@ -12,7 +12,7 @@
 //!   the container's profile alone still refuses what the engine's default
 //!   refuses;
 //! - a pod's settings (devcontainer.yaml's) emulated with podman:
-//!   `--userns=auto`, the profile, every capability dropped, no new
+//!   its own user namespace (`--uidmap`), the profile, every capability dropped, no new
 //!   privileges, the non-root user, the runtime's default masked /proc and
 //!   the tun device, with verify inside as that user, the jail on and
 //!   off: nothing fails, and exactly the checks docs/defences.md names
@@ -318,7 +318,11 @@ fn the_seccomp_profile_runs_sessions_under_docker() {
 }
 
 /// The pod of deploy/kubernetes/devcontainer.yaml, as podman runs it: its
-/// own user namespace (`--userns=auto`, hostUsers: false), the shipped
+/// own user namespace (hostUsers: false: explicit maps onto outer ids no
+/// account has, as the kubelet gives a pod; not `--userns=auto`: once,
+/// beside the suite's other podman commands, such a run sat in a futex
+/// wait holding the store's image and layer locks, and every other podman
+/// command, an exec's cleanup among them, waited on it), the shipped
 /// profile (Localhost), every capability dropped, no privilege escalation,
 /// uid 1000, the runtime's default masked /proc (no procMount), and the tun
 /// device as the device plugin gives it (the node's, mode 0666). Verify as
@@ -338,7 +342,10 @@ fn a_pods_settings_run_sessions_under_podman() {
     let user = format!("{uid}:{gid}");
     let seccomp = format!("seccomp={}", profile_path());
     let options: Vec<&str> = vec![
-        "--userns=auto",
+        "--uidmap",
+        "0:400000:65536",
+        "--gidmap",
+        "0:400000:65536",
         "--user",
         &user,
         "--cap-drop",
