@@ -170,8 +170,14 @@ impl Rtnl {
 
     /// Sends `req` and waits for the kernel's acknowledgement.
     pub(crate) fn request(&mut self, req: RouteNetlinkMessage) -> io::Result<()> {
+        self.request_with(req, 0)
+    }
+
+    /// `request` with more header flags (`NLM_F_CREATE | NLM_F_EXCL` for a
+    /// new object). The kernel's refusal keeps its errno.
+    pub(crate) fn request_with(&mut self, req: RouteNetlinkMessage, flags: u16) -> io::Result<()> {
         let seq = self.next_seq();
-        self.send(&encode(req, NLM_F_REQUEST | NLM_F_ACK, seq))?;
+        self.send(&encode(req, NLM_F_REQUEST | NLM_F_ACK | flags, seq))?;
         loop {
             let msgs = self.receive()?;
             if msgs.is_empty() {

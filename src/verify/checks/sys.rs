@@ -1,6 +1,6 @@
 //! System-call helpers the checks share: run a step in a forked child with
 //! a deadline, try to create a file, connect with a timeout, add a route
-//! over raw netlink, read /proc status fields. Thin and side-effect-free
+//! over rtnetlink, read /proc status fields. Thin and side-effect-free
 //! beyond what each says (anything created is removed at once).
 
 use nix::errno::Errno;
@@ -103,7 +103,7 @@ pub fn tcp_connect(addr: SocketAddr, timeout: Duration) -> Reach {
 }
 
 /// Errors the kernel gives for a destination it will not route.
-pub fn is_route_error(e: Errno) -> bool {
+fn is_route_error(e: Errno) -> bool {
     matches!(e, Errno::EINVAL | Errno::ENETUNREACH | Errno::EHOSTUNREACH | Errno::EACCES | Errno::EPERM | Errno::EAFNOSUPPORT)
 }
 
@@ -153,60 +153,36 @@ pub fn read_once(fd: &OwnedFd, timeout: Duration) -> Vec<u8> {
 }
 
 /// Adds (then, if that worked, deletes) an unreachable route to `dst`/32
-/// in the main table of the current network namespace, over raw netlink.
-/// Err is the kernel's refusal.
+/// in the main table of the current network namespace, over rtnetlink (the
+/// launcher's own blocking client, `jail::run::rtnl`). Err is the
+/// kernel's refusal (EPROTO where no errno came back).
 pub fn route_add(dst: Ipv4Addr) -> Result<(), Errno> {
-    let fd = netlink_route()?;
-    route_msg(&fd, libc::RTM_NEWROUTE, dst)?;
-    let _ = route_msg(&fd, libc::RTM_DELROUTE, dst);
+    use crate::jail::run::rtnl::Rtnl;
+    use netlink_packet_core::{NLM_F_CREATE, NLM_F_EXCL};
+    let errno = |e: std::io::Error| e.raw_os_error().map_or(Errno::EPROTO, Errno::from_raw);
+    let mut nl = Rtnl::open().map_err(errno)?;
+    nl.request_with(unreachable_route(dst, true), NLM_F_CREATE | NLM_F_EXCL).map_err(errno)?;
+    let _ = nl.request(unreachable_route(dst, false));
     Ok(())
 }
 
-fn netlink_route() -> Result<OwnedFd, Errno> {
-    // SAFETY: plain socket call; the result is checked.
-    let fd = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: `fd` is a new descriptor owned only here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// One RTM_NEWROUTE/RTM_DELROUTE request with an ack; the ack's error.
-fn route_msg(fd: &OwnedFd, kind: u16, dst: Ipv4Addr) -> Result<(), Errno> {
-    let mut m: Vec<u8> = Vec::with_capacity(36);
-    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_ACK) as u16 | if kind == libc::RTM_NEWROUTE { (libc::NLM_F_CREATE | libc::NLM_F_EXCL) as u16 } else { 0 };
-    m.extend_from_slice(&36u32.to_ne_bytes()); // nlmsg_len
-    m.extend_from_slice(&kind.to_ne_bytes());
-    m.extend_from_slice(&flags.to_ne_bytes());
-    m.extend_from_slice(&1u32.to_ne_bytes()); // seq
-    m.extend_from_slice(&0u32.to_ne_bytes()); // pid
-                                              // struct rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type, flags
-    m.extend_from_slice(&[libc::AF_INET as u8, 32, 0, 0, libc::RT_TABLE_MAIN, libc::RTPROT_BOOT, libc::RT_SCOPE_UNIVERSE, libc::RTN_UNREACHABLE]);
-    m.extend_from_slice(&0u32.to_ne_bytes());
-    m.extend_from_slice(&8u16.to_ne_bytes()); // rta_len
-    m.extend_from_slice(&libc::RTA_DST.to_ne_bytes());
-    m.extend_from_slice(&dst.octets());
-    // SAFETY: sockaddr_nl is plain data; zeroed is a valid value (kernel as peer).
-    let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-    sa.nl_family = libc::AF_NETLINK as u16;
-    // SAFETY: the buffer and address are valid for the given lengths.
-    let n = unsafe {
-        libc::sendto(fd.as_raw_fd(), m.as_ptr().cast(), m.len(), 0, (&sa as *const libc::sockaddr_nl).cast(), std::mem::size_of::<libc::sockaddr_nl>() as u32)
-    };
-    if n < 0 {
-        return Err(errno());
-    }
-    let reply = read_once(fd, Duration::from_secs(2));
-    // nlmsghdr (16 bytes) then struct nlmsgerr { int error; ... }.
-    if reply.len() < 20 || u16::from_ne_bytes([reply[4], reply[5]]) != libc::NLMSG_ERROR as u16 {
-        return Err(Errno::EPROTO);
-    }
-    let err = i32::from_ne_bytes([reply[16], reply[17], reply[18], reply[19]]);
-    if err == 0 {
-        Ok(())
+/// An RTM_NEWROUTE (`add`) or RTM_DELROUTE request for an unreachable
+/// route to `dst`/32 in the main table.
+fn unreachable_route(dst: Ipv4Addr, add: bool) -> netlink_packet_route::RouteNetlinkMessage {
+    use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType};
+    use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+    let mut m = RouteMessage::default();
+    m.header.address_family = AddressFamily::Inet;
+    m.header.destination_prefix_length = 32;
+    m.header.table = RouteHeader::RT_TABLE_MAIN;
+    m.header.protocol = RouteProtocol::Boot;
+    m.header.scope = RouteScope::Universe;
+    m.header.kind = RouteType::Unreachable;
+    m.attributes.push(RouteAttribute::Destination(RouteAddress::Inet(dst)));
+    if add {
+        RouteNetlinkMessage::NewRoute(m)
     } else {
-        Err(Errno::from_raw(-err))
+        RouteNetlinkMessage::DelRoute(m)
     }
 }
 
@@ -266,4 +242,32 @@ pub fn proc_number(pid: i32) -> Option<i32> {
     // is read through (0: not a process of that namespace).
     let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
     info.lines().find_map(|l| l.strip_prefix("Pid:")).and_then(|v| v.trim().parse().ok()).filter(|n: &i32| *n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sched::CloneFlags;
+
+    /// The real kernel, both outcomes of checks 41 and 42's attempt: in a
+    /// network namespace a new user namespace owns, the route goes in (and
+    /// out again); from a new user namespace over the test's own network
+    /// namespace, which it does not own, it is refused with EPERM.
+    #[test]
+    fn a_route_goes_in_only_where_the_network_namespace_is_owned() {
+        let attempt = |flags: CloneFlags| {
+            in_child(Duration::from_secs(10), move || {
+                if nix::sched::unshare(flags).is_err() {
+                    return 10;
+                }
+                match route_add(Ipv4Addr::new(203, 0, 113, 201)) {
+                    Ok(()) => 0,
+                    Err(Errno::EPERM) => 1,
+                    Err(e) => 20 + e as i32,
+                }
+            })
+        };
+        assert_eq!(attempt(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET), Ok(0));
+        assert_eq!(attempt(CloneFlags::CLONE_NEWUSER), Ok(1));
+    }
 }
