@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// Docker's AppArmor profile, which refuses every `mount` (its template
 /// has `deny mount,`): a session can never be built under it.
-pub const DOCKER_DEFAULT: &str = "docker-default";
+const DOCKER_DEFAULT: &str = "docker-default";
 
 /// `CAP_SYS_ADMIN`'s bit in the capability sets.
 const CAP_SYS_ADMIN: u32 = 21;

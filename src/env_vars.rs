@@ -30,10 +30,6 @@ pub const PWD: &str = "PWD";
 /// Where review keeps its baselines when set (else ~/.local/state).
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
 
-/// Override of the config file path, honoured only for tests and only when
-/// the binary is run by root or the file is root-owned (see `config`).
-pub const CONFIG_PATH: &str = "AGENT_SANDBOX_CONFIG";
-
 /// One configuration key's override variable and its accepted alias (the
 /// seed's name); the first wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +46,8 @@ macro_rules! config_vars {
         $(pub const $key: ConfigVar =
             ConfigVar { name: concat!("AGENT_SANDBOX_", stringify!($key)), alias: concat!("CLAUDE_SANDBOX_", stringify!($key)) };)*
         /// Every configuration key's variables.
-        pub const CONFIG_VARS: &[ConfigVar] = &[$($key),*];
+        #[cfg(test)]
+        const CONFIG_VARS: &[ConfigVar] = &[$($key),*];
     };
 }
 
@@ -129,7 +126,7 @@ pub const PREFIX: &str = "AGENT_SANDBOX_";
 pub const ALIAS_PREFIX: &str = "CLAUDE_SANDBOX_";
 
 /// Names passed into a session unchanged when set outside.
-pub const PASSED: &[&str] = &[
+const PASSED: &[&str] = &[
     TERM,
     "COLORTERM",
     "LANG",
@@ -160,12 +157,12 @@ pub const PASSED: &[&str] = &[
 /// a token in the URL (`https://user:TOKEN@host/simple`), so each passes
 /// only when none of its URLs has credentials (`passEnv` can still name
 /// it, passing it whole).
-pub const PASSED_WITHOUT_CREDENTIALS: &[&str] =
+const PASSED_WITHOUT_CREDENTIALS: &[&str] =
     &["UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"];
 
 /// Whether any URL in `value` (URLs separated by spaces or commas, each
 /// maybe `name=URL`) has a user or password before its host.
-pub fn has_url_credentials(value: &str) -> bool {
+fn has_url_credentials(value: &str) -> bool {
     value.split(|c: char| c.is_whitespace() || c == ',').any(|item| {
         let Some((_, rest)) = item.split_once("://") else { return false };
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
@@ -174,7 +171,7 @@ pub fn has_url_credentials(value: &str) -> bool {
 }
 
 /// Prefixes passed into a session (locale categories).
-pub const PASSED_PREFIXES: &[&str] = &["LC_"];
+const PASSED_PREFIXES: &[&str] = &["LC_"];
 
 /// Names set by the launcher itself; a `passEnv` entry can never replace them.
 pub const SET_BY_LAUNCHER: &[&str] =
@@ -182,7 +179,7 @@ pub const SET_BY_LAUNCHER: &[&str] =
 
 /// Names that never reach a session, whatever the config says: loader and
 /// shell start-up hooks, desktop/IDE/agent sockets.
-pub const NEVER_PASSED: &[&str] = &[
+const NEVER_PASSED: &[&str] = &[
     "BASH_ENV",
     "ENV",
     "IFS",
@@ -221,7 +218,7 @@ pub const NEVER_PASSED: &[&str] = &[
 ];
 
 /// Prefixes that never reach a session.
-pub const NEVER_PASSED_PREFIXES: &[&str] = &["LD_", "VSCODE_", "GIT_CONFIG", "BASH_FUNC_", "REMOTE_CONTAINERS_"];
+const NEVER_PASSED_PREFIXES: &[&str] = &["LD_", "VSCODE_", "GIT_CONFIG", "BASH_FUNC_", "REMOTE_CONTAINERS_"];
 
 /// True when `name` may never be passed into a session (neither by the
 /// allow-list nor by `passEnv`).

@@ -92,7 +92,7 @@ fn own_exe_id() -> Option<(u64, u64)> {
 
 /// The command line the session runs: the explicit one, or the vendor's
 /// binary with the profile's argument rewrite.
-pub fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> Result<Vec<OsString>, AgentError> {
+fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> Result<Vec<OsString>, AgentError> {
     if let Some(cmd) = &req.command {
         return Ok(cmd.clone());
     }

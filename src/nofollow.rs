@@ -77,7 +77,7 @@ pub fn stat_at(dir: RawFd, name: &OsStr) -> nix::Result<FileStat> {
     fstatat(Some(dir), name, AtFlags::AT_SYMLINK_NOFOLLOW)
 }
 
-pub fn type_of(mode: u32) -> &'static str {
+fn type_of(mode: u32) -> &'static str {
     match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
         SFlag::S_IFREG => "a regular file",
         SFlag::S_IFDIR => "a directory",
@@ -91,7 +91,7 @@ pub fn type_of(mode: u32) -> &'static str {
 }
 
 /// Reads the regular file `name` inside `dir`, at most `cap` bytes.
-pub fn read_at(dir: RawFd, name: &OsStr, cap: u64) -> Result<Vec<u8>, ReadError> {
+fn read_at(dir: RawFd, name: &OsStr, cap: u64) -> Result<Vec<u8>, ReadError> {
     // lstat first, so a device node is never even opened.
     let pre = stat_at(dir, name)?;
     if pre.st_mode & SFlag::S_IFMT.bits() != SFlag::S_IFREG.bits() {

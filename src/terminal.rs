@@ -50,7 +50,7 @@ pub const TERMINAL_RESET: &str = "\x18\x1b\\\x1b[0m\x1b[?25h\x0f\x1b(B";
 
 /// The modes a session can leave on, reset (after `TERMINAL_RESET`, which
 /// ends whatever sequence the session left unfinished):
-pub const MODE_RESET: &[(&str, &str)] = &[
+const MODE_RESET: &[(&str, &str)] = &[
     ("attributes, cursor, character set", TERMINAL_RESET),
     // Answers in 7-bit form again (the drain looks for `ESC [`).
     ("8-bit controls", "\x1b F"),
@@ -113,7 +113,7 @@ pub fn alt_screen_state(before: &[u8]) -> Option<bool> {
 pub const QUIET_LIMIT: Duration = Duration::from_millis(500);
 /// While answers keep coming (a session that queried a lot, a terminal far
 /// away), the drain waits at most this long for its own.
-pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// `MODE_RESET` as one string.
 pub fn mode_reset() -> String {
@@ -214,10 +214,6 @@ impl Guard {
         // the escapes (it would show them).
         let escapes = term.is_none_or(|t| t != "dumb");
         Guard { tty: Some(Saved { fd, termios, pgrp, escapes }) }
-    }
-
-    pub fn active(&self) -> bool {
-        self.tty.is_some()
     }
 
     /// Steps 2 to 6 (once; `Drop` does them if nobody did).

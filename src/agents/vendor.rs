@@ -48,7 +48,7 @@ pub fn locate_vendor(agent: Agent, search: &VendorSearch) -> Result<PathBuf, Age
 }
 
 /// Shims written by the installer as small scripts carry this marker.
-pub const SHIM_MARKER: &str = "agent-sandbox shim";
+const SHIM_MARKER: &str = "agent-sandbox shim";
 
 fn is_shim_script(p: &Path) -> bool {
     use std::io::Read;

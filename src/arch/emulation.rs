@@ -18,7 +18,7 @@ use super::Arch;
 use std::path::{Path, PathBuf};
 
 /// Where the kernel lists binfmt_misc handlers.
-pub const BINFMT_DIR: &str = "/proc/sys/fs/binfmt_misc";
+const BINFMT_DIR: &str = "/proc/sys/fs/binfmt_misc";
 
 /// One binfmt_misc handler (a file in [`BINFMT_DIR`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ fn hex(s: &str) -> Option<Vec<u8>> {
 
 /// Reads a handler file's text (magic handlers only; extension handlers
 /// and unreadable text give None).
-pub fn parse_handler(name: &str, text: &str) -> Option<Handler> {
+fn parse_handler(name: &str, text: &str) -> Option<Handler> {
     let mut h =
         Handler { name: name.to_owned(), enabled: false, interpreter: PathBuf::new(), flags: String::new(), offset: 0, magic: Vec::new(), mask: Vec::new() };
     for line in text.lines() {
@@ -84,7 +84,7 @@ impl Handler {
 
     /// `F` (fix binary): the kernel opened the interpreter when it was
     /// registered, so it also runs in containers that do not contain it.
-    pub fn works_in_containers(&self) -> bool {
+    fn works_in_containers(&self) -> bool {
         self.flags.contains('F')
     }
 }

@@ -2,7 +2,7 @@
 //! exit status. Errors go up as `anyhow` and become one line in `main`.
 
 pub mod args;
-pub mod config_cmd;
+mod config_cmd;
 pub mod doctor;
 pub mod release;
 pub mod review;

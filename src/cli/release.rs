@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 
 /// The maintainer program's file name, beside `agent-sandbox`.
-pub const RELEASE_BIN: &str = "agent-sandbox-release";
+const RELEASE_BIN: &str = "agent-sandbox-release";
 
 /// Replaces this process with `agent-sandbox-release VERB ARGS...`.
 pub fn run(verb: &str, args: Vec<OsString>) -> anyhow::Result<u8> {

@@ -7,7 +7,7 @@ use super::validate::Invalid;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// The presets: a name and the host names it stands for.
-pub const PRESETS: &[(&str, &[&str])] = &[
+const PRESETS: &[(&str, &[&str])] = &[
     (
         "@agents",
         &[

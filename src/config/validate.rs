@@ -92,7 +92,7 @@ fn why_not_ipv4(s: &str) -> &'static str {
 /// Places a session may never get writable (as `allowWrite` or as the
 /// workspace), with everything below them: kernel interfaces, system
 /// configuration and the programs root runs.
-pub const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /// Places refused themselves (what lies below them may be allowed): the
 /// root, the runtime and state roots, the parents of the homes and root's
@@ -101,7 +101,7 @@ pub const SYSTEM_DIRS: &[&str] =
     &["/", "/run", "/var/run", "/var", "/var/lib", "/var/log", "/home", "/root", "/tmp", "/var/tmp", "/opt", "/srv", "/mnt", "/media"];
 
 /// Why `path` may not be made writable, if it is a system location.
-pub fn system_location(path: &Path) -> Option<&'static str> {
+fn system_location(path: &Path) -> Option<&'static str> {
     if let Some(t) = SYSTEM_TREES.iter().find(|t| path.starts_with(t)) {
         return Some(match *t {
             "/proc" | "/sys" | "/dev" => "it is a kernel interface; a writable one reaches the host kernel",
@@ -123,11 +123,11 @@ pub fn system_location(path: &Path) -> Option<&'static str> {
 /// runs later: package and service state (dpkg's maintainer scripts,
 /// systemd's units, every service's plugins), root's home (its shell
 /// start-up files and tools), the spools cron and at run.
-pub const CODE_TREES: &[&str] = &["/var/lib", "/root", "/var/spool"];
+const CODE_TREES: &[&str] = &["/var/lib", "/root", "/var/spool"];
 
 /// Why a session may not write `path` because root or the system runs
 /// what it finds there later, if so.
-pub fn code_place(path: &Path) -> Option<&'static str> {
+fn code_place(path: &Path) -> Option<&'static str> {
     if path.components().any(|c| c.as_os_str() == "lost+found") {
         return Some("it is a file system's lost+found, which root's fsck fills and root reads");
     }

@@ -37,7 +37,7 @@ pub const LOCALHOST_PROFILE: &str = "agent-sandbox.json";
 /// arm64 with its 32-bit arm ABI (the architectures the product ships
 /// for). A flat list, which every engine reads; each kernel meets only its
 /// own ABIs' entries.
-pub const ARCHITECTURES: &[&str] = &["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"];
+const ARCHITECTURES: &[&str] = &["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"];
 
 /// What a call in no group gets: EPERM, as with the engines' defaults.
 const DEFAULT_ERRNO: u32 = libc::EPERM as u32;

@@ -31,7 +31,7 @@ const ENGINE_FILE_MOUNTS: &[&str] = &["/etc/hostname", "/etc/hosts", "/etc/resol
 /// `ENGINE_FILE_MOUNTS` is a mount point. Marker files (/.dockerenv,
 /// /run/.containerenv) are not enough: a machine whose root file system
 /// was made from a container keeps them.
-pub fn engine_mounts(mountinfo: &str) -> bool {
+fn engine_mounts(mountinfo: &str) -> bool {
     mountinfo.lines().filter_map(|l| l.split(' ').nth(4)).any(|m| ENGINE_FILE_MOUNTS.contains(&m))
 }
 
@@ -44,7 +44,7 @@ pub fn gather() -> Boundary {
 }
 
 /// uid 0 inside maps to uid 0 outside: no user namespace between them.
-pub fn root_is_host_root(uid_map: &str) -> bool {
+fn root_is_host_root(uid_map: &str) -> bool {
     uid_map.lines().any(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         matches!(f.as_slice(), ["0", "0", _])

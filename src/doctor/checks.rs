@@ -348,7 +348,7 @@ fn proc_finding(fresh: bool) -> Finding {
 
 /// What sessions under a masked /proc get, in doctor's words (and the
 /// devcontainer lint's).
-pub const PROC_MASKED: &str = "/proc has paths masked by the container runtime, which makes the kernel refuse sessions a /proc of their own: they get the container's (its masks kept, /proc/sys read-only) \
+const PROC_MASKED: &str = "/proc has paths masked by the container runtime, which makes the kernel refuse sessions a /proc of their own: they get the container's (its masks kept, /proc/sys read-only) \
      and see the container's processes, their command lines and status, and can raise the OOM score and niceness of those of their own uid; \
      not their environments, memory or files, and they cannot signal them. `agent-sandbox verify` reports 19 and 102 as DEGRADED; \
      a program that looks itself up as /proc/<its pid> finds another process there (/proc/self is right; docs/defences.md, \"Under a masked /proc\")";

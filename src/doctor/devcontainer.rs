@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The published feature, as a user adds it to `features` (major version
 /// tag of this release).
-pub const FEATURE_REF: &str = concat!("ghcr.io/agent-sandbox/agent-sandbox/agent-sandbox:", env!("CARGO_PKG_VERSION_MAJOR"));
+const FEATURE_REF: &str = concat!("ghcr.io/agent-sandbox/agent-sandbox/agent-sandbox:", env!("CARGO_PKG_VERSION_MAJOR"));
 
 const CHECK: &str = "devcontainer";
 

@@ -43,7 +43,7 @@ pub fn gather() -> Installed {
 /// pointing elsewhere; a copied binary missing or changed. Files that are
 /// meant to be edited (the configuration, managed settings, rc blocks) are
 /// not judged here.
-pub fn against_manifest(m: &Manifest, observe: &dyn Fn(&Path) -> Observed) -> Vec<String> {
+fn against_manifest(m: &Manifest, observe: &dyn Fn(&Path) -> Observed) -> Vec<String> {
     let mut out = Vec::new();
     for e in &m.entries {
         match e {

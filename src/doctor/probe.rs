@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The AppArmor switch that blocks unprivileged user namespaces (Ubuntu 23.10+).
-pub const APPARMOR_SYSCTL: &str = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns";
+const APPARMOR_SYSCTL: &str = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns";
 /// How long pasta gets to configure the namespace.
-pub const PASTA_TIMEOUT: Duration = Duration::from_secs(5);
+const PASTA_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Userns {
@@ -88,7 +88,7 @@ fn sysctl(path: &str) -> Option<String> {
 }
 
 /// What the kernel switches say about user namespaces (for messages).
-pub fn userns_switches() -> String {
+fn userns_switches() -> String {
     let mut parts = Vec::new();
     if let Some(v) = sysctl(APPARMOR_SYSCTL) {
         parts.push(format!("kernel.apparmor_restrict_unprivileged_userns={v}"));

@@ -13,10 +13,10 @@ use serde::Serialize;
 
 /// The trees audited (those that exist; links such as /bin -> usr/bin are
 /// covered by their targets).
-pub const TREES: &[&str] = &["/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const TREES: &[&str] = &["/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 /// The non-root user's own trees inside those (the project venv, never on
 /// root's PATH): not audited.
-pub const USER_TREES: &[&str] = &[super::labels::VENV];
+const USER_TREES: &[&str] = &[super::labels::VENV];
 /// Printed after a complete run.
 pub const DONE: &str = "audit-complete";
 /// How many offenders are named in messages.

@@ -98,7 +98,7 @@ pub fn manifest(config: &Blob, layers: &[Descriptor]) -> Manifest {
 }
 
 /// The config's architecture and `rootfs.diff_ids` (uncompressed layer digests).
-pub fn config_facts(config: &[u8]) -> Result<(String, Vec<String>), String> {
+fn config_facts(config: &[u8]) -> Result<(String, Vec<String>), String> {
     let v: Value = serde_json::from_slice(config).map_err(|e| format!("the image config is not JSON: {e}"))?;
     let arch = v["architecture"].as_str().unwrap_or("no architecture").to_owned();
     let ids = v["rootfs"]["diff_ids"].as_array().ok_or("the image config has no rootfs.diff_ids")?;

@@ -19,14 +19,14 @@ use serde_json::Value;
 /// The container command (as root, in the image's working directory).
 pub const SCRIPT: &str = "uname -m; exec agent-sandbox doctor --json";
 /// Doctor findings that must be ok in an emulated variant.
-pub const MUST_PASS: &[&str] = &["bwrap-ok", "tun-ok", "proc-ok", "install-ok", "path-ok", "config-ok"];
+const MUST_PASS: &[&str] = &["bwrap-ok", "tun-ok", "proc-ok", "install-ok", "path-ok", "config-ok"];
 /// Warnings and errors that emulation itself causes (docs/doctor.md): no
 /// user namespaces (so pasta, the packet filter and mounts are not tried),
 /// routing rules the emulator does not read, or the emulator named; and
 /// the one that how the check starts its container causes (rootful,
 /// without a user namespace, /proc unmasked: the container boundary's
 /// warning).
-pub const EXPLAINED: &[&str] =
+const EXPLAINED: &[&str] =
     &["userns-emulated", "emulated", "pasta-not-checked", "filter-not-checked", "mounts-not-checked", "jail-network-not-checked", "container-host-root"];
 
 pub fn command() -> Vec<String> {

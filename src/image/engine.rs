@@ -126,7 +126,7 @@ pub fn inspect_argv(tools: &Tools, tag: &str) -> Vec<String> {
 /// The run options a session needs, in the form both podman and docker
 /// accept: the tun device for the egress jail and an unmasked /proc (the
 /// launcher mounts a fresh /proc for each session).
-pub const SESSION_RUN_OPTIONS: &[&str] = &["--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined"];
+const SESSION_RUN_OPTIONS: &[&str] = &["--device", "/dev/net/tun", "--security-opt", "systempaths=unconfined"];
 
 /// What docker needs on top (docs/image.md): its default seccomp profile
 /// refuses bubblewrap's namespaces without CAP_SYS_ADMIN, so the container
@@ -134,12 +134,12 @@ pub const SESSION_RUN_OPTIONS: &[&str] = &["--device", "/dev/net/tun", "--securi
 /// `seccomp_profile`: the engine reads it here, unlike a feature's or an
 /// image's request) instead of none; and its AppArmor profile refuses the
 /// mounts. podman's defaults allow both.
-pub fn docker_run_options(seccomp_profile: &Path) -> Vec<String> {
+fn docker_run_options(seccomp_profile: &Path) -> Vec<String> {
     vec!["--security-opt".into(), format!("seccomp={}", seccomp_profile.display()), "--security-opt".into(), "apparmor=unconfined".into()]
 }
 
 /// The run options for sessions with `runner`.
-pub fn session_run_options(runner: Engine, seccomp_profile: &Path) -> Vec<String> {
+fn session_run_options(runner: Engine, seccomp_profile: &Path) -> Vec<String> {
     let mut a: Vec<String> = SESSION_RUN_OPTIONS.iter().map(|x| x.to_string()).collect();
     if runner == Engine::Docker {
         a.extend(docker_run_options(seccomp_profile));

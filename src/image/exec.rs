@@ -163,7 +163,7 @@ fn build_variant(p: &plan::BuildPlan, v: &Variant) -> Result<VariantReport, Imag
 
 /// What `image inspect` says about an image.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inspected {
+struct Inspected {
     pub id: String,
     pub size: u64,
     /// The OCI architecture (`amd64`, `arm64`).
@@ -172,7 +172,7 @@ pub struct Inspected {
 }
 
 /// `image inspect` output (podman and docker): id, size, architecture, labels.
-pub fn parse_inspect(stdout: &[u8]) -> Result<Inspected, ImageError> {
+fn parse_inspect(stdout: &[u8]) -> Result<Inspected, ImageError> {
     let bad = |why: &str| ImageError::Unexpected { step: "image inspect".into(), why: why.into() };
     let v: serde_json::Value = serde_json::from_slice(stdout).map_err(|e| bad(&format!("not JSON: {e}")))?;
     let img = &v[0];
@@ -187,7 +187,7 @@ pub fn parse_inspect(stdout: &[u8]) -> Result<Inspected, ImageError> {
 }
 
 /// Sums `NAME SIZE KiB|B` lines from `plan::MEASURE_SCRIPT`.
-pub fn parse_measure(text: &str) -> Option<u64> {
+fn parse_measure(text: &str) -> Option<u64> {
     let mut total = 0u64;
     let mut lines = 0;
     for l in text.lines() {

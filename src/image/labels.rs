@@ -14,17 +14,17 @@ use crate::env_vars;
 use serde_json::json;
 
 pub const TITLE: &str = "org.opencontainers.image.title";
-pub const DESCRIPTION: &str = "org.opencontainers.image.description";
-pub const LICENSES: &str = "org.opencontainers.image.licenses";
+const DESCRIPTION: &str = "org.opencontainers.image.description";
+const LICENSES: &str = "org.opencontainers.image.licenses";
 pub const SOURCE: &str = "org.opencontainers.image.source";
-pub const VERSION: &str = "org.opencontainers.image.version";
-pub const REVISION: &str = "org.opencontainers.image.revision";
-pub const CREATED: &str = "org.opencontainers.image.created";
+const VERSION: &str = "org.opencontainers.image.version";
+const REVISION: &str = "org.opencontainers.image.revision";
+const CREATED: &str = "org.opencontainers.image.created";
 pub const DEVCONTAINER_METADATA: &str = "devcontainer.metadata";
 
-pub const TITLE_VALUE: &str = "agent-sandbox";
-pub const DESCRIPTION_VALUE: &str = "Debian 13 with Claude Code, Codex and Pi running inside the agent-sandbox bubblewrap sandbox and egress jail";
-pub const LICENSES_VALUE: &str = "Apache-2.0";
+const TITLE_VALUE: &str = "agent-sandbox";
+const DESCRIPTION_VALUE: &str = "Debian 13 with Claude Code, Codex and Pi running inside the agent-sandbox bubblewrap sandbox and egress jail";
+const LICENSES_VALUE: &str = "Apache-2.0";
 
 /// The image's non-root user (uid 1000), the devcontainer `remoteUser`.
 pub const REMOTE_USER: &str = "vscode";
@@ -33,12 +33,9 @@ pub const REMOTE_USER: &str = "vscode";
 pub const VENV: &str = "/opt/venv";
 /// The container-start check (`postStartCommand`): doctor's live checks,
 /// warnings only.
-pub const START_CHECK: &str = "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check";
+const START_CHECK: &str = "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check";
 /// The image's entrypoint (root at start: /dev/net/tun usable by the user).
-pub const ENTRYPOINT: &str = "/usr/local/share/agent-sandbox-image/entrypoint.sh";
-/// PID 1 of the image's containers (Debian's `tini`): passes signals on
-/// and reaps orphans.
-pub const INIT: &str = "/usr/bin/tini";
+const ENTRYPOINT: &str = "/usr/local/share/agent-sandbox-image/entrypoint.sh";
 
 /// What the dynamic labels say.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -60,10 +57,10 @@ pub struct Provenance {
 /// sessions load their own filter), no AppArmor profile (Docker's
 /// `docker-default` refuses bubblewrap's mounts). Docker and podman both
 /// accept these spellings.
-pub const SECURITY_OPT: [&str; 3] = ["systempaths=unconfined", "seccomp=unconfined", "apparmor=unconfined"];
+const SECURITY_OPT: [&str; 3] = ["systempaths=unconfined", "seccomp=unconfined", "apparmor=unconfined"];
 
 /// `devcontainer.metadata`: a JSON array with one entry.
-pub fn devcontainer_metadata() -> serde_json::Value {
+fn devcontainer_metadata() -> serde_json::Value {
     json!([{
         "remoteUser": REMOTE_USER,
         "containerEnv": { (env_vars::UV_PROJECT_ENVIRONMENT): VENV },
@@ -127,6 +124,10 @@ pub fn rfc3339(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// PID 1 of the image's containers (Debian's `tini`): passes signals on
+    /// and reaps orphans.
+    const INIT: &str = "/usr/bin/tini";
 
     #[test]
     fn rfc3339_dates() {

@@ -35,7 +35,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Build arguments this command sets itself, and the flag that sets each.
-pub const RESERVED_BUILD_ARGS: &[(&str, &str)] = &[("AGENTS", "--agents")];
+const RESERVED_BUILD_ARGS: &[(&str, &str)] = &[("AGENTS", "--agents")];
 /// The variable that switches the egress jail off for a verify run.
 pub const JAIL_OFF: (&str, &str) = (crate::env_vars::EGRESS_JAIL.name, "0");
 /// The static binaries copied into the build context's `bin/`.
@@ -87,7 +87,7 @@ pub fn parse_platforms(list: &str) -> Result<Vec<Arch>, ImageError> {
 }
 
 /// The local image name when no `--tag` is given.
-pub fn default_tag(version: &str) -> String {
+fn default_tag(version: &str) -> String {
     format!("localhost/agent-sandbox:{version}")
 }
 

@@ -11,7 +11,7 @@ use std::process::Command;
 
 /// (package, the executable it provides) — the same names on Debian/Ubuntu,
 /// Fedora and Alpine.
-pub const NEEDED: &[(&str, &str)] = &[("bubblewrap", "bwrap"), ("passt", "pasta")];
+const NEEDED: &[(&str, &str)] = &[("bubblewrap", "bwrap"), ("passt", "pasta")];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -47,7 +47,7 @@ pub struct PackageFacts {
 
 /// Which package manager the system uses: by os-release, confirmed by the
 /// tool's presence.
-pub fn detect(os_release: &str, has: &dyn Fn(&str) -> bool) -> Option<Manager> {
+fn detect(os_release: &str, has: &dyn Fn(&str) -> bool) -> Option<Manager> {
     let field = |k: &str| os_release.lines().find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix('='))).map(|v| v.trim_matches('"').to_string());
     let ids = format!("{} {}", field("ID").unwrap_or_default(), field("ID_LIKE").unwrap_or_default());
     let by_id = if ids.split_whitespace().any(|i| i == "debian" || i == "ubuntu") {
@@ -87,7 +87,7 @@ fn provided(exe: &str) -> bool {
 }
 
 /// The names of installed packages.
-pub fn installed_set(m: Manager) -> BTreeSet<String> {
+fn installed_set(m: Manager) -> BTreeSet<String> {
     let out = match m {
         Manager::Apt => Command::new("dpkg-query").args(["-W", "-f", "${Package}\t${db:Status-Status}\n"]).output(),
         Manager::Dnf => Command::new("rpm").args(["-qa", "--qf", "%{NAME}\tinstalled\n"]).output(),

@@ -32,7 +32,7 @@ impl FileEntry {
 }
 
 /// Whether `path` is a clean relative path (what [`tar`] accepts).
-pub fn clean_path(path: &str) -> bool {
+fn clean_path(path: &str) -> bool {
     !path.is_empty() && !path.starts_with('/') && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 

@@ -209,7 +209,7 @@ impl Artifact {
     }
 
     /// Seals an already built manifest (e.g. one with an `artifactType`).
-    pub fn from_manifest(manifest: Manifest, blobs: Vec<Blob>) -> Self {
+    fn from_manifest(manifest: Manifest, blobs: Vec<Blob>) -> Self {
         let document = Document::Image(manifest);
         let manifest_bytes = manifest_bytes(&document);
         Artifact { digest: Digest::of(&manifest_bytes), manifest: document, manifest_bytes, blobs }

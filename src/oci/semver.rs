@@ -31,7 +31,7 @@ impl Version {
         self.0.minor
     }
 
-    pub fn is_prerelease(&self) -> bool {
+    fn is_prerelease(&self) -> bool {
         !self.0.pre.is_empty()
     }
 }

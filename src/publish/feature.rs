@@ -17,9 +17,9 @@ use crate::arch::{check_static_elf, Arch};
 use crate::oci::archive::FileEntry;
 
 /// The binaries bundled per architecture (install.sh runs sandbox-install).
-pub const BUNDLED: &[&str] = &["sandbox-install", "agent-sandbox"];
+const BUNDLED: &[&str] = &["sandbox-install", "agent-sandbox"];
 /// This project's feature: its version must be the crate's.
-pub const PROJECT_FEATURE_ID: &str = "agent-sandbox";
+const PROJECT_FEATURE_ID: &str = "agent-sandbox";
 
 /// `--bin-dir ARCH=DIR`.
 pub fn parse_bin_dir(spec: &str) -> Result<BinDir, PublishError> {

@@ -16,14 +16,14 @@ use crate::oci::archive;
 use crate::oci::manifest::{Annotations, Artifact, Blob, TITLE};
 use crate::oci::Registry;
 
-pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.devcontainers";
-pub const LAYER_MEDIA_TYPE: &str = "application/vnd.devcontainers.layer.v1+tar";
-pub const COLLECTION_MEDIA_TYPE: &str = "application/vnd.devcontainers.collection.layer.v1+json";
-pub const METADATA_ANNOTATION: &str = "dev.containers.metadata";
-pub const PACKAGE_TYPE_ANNOTATION: &str = "com.github.package.type";
+const CONFIG_MEDIA_TYPE: &str = "application/vnd.devcontainers";
+const LAYER_MEDIA_TYPE: &str = "application/vnd.devcontainers.layer.v1+tar";
+const COLLECTION_MEDIA_TYPE: &str = "application/vnd.devcontainers.collection.layer.v1+json";
+const METADATA_ANNOTATION: &str = "dev.containers.metadata";
+const PACKAGE_TYPE_ANNOTATION: &str = "com.github.package.type";
 pub const COLLECTION_FILE: &str = "devcontainer-collection.json";
 /// `sourceInformation.source` in the collection file.
-pub const SOURCE_NAME: &str = "agent-sandbox";
+const SOURCE_NAME: &str = "agent-sandbox";
 /// The tar mtime when SOURCE_DATE_EPOCH is not set (2024-01-01T00:00:00Z).
 pub const DEFAULT_MTIME: u64 = 1_704_067_200;
 

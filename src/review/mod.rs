@@ -45,7 +45,7 @@ pub fn digest(bytes: &[u8]) -> String {
 
 /// 128 bits of SHA-256: fingerprints are compared, not trusted as content
 /// addresses.
-pub fn digest16(bytes: &[u8]) -> [u8; 16] {
+fn digest16(bytes: &[u8]) -> [u8; 16] {
     let mut out = [0; 16];
     out.copy_from_slice(&Sha256::digest(bytes)[..16]);
     out

@@ -46,7 +46,7 @@ impl Item {
 
 /// Words that make a key one that runs, starts, loads or allows something
 /// (matched in the key lowercased, without `_`, `-`).
-pub const RUNS: &[&str] = &[
+const RUNS: &[&str] = &[
     "command",
     "cmd",
     "hook",
@@ -91,7 +91,7 @@ fn normal(key: &str) -> String {
 
 /// A setting's own name (not a map entry such as a project path or a
 /// tip's id) that says it runs or allows something.
-pub fn runs_key(key: &str) -> bool {
+fn runs_key(key: &str) -> bool {
     let identifier = !key.is_empty() && key.len() <= 64 && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     let k = normal(key);
     identifier && !ignored(&k) && RUNS.iter().any(|w| k.contains(w))

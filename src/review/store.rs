@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// Session snapshots kept per workspace (the acknowledged one is kept
 /// until replaced).
-pub const KEEP_SESSIONS: usize = 10;
+const KEEP_SESSIONS: usize = 10;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -14,7 +14,7 @@ pub struct GitIdentity {
 
 /// Reads `user.name` / `user.email` from git config text (the small subset
 /// of the format identity lines use; anything odd is skipped, not guessed).
-pub fn identity_from(text: &str) -> GitIdentity {
+fn identity_from(text: &str) -> GitIdentity {
     let mut id = GitIdentity::default();
     let mut in_user = false;
     for raw in text.lines() {

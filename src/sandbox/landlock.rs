@@ -21,7 +21,7 @@ const CREATE_RULESET_VERSION: libc::c_uint = 1;
 /// `LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET`.
 const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1;
 /// The first ABI with scoping.
-pub const SCOPING_ABI: u32 = 6;
+const SCOPING_ABI: u32 = 6;
 
 /// What the kernel offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -65,7 +65,7 @@ pub const RUNTIME_DIRS: &[&str] = &["/run", "/var/run"];
 /// Files under the runtime directories that sessions need: /etc/resolv.conf
 /// is often a link into /run (systemd-resolved, resolvconf); its target
 /// is bound back read-only.
-pub const RUNTIME_KEPT: &[&str] = &["/etc/resolv.conf"];
+const RUNTIME_KEPT: &[&str] = &["/etc/resolv.conf"];
 
 /// Directories masked whole: per-user runtime dirs (IDE, agent, desktop
 /// sockets), mounted secrets, and engine runtime dirs (for systems where
@@ -123,7 +123,7 @@ pub const PRIVATE_TOOL_ROOT: &str = ".local/share/agent-sandbox/workspaces";
 /// The sandbox's own state in the user's data dir: read-only for sessions
 /// that share the tool dirs, so none can plant into another workspace's
 /// private copies.
-pub const SANDBOX_SHARE: &str = ".local/share/agent-sandbox";
+const SANDBOX_SHARE: &str = ".local/share/agent-sandbox";
 
 /// A workspace's stable identity: 128 bits of SHA-256 of its canonical
 /// path, in hex (review's baselines use the same key).

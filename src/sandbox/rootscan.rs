@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 
 /// Top-level directories never walked: kernel and runtime file systems,
 /// private temporary directories, the package-managed trees.
-pub const NOT_WALKED: &[&str] = &["proc", "sys", "dev", "run", "tmp", "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+const NOT_WALKED: &[&str] = &["proc", "sys", "dev", "run", "tmp", "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 /// Walked besides the top-level directories (inside a package tree).
-pub const ALSO_WALKED: &[&str] = &["/usr/local"];
+const ALSO_WALKED: &[&str] = &["/usr/local"];
 /// Never scanned: replaced inside sessions, or not secrets' places — the
 /// package databases' file lists, which the package managers write
 /// world-readable (dpkg's is about half of a Debian system's scan), and
@@ -72,14 +72,14 @@ fn needs(kind: Kind) -> u32 {
 /// Whether uid 0 / gid 0 without capabilities may use an entry that a user
 /// who is neither may not (read a file, list or enter a directory,
 /// connect to a socket), by its mode alone.
-pub fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
+fn root_only(kind: Kind, mode: u32, uid: u32, gid: u32) -> bool {
     root_only_with(kind, mode, uid, gid, None)
 }
 
 /// The same with the entry's access ACL (`system.posix_acl_access`): a
 /// named entry for uid 0 or a group entry for gid 0 can grant root what
 /// the mode alone does not.
-pub fn root_only_with(kind: Kind, mode: u32, uid: u32, gid: u32, acl: Option<&Acl>) -> bool {
+fn root_only_with(kind: Kind, mode: u32, uid: u32, gid: u32, acl: Option<&Acl>) -> bool {
     let bits = |shift: u32| (mode >> shift) & 0o7;
     let root = match acl {
         Some(a) => a.access_of_root(uid, gid).unwrap_or(0),
@@ -95,7 +95,7 @@ pub fn root_only_with(kind: Kind, mode: u32, uid: u32, gid: u32, acl: Option<&Ac
 
 /// A POSIX access ACL as the kernel stores it (xattr version 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Acl {
+struct Acl {
     /// (tag, permission bits, id) per entry.
     entries: Vec<(u16, u32, u32)>,
 }

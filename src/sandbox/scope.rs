@@ -10,8 +10,7 @@ use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
 /// What bwrap's `--dev` creates: everything else under /dev is hidden.
-pub const DEV_NODES: &[&str] =
-    &["null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console"];
+const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

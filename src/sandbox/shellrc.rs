@@ -25,14 +25,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A user's start-up files (sh, bash, zsh), relative to the home.
-pub const USER_FILES: &[&str] = &[".profile", ".bash_profile", ".bash_login", ".bashrc", ".zshenv", ".zprofile", ".zshrc", ".zlogin"];
+const USER_FILES: &[&str] = &[".profile", ".bash_profile", ".bash_login", ".bashrc", ".zshenv", ".zprofile", ".zshrc", ".zlogin"];
 /// The system's, read before the user's (they may name the user's home).
-pub const SYSTEM_FILES: &[&str] =
+const SYSTEM_FILES: &[&str] =
     &["/etc/environment", "/etc/profile", "/etc/bash.bashrc", "/etc/zsh/zshenv", "/etc/zsh/zprofile", "/etc/zsh/zshrc", "/etc/zshenv", "/etc/zshrc"];
 /// Every `*.sh` here is sourced by /etc/profile.
-pub const SYSTEM_PROFILE_DIR: &str = "/etc/profile.d";
+const SYSTEM_PROFILE_DIR: &str = "/etc/profile.d";
 /// The entry-point names whose aliases matter (the plan's ENTRY_POINTS).
-pub const ALIASED: &[&str] = &["claude", "codex", "pi", "agent-sandbox", "sandbox-install"];
+const ALIASED: &[&str] = &["claude", "codex", "pi", "agent-sandbox", "sandbox-install"];
 
 /// Files larger than this are not read (a start-up file is small).
 const MAX_FILE: u64 = 256 * 1024;

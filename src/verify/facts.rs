@@ -210,7 +210,7 @@ type Prefixes = Vec<(Ipv4Addr, u8)>;
 
 /// The container's destinations the jail blocks, split for the checks:
 /// connected subnets (40), other routed prefixes (91), addresses (92).
-pub fn container_samples(all: &[crate::jail::Destination]) -> (Prefixes, Prefixes, Vec<Ipv4Addr>) {
+fn container_samples(all: &[crate::jail::Destination]) -> (Prefixes, Prefixes, Vec<Ipv4Addr>) {
     use crate::jail::Source;
     let (mut connected, mut routes, mut addrs) = (Vec::new(), Vec::new(), Vec::new());
     for d in all {

@@ -115,7 +115,7 @@ impl Drop for RootCanaries {
 
 /// The kernel's interfaces only root may read, which a root launcher's
 /// session must not (`/sys/kernel/slab` where the kernel has it).
-pub const KERNEL_ROOT_ONLY: &[&str] = &["/proc/slabinfo", "/proc/kpageflags", "/proc/vmallocinfo"];
+const KERNEL_ROOT_ONLY: &[&str] = &["/proc/slabinfo", "/proc/kpageflags", "/proc/vmallocinfo"];
 
 /// Inside: none of the canaries shows anything (a masked file reads as
 /// empty, a masked directory lists nothing, the socket refuses).

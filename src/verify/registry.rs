@@ -166,11 +166,6 @@ pub const CHECKS: &[Check] = &[
     probe(102, "outer-process-settings", PidNamespace, "open the outer canary's oom_score_adj, oom_adj, autogroup, coredump_filter, clear_refs, sched for writing (nothing written)", procs::outer_settings),
 ];
 
-/// The check with `number`.
-pub fn by_number(number: u16) -> Option<&'static Check> {
-    CHECKS.iter().find(|c| c.number == number)
-}
-
 /// The check called `name`.
 pub fn by_name(name: &str) -> Option<&'static Check> {
     CHECKS.iter().find(|c| c.name == name)
@@ -179,6 +174,11 @@ pub fn by_name(name: &str) -> Option<&'static Check> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The check with `number`.
+    fn by_number(number: u16) -> Option<&'static Check> {
+        CHECKS.iter().find(|c| c.number == number)
+    }
 
     #[test]
     fn numbers_are_consecutive_and_names_unique() {

@@ -81,7 +81,7 @@ impl Report {
     }
 
     /// The jail was off and the caller did not say that is intended.
-    pub fn jail_off_failure(&self) -> bool {
+    fn jail_off_failure(&self) -> bool {
         !self.jail && !self.jail_off_allowed
     }
 

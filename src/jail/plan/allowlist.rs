@@ -65,7 +65,7 @@ impl Allowlist {
 
 /// A record's TTL is believed up to a day (a longer one would keep an
 /// address reachable for longer than any cache holds it).
-pub const MAX_TTL_S: u32 = 24 * 3600;
+const MAX_TTL_S: u32 = 24 * 3600;
 
 /// What the jail's forwarder has put in the allowed set: each address
 /// until when (milliseconds on the forwarder's clock). It decides which

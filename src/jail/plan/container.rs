@@ -138,7 +138,7 @@ impl fmt::Display for PolicyRule {
     }
 }
 
-pub fn table_name(t: u32) -> String {
+fn table_name(t: u32) -> String {
     match t {
         TABLE_MAIN => "main".into(),
         TABLE_LOCAL => "local".into(),

@@ -122,7 +122,7 @@ fn name_at(m: &[u8], start: usize) -> Result<(String, bool, usize), Malformed> {
 /// The header's flags byte 2: QR, opcode, AA, TC, RD.
 const QR: u8 = 0x80;
 const OPCODE: u8 = 0x78;
-pub const TC: u8 = 0x02;
+const TC: u8 = 0x02;
 
 fn question_of(m: &[u8]) -> Result<(Question, usize), Malformed> {
     if m.len() < HEADER {

@@ -94,16 +94,16 @@ const CHAIN_TYPE: &str = "filter";
 pub(crate) const NF_ACCEPT: i32 = 1;
 pub const LOOPBACK: &str = "lo";
 /// `NFT_SET_INTERVAL`: the set holds ranges.
-pub const NFT_SET_INTERVAL: u32 = 0x4;
+const NFT_SET_INTERVAL: u32 = 0x4;
 /// `NFT_SET_TIMEOUT`: elements may expire.
-pub const NFT_SET_TIMEOUT: u32 = 0x10;
+const NFT_SET_TIMEOUT: u32 = 0x10;
 /// `NFT_SET_EVAL`: the packet path may add elements (a dynamic set).
-pub const NFT_SET_EVAL: u32 = 0x20;
+const NFT_SET_EVAL: u32 = 0x20;
 /// nft's data type `ipv4_addr` (how `nft list` prints the keys).
-pub const TYPE_IPV4_ADDR: u32 = 7;
+const TYPE_IPV4_ADDR: u32 = 7;
 /// nft's `ipv4_addr . inet_proto . inet_service` (each type shifted in by
 /// 6 bits after the one before).
-pub const TYPE_ADDR_PROTO_PORT: u32 = (((TYPE_IPV4_ADDR << 6) | 12) << 6) | 13;
+const TYPE_ADDR_PROTO_PORT: u32 = (((TYPE_IPV4_ADDR << 6) | 12) << 6) | 13;
 pub const DNS_PORT: u16 = 53;
 /// How many refused destinations the report can name: a flood cannot grow
 /// the set (once full, what is refused is still rejected, not recorded).
@@ -270,7 +270,7 @@ pub fn chain() -> ChainState {
     }
 }
 
-pub fn refused_chain() -> ChainState {
+fn refused_chain() -> ChainState {
     ChainState::regular(FAMILY_IPV4, TABLE, REFUSED_CHAIN)
 }
 

@@ -22,8 +22,8 @@ pub const NETLINK_NETFILTER: i32 = 12;
 
 const NLMSG_HDRLEN: usize = 16;
 const NFGEN_LEN: usize = 4;
-pub const NLMSG_ERROR: u16 = 2;
-pub const NLMSG_DONE: u16 = 3;
+const NLMSG_ERROR: u16 = 2;
+const NLMSG_DONE: u16 = 3;
 const NLM_F_REQUEST: u16 = 0x1;
 const NLM_F_ACK: u16 = 0x4;
 const NLM_F_DUMP: u16 = 0x300;

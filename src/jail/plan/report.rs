@@ -14,7 +14,7 @@ use std::net::Ipv4Addr;
 /// Refused destinations named in the summary line (the JSON has all).
 const SHOWN: usize = 8;
 /// Distinct refused names the forwarder counts (more are only counted).
-pub const NAMES_KEPT: usize = 256;
+const NAMES_KEPT: usize = 256;
 
 /// One destination the filter refused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

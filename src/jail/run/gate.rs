@@ -24,7 +24,7 @@ pub const GATE_FD: i32 = 500;
 pub const GATE_PATH: &str = "/dev/.agent-sandbox-gate";
 
 /// Exit status of a gate that closed without the launcher's go.
-pub const GATE_CLOSED: u8 = 125;
+const GATE_CLOSED: u8 = 125;
 
 /// Whether the process was started as the gate.
 pub fn is_gate(argv0: &OsStr) -> bool {

@@ -148,7 +148,7 @@ const ICMP_RATEMASK_DEFAULT: u32 = (1 << 3) | (1 << 4) | (1 << 11) | (1 << 12);
 /// administratively prohibited) are not rate-limited. Their only receiver
 /// is the jail itself (they stay on `lo`), and a rate-limited reject
 /// would leave a `connect` waiting for its SYN's retransmission.
-pub const ICMP_RATEMASK_JAIL: u32 = ICMP_RATEMASK_DEFAULT & !(1 << 3);
+const ICMP_RATEMASK_JAIL: u32 = ICMP_RATEMASK_DEFAULT & !(1 << 3);
 
 /// Lifts the kernel's rate limit from the filter's rejects in the jail's
 /// namespace (a per-namespace setting; the container's is untouched).

@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 
 /// Directories (anywhere in an agent's state) whose every file is code or
 /// instructions the agent loads.
-pub const CODE_DIRS: &[&str] =
+const CODE_DIRS: &[&str] =
     &["skills", "plugins", "extensions", "commands", "agents", "hooks", "rules", "prompts", "output-styles", "themes", "tools", "bin", "scripts"];
 
 /// Instruction files at the top of an agent's state (or Pi's `agent`).
-pub const INSTRUCTIONS: &[&str] = &["CLAUDE.md", "AGENTS.md", "AGENTS.override.md", "SYSTEM.md", "APPEND_SYSTEM.md"];
+const INSTRUCTIONS: &[&str] = &["CLAUDE.md", "AGENTS.md", "AGENTS.override.md", "SYSTEM.md", "APPEND_SYSTEM.md"];
 
 /// Rewritten by the agent for each session and sourced only by the process
 /// that wrote it (Claude Code's shell snapshots): never run later.
@@ -39,7 +39,7 @@ fn settings_file(comps: &[&str]) -> bool {
 }
 
 /// The tag of `rel` (a path relative to the home) in an agent's state.
-pub fn agent_place(rel: &str, e: &Entry) -> Tag {
+fn agent_place(rel: &str, e: &Entry) -> Tag {
     let comps: Vec<&str> = rel.split('/').collect();
     let n = comps[comps.len() - 1];
     if e.unreadable.is_some() {
@@ -72,7 +72,7 @@ pub fn agent_place(rel: &str, e: &Entry) -> Tag {
 }
 
 /// `~/x`, `$HOME/x`, `${HOME}/x` and absolute paths in a command, as paths.
-pub fn named_paths(text: &str, home: &Path) -> Vec<PathBuf> {
+fn named_paths(text: &str, home: &Path) -> Vec<PathBuf> {
     text.split(|c: char| c.is_whitespace() || "\"'`;|&()<>,=".contains(c))
         .filter(|t| !t.is_empty() && t.len() < 1024)
         .filter_map(|t| {

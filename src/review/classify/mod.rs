@@ -329,7 +329,7 @@ fn normal_link(key: &str, e: &Entry, kind: Kind) -> bool {
 }
 
 /// Extensions of files that are run, sourced or loaded as code.
-pub const SCRIPT_EXTS: &[&str] =
+const SCRIPT_EXTS: &[&str] =
     &["sh", "bash", "zsh", "fish", "ksh", "py", "pth", "js", "cjs", "mjs", "ts", "cts", "mts", "rb", "pl", "php", "ps1", "lua", "mk", "so", "node"];
 
 pub fn script_like(name: &str) -> bool {

@@ -142,7 +142,7 @@ pub const DIR_PLACES: &[&str] =
     &[".git", "node_modules", ".bin", "site-packages", "dist-packages", ".venv", "venv", "__pycache__", ".github", "workflows", "hooks"];
 
 /// Files of a kind by their name alone, anywhere in the tree.
-pub const NAMES: &[(&str, Kind)] = &[
+const NAMES: &[(&str, Kind)] = &[
     (".devcontainer.json", Kind::Devcontainer),
     // Environments a tool starts, often on the host.
     ("Vagrantfile", Kind::DevEnvironment),
@@ -496,7 +496,7 @@ const NAMES_IN: &[(&str, &str, Kind)] = &[
 ];
 
 /// JavaScript and TypeScript in every extension a tool loads a config in.
-pub const JS_EXTS: &[&str] = &["js", "cjs", "mjs", "ts", "cts", "mts", "jsx", "tsx", "coffee"];
+const JS_EXTS: &[&str] = &["js", "cjs", "mjs", "ts", "cts", "mts", "jsx", "tsx", "coffee"];
 /// What a tool's rc file may be written in (besides no extension at all).
 const RC_EXTS: &[&str] = &["js", "cjs", "mjs", "ts", "cts", "mts", "json", "json5", "jsonc", "yaml", "yml", "toml", "cfg", "ini", "conf", "rc"];
 /// Extensions of whole kinds.

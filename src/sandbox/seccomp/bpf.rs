@@ -26,7 +26,7 @@ pub const JSET_K: u16 = 0x45;
 pub const RET_K: u16 = 0x06;
 
 pub const RET_ALLOW: u32 = 0x7fff_0000;
-pub const RET_KILL_PROCESS: u32 = 0x8000_0000;
+const RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// SECCOMP_RET_ERRNO; the errno goes in the low 16 bits.
 pub const RET_ERRNO: u32 = 0x0005_0000;
 

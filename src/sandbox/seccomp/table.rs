@@ -43,10 +43,10 @@ pub const ALLOWED_PERSONALITIES: &[u32] = &[0, 0x8, 0x2_0000, 0x2_0008, 0x4_0000
 /// S_ISUID | S_ISGID: the mode bits no session may set (a file left with
 /// them runs with its owner's or group's ids for whoever starts it later,
 /// outside the sandbox).
-pub const SETID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+const SETID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
 
 /// `socketcall` sub-calls that create sockets (SYS_SOCKET, SYS_SOCKETPAIR).
-pub const SOCKETCALL_CREATE: &[u32] = &[1, 8];
+const SOCKETCALL_CREATE: &[u32] = &[1, 8];
 
 /// What the filter answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

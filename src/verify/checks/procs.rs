@@ -66,7 +66,7 @@ fn at(dir: RawFd, rel: &str, flags: i32) -> Result<OwnedFd, nix::errno::Errno> {
 /// What of the process whose /proc directory is `dir` could be read: the
 /// guarded files' contents (the secret named where it showed), the links'
 /// targets, the directories' entries. Empty when everything was refused.
-pub fn guarded_reads(dir: RawFd, secret: &str) -> Vec<String> {
+fn guarded_reads(dir: RawFd, secret: &str) -> Vec<String> {
     let mut got = Vec::new();
     for f in GUARDED_FILES {
         let Ok(fd) = at(dir, f, libc::O_RDONLY) else { continue };

@@ -35,7 +35,7 @@ const NFT_CMP_EQ: u32 = 0;
 const NFT_CMP_NEQ: u32 = 1;
 /// `NFT_DYNSET_OP_ADD`: add the key unless it is there (its lifetime is
 /// not renewed, so what is left of it dates the first packet).
-pub const NFT_DYNSET_OP_ADD: u32 = 0;
+const NFT_DYNSET_OP_ADD: u32 = 0;
 const IFNAMSIZ: usize = 16;
 pub const IPPROTO_TCP: u8 = 6;
 pub const IPPROTO_UDP: u8 = 17;
