@@ -5,6 +5,13 @@
 //! sets, elements and rules. No socket here (`run/nft.rs` sends and
 //! receives).
 //!
+//! Why by hand, when routes go through netlink-packet-route: the
+//! netlink-packet-* family's nf_tables types (netlink-packet-netfilter
+//! 0.4) know the bitwise, cmp, immediate, lookup, meta and payload
+//! expressions only, not the ct, dynset, counter and reject ones the
+//! filter is made of, and they are built on netlink-packet-core 0.9 where
+//! rtnetlink 0.14 is on 0.7.
+//!
 //! Wire facts (from the kernel's uapi headers `linux/netlink.h`,
 //! `linux/netfilter/nfnetlink.h`, `linux/netfilter/nf_tables.h`):
 //! - a message is `nlmsghdr` (host byte order) + `nfgenmsg` (family,
