@@ -104,11 +104,8 @@ pub fn host_read_only(root: RawFd, dev: Option<RawFd>, proc_: Option<RawFd>) -> 
     Ok(())
 }
 
-/// The device nodes bwrap binds into the session's fresh `/dev` from the
-/// host's.
-const BWRAP_DEV_NODES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
-
-/// Where one of those nodes is a mount of its own (a container in a user
+/// Where one of the host's device nodes bwrap binds into the session's
+/// fresh `/dev` (`mounts::DEV_HOST_NODES`) is a mount of its own (a container in a user
 /// namespace gets the host's nodes bound in, as it may not make device
 /// nodes), the flags `host_read_only` just set on it are cleared again:
 /// bwrap binds it with the flags it has, and a read-only, nodev
@@ -116,7 +113,7 @@ const BWRAP_DEV_NODES: [&str; 6] = ["null", "zero", "full", "random", "urandom",
 /// (EINVAL) has `/dev`'s flags; one whose flags are locked (EPERM) was
 /// read-only or nodev before, and stays so.
 fn dev_nodes_as_they_were(dev: RawFd) {
-    for name in BWRAP_DEV_NODES {
+    for name in crate::sandbox::mounts::DEV_HOST_NODES {
         let flags = nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC;
         let Ok(node) = nix::fcntl::openat(Some(dev), name, flags, nix::sys::stat::Mode::empty()) else { continue };
         // SAFETY: a new descriptor owned only here.

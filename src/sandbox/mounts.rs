@@ -5,6 +5,12 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+/// The host's device nodes bwrap's `--dev` binds into the fresh /dev.
+pub const DEV_HOST_NODES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
+/// What else bwrap's `--dev` makes there: the session's own ptys, shm, the
+/// standard links.
+pub const DEV_MADE: [&str; 9] = ["ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console"];
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Mount {

@@ -5,12 +5,9 @@
 //! destinations resolved); `real_path` resolves a query path the same way.
 
 use crate::sandbox::fsview::FsView;
-use crate::sandbox::mounts::Mount;
+use crate::sandbox::mounts::{Mount, DEV_HOST_NODES, DEV_MADE};
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
-
-/// What bwrap's `--dev` creates: everything else under /dev is hidden.
-const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -55,8 +52,9 @@ pub fn access(mounts: &[Mount], path: &Path) -> Access {
         Mount::Dev { dest } => match path.strip_prefix(dest).ok().and_then(|r| r.components().next()) {
             None => Access::Read,
             Some(Component::Normal(n)) if n == "shm" => Access::Private,
-            // Device nodes (null, tty, pts...): usable, read-write.
-            Some(Component::Normal(n)) if DEV_NODES.iter().any(|d| n == *d) => Access::Write,
+            // Device nodes (null, tty, pts...): usable, read-write;
+            // everything else under /dev is hidden.
+            Some(Component::Normal(n)) if DEV_HOST_NODES.iter().chain(&DEV_MADE).any(|d| n == *d) => Access::Write,
             Some(_) => Access::Hidden,
         },
         Mount::Bind { .. } | Mount::DevBind { .. } | Mount::BindFd { writable: true, .. } => Access::Write,
