@@ -218,17 +218,26 @@ pub fn open_root(dir: &Path) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn kind_of(st: &FileStat) -> Entry {
-    match SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) {
+/// What the file-type bits of `mode` say (a symlink without its target),
+/// or `None` where they name no type. A `getdents64` entry's type is the
+/// same bits shifted down (`DT_x == S_IFx >> 12`; `DT_UNKNOWN` is 0).
+fn kind_of_mode(mode: u32) -> Option<Entry> {
+    Some(match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
         SFlag::S_IFDIR => Entry::Dir,
         SFlag::S_IFREG => Entry::File,
+        SFlag::S_IFLNK => Entry::Symlink(PathBuf::new()),
         SFlag::S_IFIFO => Entry::Special("FIFO"),
         SFlag::S_IFSOCK => Entry::Special("socket"),
         SFlag::S_IFCHR => Entry::Special("character device"),
         SFlag::S_IFBLK => Entry::Special("block device"),
-        // A symlink is only seen through O_PATH|O_NOFOLLOW, handled there.
-        _ => Entry::Special("file of an unknown type"),
-    }
+        _ => return None,
+    })
+}
+
+/// What an opened descriptor is (a symlink is only seen through
+/// `O_PATH|O_NOFOLLOW`, which `step` reports with its target first).
+fn kind_of(st: &FileStat) -> Entry {
+    kind_of_mode(st.st_mode).unwrap_or(Entry::Special("file of an unknown type"))
 }
 
 fn normal_components(rel: &Path) -> Option<Vec<&std::ffi::OsStr>> {
@@ -354,17 +363,8 @@ pub fn list(root: &Path, rel: &Path) -> Vec<(OsString, Entry)> {
     let mut buf = Vec::new();
     let listed = each_entry(dir.as_raw_fd(), &mut buf, |name, ty| {
         let name = OsString::from(OsStr::from_bytes(name.to_bytes()));
-        let kind = match ty {
-            libc::DT_DIR => Entry::Dir,
-            libc::DT_REG => Entry::File,
-            libc::DT_LNK => Entry::Symlink(PathBuf::new()),
-            libc::DT_FIFO => Entry::Special("FIFO"),
-            libc::DT_SOCK => Entry::Special("socket"),
-            libc::DT_CHR => Entry::Special("character device"),
-            libc::DT_BLK => Entry::Special("block device"),
-            // File systems that do not report types: look.
-            _ => entry(root, &rel.join(&name)),
-        };
+        // File systems that do not report types: look.
+        let kind = kind_of_mode(u32::from(ty) << 12).unwrap_or_else(|| entry(root, &rel.join(&name)));
         out.push((name, kind));
     });
     if listed.is_err() {
@@ -505,5 +505,7 @@ mod tests {
             ]
         );
         assert!(list(t.path(), Path::new("a/sl")).is_empty());
+        // A FIFO by its listed type, not opened.
+        assert!(list(t.path(), Path::new("")).contains(&("fifo".into(), Entry::Special("FIFO"))));
     }
 }
