@@ -204,9 +204,9 @@ pub fn decide(req: &Request, config: &Config, env: &EnvMap) -> Result<Session, L
     // A baseline the session could rewrite would prove nothing. The tool
     // dirs count whether shared or not, as `review` (which has no plan) sees it.
     let tool_dirs = review::session::TOOL_DIRS.iter().map(|d| ctx.home.join(d));
-    let writable: Vec<std::path::PathBuf> = plan.mounts.iter().filter_map(writable_dest).chain(tool_dirs).collect();
+    let writable: Vec<std::path::PathBuf> = plan.mounts.iter().map(|m| &m.mount).filter_map(writable_dest).chain(tool_dirs).collect();
     let state_dir = review::store::state_dir(&ctx.home, xdg_state, &writable);
-    let review_shared = review::session::shared_dirs(&plan.mounts, &ctx.home);
+    let review_shared = review::session::shared_dirs(&plan.mounts);
     t.mark("review state");
     t.log("decided");
     Ok(Session {

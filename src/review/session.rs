@@ -11,7 +11,7 @@
 
 use super::report::{compare, hint};
 use super::store::{ReviewError, Store};
-use crate::sandbox::mounts::Mount;
+use crate::sandbox::mounts::{Planned, Role};
 use std::path::{Path, PathBuf};
 
 /// Tool data dirs that sessions may share with the user.
@@ -25,18 +25,10 @@ pub fn agent_roots(home: &Path) -> Vec<PathBuf> {
     state.chain(crate::sandbox::plan::SHARED_HOME_DIRS.iter().map(|d| home.join(d))).collect()
 }
 
-/// The user's own tool dirs a plan binds writable into the session (bound
-/// onto themselves; the sandbox's private copies are bound from elsewhere
-/// and do not count).
-pub fn shared_dirs(mounts: &[Mount], home: &Path) -> Vec<PathBuf> {
-    let tool: Vec<PathBuf> = TOOL_DIRS.iter().map(|d| home.join(d)).collect();
-    mounts
-        .iter()
-        .filter_map(|m| match m {
-            Mount::Bind { src, dest, .. } if src == dest && tool.contains(dest) => Some(dest.clone()),
-            _ => None,
-        })
-        .collect()
+/// The user's own tool dirs a plan binds writable into the session
+/// (`shareToolDirs`; the sandbox's private copies do not count).
+pub fn shared_dirs(mounts: &[Planned]) -> Vec<PathBuf> {
+    mounts.iter().filter(|m| m.serves(Role::SharedToolDirs)).map(|m| m.dest().clone()).collect()
 }
 
 /// Review's part of one session.

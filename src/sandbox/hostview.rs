@@ -81,7 +81,7 @@ const STAGING_CANDIDATES_FULL: &[&str] = &["/dev/shm", "/tmp", "/run"];
 /// mounted: bwrap's bind sources, the descriptors' roots, the premounts'
 /// and the idmapped places, the early masks.
 fn host_paths<'a>(plan: &'a Plan, premounts: &'a [Premount], idmapped: &'a [(PathBuf, OwnedFd)]) -> Vec<&'a Path> {
-    let sources = plan.mounts.iter().filter_map(|m| match m {
+    let sources = plan.mounts.iter().filter_map(|m| match &m.mount {
         Mount::RoBind { src, .. } | Mount::Bind { src, .. } | Mount::DevBind { src, .. } => Some(src.as_path()),
         _ => None,
     });
@@ -178,7 +178,7 @@ pub fn apply(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_
     if plan.executor_view() {
         let sources = open_sources(plan, premounts)?;
         t.mark("sources");
-        if matches!(plan.mounts.first(), Some(Mount::RoBind { .. })) {
+        if matches!(plan.mount(0), Some(Mount::RoBind { .. })) {
             host_read_only()?;
         }
         t.mark("read-only");
@@ -280,7 +280,7 @@ fn stage_files(staging: &str, plan: &Plan, premounts: &[Premount], owner: Option
     }
     let mut data = Vec::new();
     for p in premounts {
-        if let Some(Mount::Data { data: i, .. }) = plan.mounts.get(p.mount) {
+        if let Some(Mount::Data { data: i, .. }) = plan.mount(p.mount) {
             write(&format!("data{i}"), plan.data.get(*i).map(|d| d.bytes.as_slice()).unwrap_or_default())?;
             data.push(*i);
         }
@@ -344,7 +344,7 @@ fn wanted(m: &Mount, plan: &Plan, at: &Path) -> (bool, bool) {
 /// appearing there meanwhile is found by the walk before the mount.
 fn create_mount_points(plan: &Plan, premounts: &[Premount]) -> Result<(), Error> {
     for p in premounts {
-        let (Some(m), Some((root, rel))) = (plan.mounts.get(p.mount), &p.host) else { continue };
+        let (Some(m), Some((root, rel))) = (plan.mount(p.mount), &p.host) else { continue };
         let (dir, create) = wanted(m, plan, &root.join(rel));
         if create {
             make_mount_point(root, rel, dir)?;
@@ -386,7 +386,7 @@ fn make_mount_point(root: &Path, rel: &Path, dir: bool) -> Result<(), Error> {
 fn open_sources(plan: &Plan, premounts: &[Premount]) -> Result<Vec<Option<OwnedFd>>, Error> {
     let mut out = Vec::with_capacity(premounts.len());
     for p in premounts {
-        let (fd, read_only) = match plan.mounts.get(p.mount) {
+        let (fd, read_only) = match plan.mount(p.mount) {
             Some(m @ (Mount::RoBind { src, dest, optional } | Mount::Bind { src, dest, optional })) => {
                 let opened = match &p.host {
                     Some((root, rel)) if src == dest => open_target(root, rel, true).or_else(|_| open_target(root, rel, false)).map(Some),
@@ -483,7 +483,7 @@ fn is_dir(fd: &OwnedFd) -> bool {
 /// first when it lies in a fresh tmpfs), then the mount onto the object
 /// walked to.
 fn make(plan: &Plan, p: &Premount, source: Option<&OwnedFd>, staged: &Staged, tmpfs: &str, owner: Option<(u32, u32)>) -> Result<(), Error> {
-    let Some(m) = plan.mounts.get(p.mount) else { return Ok(()) };
+    let Some(m) = plan.mount(p.mount) else { return Ok(()) };
     let what = || m.dest().display().to_string();
     let dir = match m {
         Mount::Tmpfs { .. } | Mount::TmpfsRo { .. } => true,
@@ -568,11 +568,11 @@ fn open_target(root: &Path, rel: &Path, dir: bool) -> Result<OwnedFd, Error> {
 
 /// Step 5 for one premount.
 fn premount(plan: &Plan, p: &Premount, empty: &OwnedFd) -> Result<(), Error> {
-    let Some(m) = plan.mounts.get(p.mount) else { return Ok(()) };
+    let Some(m) = plan.mount(p.mount) else { return Ok(()) };
     let (dir, _) = wanted(m, plan, &p.root.join(&p.rel));
     let target = open_target(&p.root, &p.rel, dir)?;
     let t = target.as_raw_fd();
-    let what = || plan.mounts.get(p.mount).map(|m| m.dest().display().to_string()).unwrap_or_default();
+    let what = || plan.mount(p.mount).map(|m| m.dest().display().to_string()).unwrap_or_default();
     let r = match m {
         Mount::TmpfsRo { .. } => mountfd::empty_dir_onto(t),
         Mount::Mask { .. } => mountfd::bind(empty.as_raw_fd(), t),

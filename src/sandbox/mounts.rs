@@ -11,6 +11,195 @@ pub const DEV_HOST_NODES: [&str; 6] = ["null", "zero", "full", "random", "urando
 /// standard links.
 pub const DEV_MADE: [&str; 9] = ["ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console"];
 
+/// Why a mount is in the plan: the defence it implements, or what it gives
+/// the session. Decided with the mount, so nothing later has to guess a
+/// mount's purpose from its destination (verify's weakenings remove a
+/// defence by it; review finds the shared tool dirs by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    // The defences.
+    /// The host's tree, read-only.
+    ReadOnlyRoot,
+    /// A private /dev: the host's device nodes out of reach.
+    Devices,
+    /// A fresh /proc for the session's pid namespace.
+    PidNamespace,
+    /// Kernel interfaces under /proc kept read-only (sysctls, sysrq).
+    KernelInterfaces,
+    /// A scanned root session's view of root-only entries (masks, the
+    /// trees of /sys it keeps).
+    RootOnly,
+    /// A private /tmp and /var/tmp.
+    Tmp,
+    /// The home replaced by an empty tmpfs.
+    Home,
+    /// Credentials and privilege settings masked: dotfiles (.netrc, X
+    /// authority), /etc's shadow and sudoers files, the host's SSH keys,
+    /// the credential corners of shared tool dirs.
+    Credentials,
+    /// Per-user runtime dirs (IDE, agent, desktop sockets) and mounted
+    /// secrets hidden.
+    RunUser,
+    /// Container engines' sockets and runtime dirs hidden.
+    Engines,
+    /// The workspace's siblings hidden (without peers).
+    Siblings,
+    /// What runs later outside the sandbox read-only in the workspace (the
+    /// devcontainer definition, git config and hooks).
+    Protections,
+    /// The workspace's git directories pinned onto themselves, so their
+    /// names cannot be swapped.
+    GitDirPins,
+    /// The entry points' names masked in writable PATH dirs, those dirs
+    /// and the vendors' install dirs pinned.
+    EntryPoints,
+    /// This workspace's private copies of the tool dirs.
+    ToolDirs,
+    /// Trust stores and the sandbox's own state read-only in shared tool
+    /// dirs.
+    TrustStores,
+    /// The curated git config.
+    Git,
+    /// The session marker (no sandbox inside a sandbox).
+    Recursion,
+    // What the session is given.
+    /// The workspace, writable.
+    Workspace,
+    /// The agent's own state, bound back.
+    AgentState,
+    /// Shared skills and caches of the home.
+    SharedHome,
+    /// The user's own tool dirs (`shareToolDirs`).
+    SharedToolDirs,
+    /// A vendor's installed command, bound back read-only.
+    InstalledCommand,
+    /// Forge token stores, read-only.
+    Forge,
+    /// Sibling checkouts, read-only (peers).
+    Peers,
+    /// `allowWrite` paths.
+    AllowWrite,
+    /// `allowDevice` nodes.
+    AllowDevice,
+    /// The GPU's device nodes (`gpu`).
+    Gpu,
+    /// The container's own /proc, where a fresh one is refused.
+    ContainerProc,
+    /// What sessions need from the runtime dirs (resolv.conf's target).
+    RuntimeKept,
+    /// The jail's resolv.conf.
+    JailDns,
+    /// The jail's gate executable.
+    Gate,
+    /// verify's probe executable.
+    Probe,
+    /// A mount a weakening took out, kept so bwrap still consumes its
+    /// descriptor.
+    Retired,
+}
+
+/// The roles one mount serves (most serve one; the runtime dirs' tmpfs
+/// hides per-user sockets and engines' alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Roles(u64);
+
+impl Roles {
+    pub const fn of(r: Role) -> Roles {
+        Roles(1 << r as u64)
+    }
+    pub const fn and(self, r: Role) -> Roles {
+        Roles(self.0 | 1 << r as u64)
+    }
+    pub fn has(self, r: Role) -> bool {
+        self.0 & (1 << r as u64) != 0
+    }
+}
+
+impl From<Role> for Roles {
+    fn from(r: Role) -> Roles {
+        Roles::of(r)
+    }
+}
+
+impl serde::Serialize for Roles {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        for r in ALL_ROLES.iter().filter(|r| self.has(**r)) {
+            seq.serialize_element(r)?;
+        }
+        seq.end()
+    }
+}
+
+const ALL_ROLES: [Role; 34] = [
+    Role::ReadOnlyRoot,
+    Role::Devices,
+    Role::PidNamespace,
+    Role::KernelInterfaces,
+    Role::RootOnly,
+    Role::Tmp,
+    Role::Home,
+    Role::Credentials,
+    Role::RunUser,
+    Role::Engines,
+    Role::Siblings,
+    Role::Protections,
+    Role::GitDirPins,
+    Role::EntryPoints,
+    Role::ToolDirs,
+    Role::TrustStores,
+    Role::Git,
+    Role::Recursion,
+    Role::Workspace,
+    Role::AgentState,
+    Role::SharedHome,
+    Role::SharedToolDirs,
+    Role::InstalledCommand,
+    Role::Forge,
+    Role::Peers,
+    Role::AllowWrite,
+    Role::AllowDevice,
+    Role::Gpu,
+    Role::ContainerProc,
+    Role::RuntimeKept,
+    Role::JailDns,
+    Role::Gate,
+    Role::Probe,
+    Role::Retired,
+];
+
+/// A mount of the plan with what it is there for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Planned {
+    #[serde(flatten)]
+    pub mount: Mount,
+    pub roles: Roles,
+}
+
+impl Planned {
+    pub fn new(mount: Mount, roles: impl Into<Roles>) -> Planned {
+        Planned { mount, roles: roles.into() }
+    }
+    pub fn serves(&self, r: Role) -> bool {
+        self.roles.has(r)
+    }
+}
+
+impl std::ops::Deref for Planned {
+    type Target = Mount;
+    fn deref(&self) -> &Mount {
+        &self.mount
+    }
+}
+
+impl std::borrow::Borrow<Mount> for Planned {
+    fn borrow(&self) -> &Mount {
+        &self.mount
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Mount {
@@ -100,5 +289,25 @@ impl Mount {
                 v(&[if *writable { "--bind-fd" } else { "--ro-bind-fd" }.as_ref(), fd.as_ref(), dest.as_os_str()])
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_role_is_listed_once_in_declaration_order() {
+        for (i, r) in ALL_ROLES.iter().enumerate() {
+            assert_eq!(*r as usize, i, "{r:?}");
+        }
+        assert_eq!(Role::Retired as usize + 1, ALL_ROLES.len(), "a role added after Retired is missing from ALL_ROLES");
+    }
+
+    #[test]
+    fn a_mount_serves_the_roles_it_was_given_and_prints_them() {
+        let m = Planned::new(Mount::Tmpfs { dest: "/run".into() }, Roles::of(Role::RunUser).and(Role::Engines));
+        assert!(m.serves(Role::RunUser) && m.serves(Role::Engines) && !m.serves(Role::Tmp));
+        assert_eq!(serde_json::to_value(&m).ok(), Some(serde_json::json!({"type": "tmpfs", "dest": "/run", "roles": ["run-user", "engines"]})));
     }
 }

@@ -32,7 +32,7 @@ use crate::sandbox::context::{Context, Network};
 use crate::sandbox::env::{path_dirs, session_env};
 use crate::sandbox::fsview::{FsView, Kind};
 use crate::sandbox::gitconfig;
-use crate::sandbox::mounts::Mount;
+use crate::sandbox::mounts::{Mount, Planned, Role, Roles};
 use crate::sandbox::protect::{self, Protected, UnsafeEntry};
 use crate::sandbox::scope::access;
 use crate::sandbox::{seccomp, SESSION_MARKER};
@@ -72,6 +72,16 @@ const RUNTIME_KEPT: &[&str] = &["/etc/resolv.conf"];
 /// they are not under the runtime tmpfs).
 pub const MASKED_DIRS: &[&str] =
     &["/run/user", "/run/secrets", "/var/run/secrets", "/run/docker", "/run/podman", "/run/containerd", "/run/crio", "/run/buildkit"];
+
+/// The system's masks with the defence each serves: per-user runtime dirs
+/// and mounted secrets, engines' sockets and runtime dirs, /etc's
+/// credentials.
+fn system_masks() -> impl Iterator<Item = (&'static str, Role)> {
+    let dirs = MASKED_DIRS.iter().map(|d| (*d, if d.contains("/user") || d.contains("secrets") { Role::RunUser } else { Role::Engines }));
+    let engines = ENGINE_SOCKETS.iter().map(|p| (*p, Role::Engines));
+    let etc = MASKED_ETC.iter().chain(MASKED_ETC_DIRS).map(|p| (*p, Role::Credentials));
+    dirs.chain(engines).chain(etc)
+}
 
 /// Kernel interfaces under the session's /proc kept read-only (bwrap's
 /// own cover list skips them when it is not root): all for a session that
@@ -288,7 +298,7 @@ pub struct Plan {
     /// In the jail: the command runs through the gate at [`GATE_PATH`],
     /// which waits on this descriptor ([`GATE_FD`]).
     pub gate_fd: Option<i32>,
-    pub mounts: Vec<Mount>,
+    pub mounts: Vec<Planned>,
     pub workspace: PathBuf,
     pub chdir: PathBuf,
     /// The command run inside, argv[0] first.
@@ -341,8 +351,8 @@ pub enum PlanError {
 /// Whether what a session writes at `p` lands at `p` outside, where a
 /// shell outside finds it: the mount that covers it binds it onto itself
 /// (a bind of another source, such as a private copy, does not).
-pub fn writes_land_outside(mounts: &[Mount], p: &Path) -> bool {
-    match mounts.iter().rev().find(|m| p.starts_with(m.dest())) {
+pub fn writes_land_outside<M: std::borrow::Borrow<Mount>>(mounts: &[M], p: &Path) -> bool {
+    match mounts.iter().map(|m| m.borrow()).rev().find(|m| p.starts_with(m.dest())) {
         Some(Mount::Bind { src, dest, .. }) => src == dest,
         Some(Mount::BindFd { writable, .. }) => *writable,
         _ => false,
@@ -448,12 +458,17 @@ pub const NAMESPACE_FLAGS: &[&str] =
     &["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--cap-drop", "ALL"];
 
 impl Plan {
+    /// Mount `i` of the plan.
+    pub fn mount(&self, i: usize) -> Option<&Mount> {
+        self.mounts.get(i).map(|m| &m.mount)
+    }
+
     /// What the executor hides before bwrap starts (`sandbox::hostview`):
     /// the plan's early masks.
     pub fn early_masks(&self) -> Vec<&Path> {
         self.mounts
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match &m.mount {
                 Mount::EarlyMask { dest } => Some(dest.as_path()),
                 _ => None,
             })
@@ -476,7 +491,7 @@ impl Plan {
     /// Whether the session gets the container's /proc (a masked one
     /// refuses it a fresh /proc): outer processes are visible in it.
     pub fn container_proc(&self) -> bool {
-        self.mounts.iter().any(|m| matches!(m, Mount::ContainerProc { .. }))
+        self.mounts.iter().any(|m| matches!(m.mount, Mount::ContainerProc { .. }))
     }
 
     /// The files bwrap binds by descriptor onto places in its own fresh
@@ -488,7 +503,7 @@ impl Plan {
         let in_dev = |dest: &Path| dest.starts_with("/dev");
         self.mounts
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match &m.mount {
                 Mount::BindFd { dest, data, .. } if in_dev(dest) => Some((*data, self.data.get(*data)?.open.as_ref()?)),
                 _ => None,
             })
@@ -498,9 +513,9 @@ impl Plan {
     /// Binds the regular file `path` read-only at `dest` in the session's
     /// /dev, from a descriptor opened without following links (so it is
     /// found whatever the session's view puts over `path`).
-    pub fn bind_file_into_dev(&mut self, purpose: Purpose, path: &Path, dest: &Path) {
+    pub fn bind_file_into_dev(&mut self, purpose: Purpose, role: Role, path: &Path, dest: &Path) {
         self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(OpenBeneath::file(path)) });
-        self.mounts.push(Mount::BindFd { dest: dest.into(), data: self.data.len() - 1, writable: false });
+        self.mounts.push(Planned::new(Mount::BindFd { dest: dest.into(), data: self.data.len() - 1, writable: false }, role));
     }
 
     /// Whether the executor makes the whole view (`MountApi::Full`): the
@@ -521,7 +536,7 @@ impl Plan {
             if crate::sandbox::premount::is_premounted(&premounts, i) {
                 continue;
             }
-            if let Mount::Mask { data, .. } | Mount::Data { data, .. } | Mount::BindFd { data, .. } = m {
+            if let Mount::Mask { data, .. } | Mount::Data { data, .. } | Mount::BindFd { data, .. } = &m.mount {
                 if let Some(u) = used.get_mut(*data) {
                     *u = true;
                 }
@@ -538,7 +553,7 @@ impl Plan {
         let mut a: Vec<OsString> = self.flags.iter().map(OsString::from).collect();
         a.extend(["--uid".into(), self.uid.to_string().into(), "--gid".into(), self.gid.to_string().into()]);
         for (i, mount) in self.mounts.iter().enumerate() {
-            match mount {
+            match &mount.mount {
                 // The executor made the host's tree read-only (or, weakened,
                 // left it writable): bwrap binds it as it is.
                 Mount::RoBind { src, dest, .. } | Mount::Bind { src, dest, .. } if i == 0 && self.executor_view() => {
@@ -563,7 +578,7 @@ impl Plan {
 
 struct MountBuilder<'a> {
     fs: &'a dyn FsView,
-    mounts: Vec<Mount>,
+    mounts: Vec<Planned>,
     /// The plan's data files; masks append an empty one each (bwrap
     /// consumes a descriptor per use).
     data: Vec<DataFile>,
@@ -573,15 +588,15 @@ struct MountBuilder<'a> {
 }
 
 impl MountBuilder<'_> {
-    fn push(&mut self, m: Mount) {
-        self.mounts.push(m);
+    fn push(&mut self, m: Mount, roles: impl Into<Roles>) {
+        self.mounts.push(Planned::new(m, roles));
     }
 
     /// An empty read-only file over `dest`.
-    fn mask(&mut self, dest: PathBuf) {
+    fn mask(&mut self, dest: PathBuf, role: Role) {
         self.data.push(DataFile::bytes(Purpose::Empty, Vec::new()));
         let data = self.data.len() - 1;
-        self.push(Mount::Mask { dest, data });
+        self.push(Mount::Mask { dest, data }, role);
     }
 
     fn exists(&self, p: &Path) -> bool {
@@ -591,8 +606,8 @@ impl MountBuilder<'_> {
     /// Steps 1-4. `fresh_proc`: whether the kernel allows the session a
     /// /proc of its own here (`context::fresh_proc_possible`).
     fn base(&mut self, config: &Config, fresh_proc: bool, scanned: Option<(&[(PathBuf, Kind)], bool)>) -> Result<(), PlanError> {
-        self.push(Mount::RoBind { src: "/".into(), dest: "/".into(), optional: false });
-        self.push(Mount::Dev { dest: "/dev".into() });
+        self.push(Mount::RoBind { src: "/".into(), dest: "/".into(), optional: false }, Role::ReadOnlyRoot);
+        self.push(Mount::Dev { dest: "/dev".into() }, Role::Devices);
         self.devices(config)?;
         // Under a masked /proc (a pod's, Docker's and podman's default) the
         // kernel refuses a fresh procfs to any user namespace: the
@@ -602,7 +617,10 @@ impl MountBuilder<'_> {
         // refuses every ptrace-mode access (environment, memory, files,
         // namespaces) to the outer processes it now sees (docs/defences.md,
         // "Under a masked /proc").
-        self.push(if fresh_proc { Mount::Proc { dest: "/proc".into() } } else { Mount::ContainerProc { dest: "/proc".into() } });
+        match fresh_proc {
+            true => self.push(Mount::Proc { dest: "/proc".into() }, Role::PidNamespace),
+            false => self.push(Mount::ContainerProc { dest: "/proc".into() }, Role::ContainerProc),
+        }
         // Either /proc is writable where file modes allow: a session
         // running as root (uid 0 outside too: a scanned root launch) could
         // write host sysctls (kernel.core_pattern runs a program as real
@@ -612,32 +630,32 @@ impl MountBuilder<'_> {
         // /proc/sys alone.
         let read_only = if scanned.is_some() { PROC_READ_ONLY } else { &PROC_READ_ONLY[..1] };
         for p in read_only {
-            self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: true });
+            self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: true }, Role::KernelInterfaces);
         }
         self.scanned_kernel(scanned);
-        self.push(Mount::Tmpfs { dest: "/tmp".into() });
+        self.push(Mount::Tmpfs { dest: "/tmp".into() }, Role::Tmp);
         if self.fs.kind(Path::new("/var/tmp")) == Some(Kind::Dir) {
-            self.push(Mount::Tmpfs { dest: "/var/tmp".into() });
+            self.push(Mount::Tmpfs { dest: "/var/tmp".into() }, Role::Tmp);
         }
         self.runtime_dirs();
         // Resolved first and masked once each: /var/run is usually a
         // symlink to /run, and bwrap cannot follow it into the new root.
-        let mut system: Vec<PathBuf> = Vec::new();
-        for p in MASKED_DIRS.iter().chain(ENGINE_SOCKETS).chain(MASKED_ETC).chain(MASKED_ETC_DIRS) {
+        let mut system: Vec<(PathBuf, Role)> = Vec::new();
+        for (p, role) in system_masks() {
             let real = self.fs.resolve_parent(Path::new(p));
-            if !system.contains(&real) {
-                system.push(real);
+            if !system.iter().any(|(s, _)| *s == real) {
+                system.push((real, role));
             }
         }
-        for p in &system {
-            self.mask_existing(p);
+        for (p, role) in &system {
+            self.mask_existing(p, *role);
         }
         // The host's SSH private keys: root-only files a root session could
         // otherwise read through the owner bits.
         for key in self.fs.children(Path::new("/etc/ssh")) {
             let name = key.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if name.starts_with("ssh_host_") && name.ends_with("_key") {
-                self.mask_existing(&key);
+                self.mask_existing(&key, Role::Credentials);
             }
         }
         Ok(())
@@ -650,8 +668,8 @@ impl MountBuilder<'_> {
     fn scanned_kernel(&mut self, scanned: Option<(&[(PathBuf, Kind)], bool)>) {
         let Some((found, gpu)) = scanned else { return };
         let mask = |m: &mut Self, p: &Path, k: Kind| match k {
-            Kind::Dir => m.push(Mount::TmpfsRo { dest: p.into() }),
-            _ => m.mask(p.into()),
+            Kind::Dir => m.push(Mount::TmpfsRo { dest: p.into() }, Role::RootOnly),
+            _ => m.mask(p.into(), Role::RootOnly),
         };
         // An interface's sysctls come and go with it (a container's veth):
         // one that was gone by the time bwrap masked its root-only entry
@@ -661,9 +679,9 @@ impl MountBuilder<'_> {
         // (their entries masked below like any other).
         let per_interface: std::collections::BTreeSet<&Path> = found.iter().filter_map(|(p, _)| interface_tree(p)).collect();
         for tree in per_interface {
-            self.push(Mount::Tmpfs { dest: tree.into() });
+            self.push(Mount::Tmpfs { dest: tree.into() }, Role::RootOnly);
             for kept in ["all", "default"] {
-                self.push(Mount::RoBind { src: tree.join(kept), dest: tree.join(kept), optional: true });
+                self.push(Mount::RoBind { src: tree.join(kept), dest: tree.join(kept), optional: true }, Role::RootOnly);
             }
         }
         for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/proc") && interface_tree(p).is_none()) {
@@ -674,10 +692,10 @@ impl MountBuilder<'_> {
         }
         // Writable, so bwrap can make the kept trees' mount points in it;
         // a session's own and in memory, as /tmp is.
-        self.push(Mount::Tmpfs { dest: "/sys".into() });
+        self.push(Mount::Tmpfs { dest: "/sys".into() }, Role::RootOnly);
         let kept: Vec<&str> = SCAN_SYS_KEPT.iter().chain(if gpu { SCAN_SYS_GPU } else { &[] }).copied().collect();
         for d in kept {
-            self.push(Mount::RoBind { src: d.into(), dest: d.into(), optional: true });
+            self.push(Mount::RoBind { src: d.into(), dest: d.into(), optional: true }, Role::RootOnly);
         }
         for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/sys")) {
             mask(self, p, *k);
@@ -691,14 +709,14 @@ impl MountBuilder<'_> {
         for d in RUNTIME_DIRS {
             let p = Path::new(d);
             if self.fs.kind(p) == Some(Kind::Dir) && !self.fs.is_symlink(p) {
-                self.push(Mount::Tmpfs { dest: p.into() });
+                self.push(Mount::Tmpfs { dest: p.into() }, Roles::of(Role::RunUser).and(Role::Engines));
             }
         }
         for f in RUNTIME_KEPT {
             let Some(target) = self.fs.resolve(Path::new(f)) else { continue };
             let under_tmpfs = RUNTIME_DIRS.iter().any(|d| target.starts_with(d));
             if under_tmpfs && self.fs.kind(&target) == Some(Kind::File) {
-                self.push(Mount::RoBind { src: target.clone(), dest: target, optional: true });
+                self.push(Mount::RoBind { src: target.clone(), dest: target, optional: true }, Role::RuntimeKept);
             }
         }
     }
@@ -706,22 +724,24 @@ impl MountBuilder<'_> {
     /// An empty read-only view over whatever is at `p` (nothing if absent,
     /// or already out of sight: under an earlier mask — whose read-only
     /// tmpfs could not take a mount point anyway — or a private tmpfs).
-    fn mask_existing(&mut self, p: &Path) {
+    fn mask_existing(&mut self, p: &Path, role: Role) {
         let a = access(&self.mounts, p);
         if !a.readable() || a == crate::sandbox::scope::Access::Private {
             return;
         }
         match self.fs.kind(p) {
             None => {}
-            Some(Kind::Dir) => self.push(Mount::TmpfsRo { dest: p.into() }),
-            Some(_) => self.mask(p.into()),
+            Some(Kind::Dir) => self.push(Mount::TmpfsRo { dest: p.into() }, role),
+            Some(_) => self.mask(p.into(), role),
         }
     }
 
     fn devices(&mut self, config: &Config) -> Result<(), PlanError> {
         for dev in &config.allow_device {
             match self.fs.kind(dev) {
-                Some(Kind::CharDevice | Kind::BlockDevice) => self.push(Mount::DevBind { src: dev.clone(), dest: dev.clone(), optional: false }),
+                Some(Kind::CharDevice | Kind::BlockDevice) => {
+                    self.push(Mount::DevBind { src: dev.clone(), dest: dev.clone(), optional: false }, Role::AllowDevice)
+                }
                 _ => return Err(PlanError::NotADevice(dev.clone())),
             }
         }
@@ -729,12 +749,12 @@ impl MountBuilder<'_> {
             for p in self.fs.children(Path::new("/dev")) {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 if GPU_DEVICE_PREFIXES.iter().any(|pre| name.starts_with(pre)) {
-                    self.push(Mount::DevBind { src: p.clone(), dest: p, optional: true });
+                    self.push(Mount::DevBind { src: p.clone(), dest: p, optional: true }, Role::Gpu);
                 }
             }
             for d in GPU_DEVICE_DIRS {
                 if self.exists(Path::new(d)) {
-                    self.push(Mount::DevBind { src: d.into(), dest: d.into(), optional: true });
+                    self.push(Mount::DevBind { src: d.into(), dest: d.into(), optional: true }, Role::Gpu);
                 }
             }
         }
@@ -747,14 +767,14 @@ impl MountBuilder<'_> {
     /// corners of those binds plus the dotfiles masked again.
     fn home(&mut self, ctx: &Context, config: &Config, workspace: &Path) {
         let home = &ctx.home;
-        self.push(Mount::Tmpfs { dest: home.clone() });
+        self.push(Mount::Tmpfs { dest: home.clone() }, Role::Home);
         for (p, _) in ctx.agent.state_paths(home) {
-            self.push(Mount::Bind { src: p.clone(), dest: p, optional: true });
+            self.push(Mount::Bind { src: p.clone(), dest: p, optional: true }, Role::AgentState);
         }
         for rel in SHARED_HOME_DIRS {
             let p = home.join(rel);
             if self.fs.kind(&p) == Some(Kind::Dir) {
-                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false });
+                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false }, Role::SharedHome);
             }
         }
         self.tool_dirs(home, config.share_tool_dirs, workspace);
@@ -765,12 +785,12 @@ impl MountBuilder<'_> {
             for rel in FORGE_DIRS {
                 let p = home.join(rel);
                 if self.fs.kind(&p) == Some(Kind::Dir) {
-                    self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false });
+                    self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }, Role::Forge);
                 }
             }
         }
         for rel in MASKED_DOTFILES {
-            self.mask(home.join(rel));
+            self.mask(home.join(rel), Role::Credentials);
         }
     }
 
@@ -783,32 +803,32 @@ impl MountBuilder<'_> {
             // From descriptors: an earlier session (with shared tool dirs)
             // could have left a link where the private copy belongs.
             for (rel, private) in TOOL_DIRS.iter().zip(private_tool_dirs(workspace)) {
-                self.bind_fd_at(Purpose::Protected, home, &private, &home.join(rel), true, true);
+                self.bind_fd_at(Purpose::Protected, Role::ToolDirs, home, &private, &home.join(rel), true, true);
             }
             // A vendor's install dir in a tool dir (Claude Code's native
             // installer: ~/.local/share/claude, linked from ~/.local/bin)
             // would be hidden by the private copy, and the agent with it:
             // bound back read-only, like an installed command.
             for rel in self.vendor_installs_in_tool_dirs(home) {
-                self.bind_fd_at(Purpose::InstalledCommand, home, &rel, &home.join(&rel), true, false);
+                self.bind_fd_at(Purpose::InstalledCommand, Role::InstalledCommand, home, &rel, &home.join(&rel), true, false);
             }
             return;
         }
         for rel in TOOL_DIRS {
             let p = home.join(rel);
             if self.fs.kind(&p) == Some(Kind::Dir) {
-                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false });
+                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false }, Role::SharedToolDirs);
             }
         }
         for rel in MASKED_SHARE {
-            self.mask_existing(&home.join(rel));
+            self.mask_existing(&home.join(rel), Role::Credentials);
         }
         for rel in TRUST_STORES.iter().chain(&[SANDBOX_SHARE]) {
             let p = home.join(rel);
             match self.fs.kind(&p) {
-                Some(Kind::Dir) => self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }),
+                Some(Kind::Dir) => self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }, Role::TrustStores),
                 // Only where sessions could make it (the tool dir is there).
-                None if p.parent().is_some_and(|d| self.fs.kind(d) == Some(Kind::Dir)) => self.push(Mount::TmpfsRo { dest: p }),
+                None if p.parent().is_some_and(|d| self.fs.kind(d) == Some(Kind::Dir)) => self.push(Mount::TmpfsRo { dest: p }, Role::TrustStores),
                 _ => {}
             }
         }
@@ -832,7 +852,7 @@ impl MountBuilder<'_> {
                 return;
             }
             let dir = parts.next().is_some();
-            self.bind_fd_at(Purpose::InstalledCommand, home, &rel, &home.join(&rel), dir, false);
+            self.bind_fd_at(Purpose::InstalledCommand, Role::InstalledCommand, home, &rel, &home.join(&rel), dir, false);
             return;
         }
     }
@@ -885,10 +905,10 @@ impl MountBuilder<'_> {
                 (true, true) => {}
                 // Bring sibling checkouts back read-only; dot-entries under
                 // the home are configuration and credentials, not checkouts.
-                (true, false) if under_home && !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }),
+                (true, false) if under_home && !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }, Role::Peers),
                 (true, false) => {}
-                (false, true) if self.early => self.push(Mount::EarlyMask { dest: sib }),
-                (false, true) => self.mask_existing(&sib),
+                (false, true) if self.early => self.push(Mount::EarlyMask { dest: sib }, Role::Siblings),
+                (false, true) => self.mask_existing(&sib, Role::Siblings),
                 (false, false) => {}
             }
         }
@@ -901,33 +921,30 @@ impl MountBuilder<'_> {
     /// bound onto themselves so their name cannot be swapped; missing hook
     /// directories an empty read-only one, so none can be planted.
     fn workspace(&mut self, ws: &Path, protected: &Protected) {
-        self.push(Mount::Bind { src: ws.into(), dest: ws.into(), optional: false });
+        self.push(Mount::Bind { src: ws.into(), dest: ws.into(), optional: false }, Role::Workspace);
         for rel in &protected.pinned {
-            self.bind_fd(ws, rel, true, true);
+            self.bind_fd_for(Purpose::Protected, Role::GitDirPins, ws, rel, true, true);
         }
         for (rel, dir) in &protected.read_only {
-            self.bind_fd(ws, rel, *dir, false);
+            self.bind_fd_for(Purpose::Protected, Role::Protections, ws, rel, *dir, false);
         }
         for rel in &protected.empty {
-            self.push(Mount::TmpfsRo { dest: ws.join(rel) });
+            self.push(Mount::TmpfsRo { dest: ws.join(rel) }, Role::Protections);
         }
     }
 
-    fn bind_fd(&mut self, root: &Path, rel: &Path, dir: bool, writable: bool) {
-        self.bind_fd_for(Purpose::Protected, root, rel, dir, writable);
-    }
-
-    fn bind_fd_for(&mut self, purpose: Purpose, root: &Path, rel: &Path, dir: bool, writable: bool) {
-        self.bind_fd_at(purpose, root, rel, &root.join(rel), dir, writable);
+    fn bind_fd_for(&mut self, purpose: Purpose, role: Role, root: &Path, rel: &Path, dir: bool, writable: bool) {
+        self.bind_fd_at(purpose, role, root, rel, &root.join(rel), dir, writable);
     }
 
     /// `rel` under `root`, opened by the executor without following
     /// anything, bound on `dest`.
-    fn bind_fd_at(&mut self, purpose: Purpose, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn bind_fd_at(&mut self, purpose: Purpose, role: Role, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
         let open = OpenBeneath { root: root.into(), rel: rel.into(), dir };
         self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(open) });
         let data = self.data.len() - 1;
-        self.push(Mount::BindFd { dest: dest.into(), data, writable });
+        self.push(Mount::BindFd { dest: dest.into(), data, writable }, role);
     }
 
     /// Step 8.
@@ -939,7 +956,7 @@ impl MountBuilder<'_> {
             if !self.exists(p) {
                 return Err(PlanError::MissingAllowWrite(p.clone()));
             }
-            self.push(Mount::Bind { src: p.clone(), dest: p.clone(), optional: false });
+            self.push(Mount::Bind { src: p.clone(), dest: p.clone(), optional: false }, Role::AllowWrite);
         }
         Ok(())
     }
@@ -1025,7 +1042,7 @@ impl MountBuilder<'_> {
             self.pin(dir, true)?;
         }
         for name in ENTRY_POINTS {
-            self.mask(dir.join(name));
+            self.mask(dir.join(name), Role::EntryPoints);
         }
         Ok(())
     }
@@ -1050,7 +1067,7 @@ impl MountBuilder<'_> {
     /// of them can then be renamed or removed from inside. `writable`: what
     /// `dir` itself stays; the ones above it stay writable.
     fn pin(&mut self, dir: &Path, writable: bool) -> Result<(), PlanError> {
-        let Some(root) = self.mounts.iter().rev().map(Mount::dest).find(|d| dir.starts_with(d)).cloned() else { return Ok(()) };
+        let Some(root) = self.mounts.iter().rev().map(|m| m.dest()).find(|d| dir.starts_with(d)).cloned() else { return Ok(()) };
         let Ok(rel) = dir.strip_prefix(&root) else { return Ok(()) };
         let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
         let mut cur = PathBuf::new();
@@ -1060,12 +1077,12 @@ impl MountBuilder<'_> {
                 return Err(PlanError::UnguardableLink { dir: dir.to_path_buf(), link: root.join(&cur) });
             }
             let last = i + 1 == parts.len();
-            self.bind_fd_for(Purpose::Pinned, &root, &cur, true, writable || !last);
+            self.bind_fd_for(Purpose::Pinned, Role::EntryPoints, &root, &cur, true, writable || !last);
         }
         // The bind's own root is a mount point already; read-only, it is
         // bound again so.
         if parts.is_empty() && !writable {
-            self.bind_fd_for(Purpose::Pinned, &root, Path::new(""), true, false);
+            self.bind_fd_for(Purpose::Pinned, Role::EntryPoints, &root, Path::new(""), true, false);
         }
         Ok(())
     }
@@ -1078,15 +1095,15 @@ impl MountBuilder<'_> {
 
     /// Step 10.
     fn data_files(&mut self, ctx: &Context, git_config: &Path) {
-        self.push(Mount::Data { dest: git_config.into(), data: 1 });
-        self.push(Mount::Data { dest: SESSION_MARKER.into(), data: 2 });
+        self.push(Mount::Data { dest: git_config.into(), data: 1 }, Role::Git);
+        self.push(Mount::Data { dest: SESSION_MARKER.into(), data: 2 }, Role::Recursion);
         if let Network::Jail { gate_exe, .. } = &ctx.network {
-            self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 });
+            self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 }, Role::JailDns);
             // By descriptor: the executable may lie where the session's
             // view puts a fresh tmpfs (a launcher under /tmp), which the
             // executor makes before bwrap binds /dev (`Plan::dev_binds`).
             let gate = OpenBeneath::file(gate_exe);
-            self.bind_fd_at(Purpose::Gate, &gate.root, &gate.rel, Path::new(GATE_PATH), false, false);
+            self.bind_fd_at(Purpose::Gate, Role::Gate, &gate.root, &gate.rel, Path::new(GATE_PATH), false, false);
         }
     }
 }

@@ -27,6 +27,7 @@
 
 use crate::sandbox::mounts::Mount;
 use crate::sandbox::plan::{DataFile, OpenBeneath};
+use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
 
 /// A mount made before bwrap: `Plan::mounts[mount]`, at `rel` under the
@@ -65,9 +66,10 @@ fn on_disk(m: &Mount, data: &[DataFile]) -> Option<(PathBuf, PathBuf)> {
 /// through, or is itself made before bwrap (its place is inside one). Only
 /// the kinds the launcher can make by descriptor: binds, empty files, empty
 /// directories.
-pub fn plan(mounts: &[Mount], data: &[DataFile]) -> Vec<Premount> {
+pub fn plan<M: Borrow<Mount>>(mounts: &[M], data: &[DataFile]) -> Vec<Premount> {
+    let mounts: Vec<&Mount> = mounts.iter().map(Borrow::borrow).collect();
     let mut out: Vec<Premount> = Vec::new();
-    for (i, host) in in_writable_places(mounts, data).into_iter().enumerate() {
+    for (i, host) in in_writable_places(&mounts, data).into_iter().enumerate() {
         if let Some((root, rel)) = host {
             out.push(Premount { mount: i, root: root.clone(), rel: rel.clone(), host: Some((root, rel)), fresh: false });
         }
@@ -77,7 +79,7 @@ pub fn plan(mounts: &[Mount], data: &[DataFile]) -> Vec<Premount> {
 
 /// For each mount, where its destination lies on the host when that is
 /// inside a place sessions write (the `MountApi::Tree` rule above).
-fn in_writable_places(mounts: &[Mount], data: &[DataFile]) -> Vec<Option<(PathBuf, PathBuf)>> {
+fn in_writable_places(mounts: &[&Mount], data: &[DataFile]) -> Vec<Option<(PathBuf, PathBuf)>> {
     let mut out: Vec<Option<(PathBuf, PathBuf)>> = Vec::with_capacity(mounts.len());
     for (i, m) in mounts.iter().enumerate() {
         if !matches!(m, Mount::Bind { .. } | Mount::RoBind { .. } | Mount::BindFd { .. } | Mount::Mask { .. } | Mount::TmpfsRo { .. }) {
@@ -88,7 +90,7 @@ fn in_writable_places(mounts: &[Mount], data: &[DataFile]) -> Vec<Option<(PathBu
             out.push(None);
             continue;
         };
-        let cover = &mounts[j];
+        let cover = mounts[j];
         let base = match &out[j] {
             Some(b) => Some(b.clone()),
             None if matches!(cover, Mount::Bind { .. } | Mount::BindFd { writable: true, .. }) => on_disk(cover, data),
@@ -102,7 +104,7 @@ fn in_writable_places(mounts: &[Mount], data: &[DataFile]) -> Vec<Option<(PathBu
 
 /// The mount that covers mount `i`'s destination when it is made: the last
 /// earlier one whose destination strictly holds it.
-fn cover(mounts: &[Mount], i: usize) -> Option<usize> {
+fn cover(mounts: &[&Mount], i: usize) -> Option<usize> {
     let dest = mounts.get(i)?.dest();
     (0..i).rev().find(|j| dest.starts_with(mounts[*j].dest()) && mounts[*j].dest() != dest)
 }
@@ -122,7 +124,9 @@ pub fn bwrap_only(m: &Mount) -> bool {
 /// keeps, in plan order. The root itself (`mounts[0]`, the host's tree) is
 /// made read-only in place (`mountfd::host_read_only`) unless a weakened
 /// plan binds it writable.
-pub fn plan_all(mounts: &[Mount], data: &[DataFile]) -> Vec<Premount> {
+pub fn plan_all<M: Borrow<Mount>>(mounts: &[M], data: &[DataFile]) -> Vec<Premount> {
+    let mounts: Vec<&Mount> = mounts.iter().map(Borrow::borrow).collect();
+    let mounts = mounts.as_slice();
     let host = in_writable_places(mounts, data);
     let mut out = Vec::new();
     for (i, m) in mounts.iter().enumerate().skip(1) {

@@ -7,6 +7,7 @@
 use crate::sandbox::fsview::FsView;
 use crate::sandbox::mounts::{Mount, DEV_HOST_NODES, DEV_MADE};
 use serde::Serialize;
+use std::borrow::Borrow;
 use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -39,14 +40,14 @@ impl Access {
 }
 
 /// The access a session has at `path` (absolute, normalised).
-pub fn access(mounts: &[Mount], path: &Path) -> Access {
-    let Some(i) = mounts.iter().rposition(|m| path.starts_with(m.dest())) else {
+pub fn access<M: Borrow<Mount>>(mounts: &[M], path: &Path) -> Access {
+    let Some(i) = mounts.iter().rposition(|m| path.starts_with(m.borrow().dest())) else {
         return Access::Hidden;
     };
-    let m = &mounts[i];
+    let m = mounts[i].borrow();
     // bwrap creates a later mount's destination (and its parents) inside
     // a fresh tmpfs: such a directory is visible, holding only that path.
-    let exact = path == m.dest().as_path() || mounts[i + 1..].iter().any(|l| l.dest().starts_with(path));
+    let exact = path == m.dest().as_path() || mounts[i + 1..].iter().any(|l| l.borrow().dest().starts_with(path));
     match m {
         Mount::RoBind { .. } | Mount::Proc { .. } | Mount::ContainerProc { .. } | Mount::Data { .. } => Access::Read,
         Mount::Dev { dest } => match path.strip_prefix(dest).ok().and_then(|r| r.components().next()) {
@@ -81,9 +82,10 @@ pub fn access(mounts: &[Mount], path: &Path) -> Access {
 /// The mounts as bwrap will apply them: optional binds whose source does
 /// not exist are dropped (bwrap skips them), and each destination is passed
 /// through `resolve` (bwrap follows symlinks in destinations).
-pub fn effective_mounts(mounts: &[Mount], fs: &dyn FsView, resolve: &dyn Fn(&Path) -> PathBuf) -> Vec<Mount> {
+pub fn effective_mounts<M: Borrow<Mount>>(mounts: &[M], fs: &dyn FsView, resolve: &dyn Fn(&Path) -> PathBuf) -> Vec<Mount> {
     mounts
         .iter()
+        .map(|m| m.borrow())
         .filter(|m| match m {
             Mount::RoBind { src, optional: true, .. } | Mount::Bind { src, optional: true, .. } | Mount::DevBind { src, optional: true, .. } => {
                 fs.kind(src).is_some()

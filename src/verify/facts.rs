@@ -115,7 +115,7 @@ pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
 /// would run outside later: those the shells' start-up files name (on PATH,
 /// or an alias's file's directory) and the vendors' install directories,
 /// where the session's writes land outside (a private copy's do not).
-fn shell_dirs(home: &Path, mounts: &[crate::sandbox::mounts::Mount]) -> Vec<PathBuf> {
+fn shell_dirs(home: &Path, mounts: &[crate::sandbox::mounts::Planned]) -> Vec<PathBuf> {
     let found = crate::sandbox::shellrc::gather(home);
     let mut dirs: Vec<PathBuf> = found.dirs.into_iter().map(|(d, _)| d).collect();
     dirs.extend(found.aliases.into_iter().filter_map(|(_, f, _)| f.parent().map(Path::to_path_buf)));

@@ -88,7 +88,12 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     // By descriptor, like the jail's gate: this binary may lie where the
     // session's view puts a fresh tmpfs (verify run from under /tmp). After
     // the weakenings, which may drop data files and so renumber them.
-    session.plan.bind_file_into_dev(crate::sandbox::plan::Purpose::Probe, &own_binary()?, std::path::Path::new(PROBE_PATH));
+    session.plan.bind_file_into_dev(
+        crate::sandbox::plan::Purpose::Probe,
+        crate::sandbox::mounts::Role::Probe,
+        &own_binary()?,
+        std::path::Path::new(PROBE_PATH),
+    );
 
     // Step 3.
     let canary =

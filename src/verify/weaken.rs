@@ -7,12 +7,10 @@
 use crate::config::EnvMap;
 use crate::env_vars;
 use crate::launch::Session;
-use crate::sandbox::mounts::Mount;
-use crate::sandbox::plan::{HostView, Purpose};
-use crate::sandbox::plan::{Plan, ENGINE_SOCKETS, ENTRY_POINTS, MASKED_DIRS, MASKED_DOTFILES, MASKED_ETC, MASKED_ETC_DIRS, RUNTIME_DIRS, TOOL_DIRS};
+use crate::sandbox::mounts::{Mount, Planned, Role};
+use crate::sandbox::plan::{HostView, Plan, Purpose};
 use crate::sandbox::seccomp::{self, table};
-use crate::sandbox::SESSION_MARKER;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Weakening {
@@ -99,36 +97,35 @@ impl Weakening {
     }
 }
 
-fn dest_in(m: &Mount, list: &[&str]) -> bool {
-    list.iter().any(|p| m.dest() == Path::new(p))
-}
-
 /// Where a removed data mount goes instead: bwrap must still consume its
 /// descriptor (an unconsumed one would leak into the session), so it is
 /// bound, harmlessly, into the session's private /dev.
-fn retired(data: usize) -> Mount {
-    Mount::Mask { dest: format!("/dev/.agent-sandbox-retired-{data}").into(), data }
+fn retired(data: usize) -> Planned {
+    Planned::new(Mount::Mask { dest: retired_dest(data), data }, Role::Retired)
 }
 
-/// The empty tmpfs over a runtime directory (/run), which hides its
-/// per-user dirs, secrets and engine sockets alike.
-fn runtime_tmpfs(m: &Mount) -> bool {
-    matches!(m, Mount::Tmpfs { .. }) && dest_in(m, RUNTIME_DIRS)
+fn retired_dest(data: usize) -> PathBuf {
+    format!("/dev/.agent-sandbox-retired-{data}").into()
 }
 
 /// Removes the mounts matching `pred`, retiring data mounts.
-fn remove(mounts: &mut Vec<Mount>, pred: impl Fn(&Mount) -> bool) {
-    let old = std::mem::take(mounts);
-    for m in old {
-        match m {
-            Mount::Mask { data, .. } | Mount::Data { data, .. } if pred(&m) => mounts.push(retired(data)),
-            Mount::BindFd { data, .. } if pred(&m) => {
-                mounts.push(Mount::BindFd { dest: format!("/dev/.agent-sandbox-retired-{data}").into(), data, writable: false })
-            }
-            _ if pred(&m) => {}
-            _ => mounts.push(m),
+fn remove(mounts: &mut Vec<Planned>, pred: impl Fn(&Planned) -> bool) {
+    for m in std::mem::take(mounts) {
+        if !pred(&m) {
+            mounts.push(m);
+            continue;
+        }
+        match m.mount {
+            Mount::Mask { data, .. } | Mount::Data { data, .. } => mounts.push(retired(data)),
+            Mount::BindFd { data, .. } => mounts.push(Planned::new(Mount::BindFd { dest: retired_dest(data), data, writable: false }, Role::Retired)),
+            _ => {}
         }
     }
+}
+
+/// Removes the mounts that implement `defence`.
+fn remove_defence(mounts: &mut Vec<Planned>, defence: Role) {
+    remove(mounts, |m| m.serves(defence))
 }
 
 /// Removes `w` from `plan`. `outer_env` is the environment the plan was
@@ -148,20 +145,15 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             }
         }
         Weakening::Home => {
-            remove(mounts, |m| matches!(m, Mount::Tmpfs { .. }) && m.dest() == home);
+            remove_defence(mounts, Role::Home);
             // Without the tmpfs, mount points under the home must exist.
             remove(mounts, |m| m.dest().starts_with(home) && !exists(m.dest()));
         }
-        Weakening::Dotfiles => remove(mounts, |m| {
-            let dot = MASKED_DOTFILES.iter().any(|d| m.dest() == &home.join(d));
-            matches!(m, Mount::Mask { .. } | Mount::TmpfsRo { .. }) && (dot || dest_in(m, MASKED_ETC) || dest_in(m, MASKED_ETC_DIRS))
-        }),
-        Weakening::Tmp => remove(mounts, |m| matches!(m, Mount::Tmpfs { .. }) && dest_in(m, &["/tmp", "/var/tmp"])),
-        Weakening::RunUser => remove(mounts, |m| dest_in(m, &["/run/user", "/run/secrets", "/var/run/secrets"]) || runtime_tmpfs(m)),
-        Weakening::Engines => {
-            let dirs: Vec<&str> = MASKED_DIRS.iter().copied().filter(|d| !d.contains("/user") && !d.contains("secrets")).collect();
-            remove(mounts, |m| dest_in(m, ENGINE_SOCKETS) || dest_in(m, &dirs) || runtime_tmpfs(m))
-        }
+        Weakening::Dotfiles => remove_defence(mounts, Role::Credentials),
+        Weakening::Tmp => remove_defence(mounts, Role::Tmp),
+        // The runtime dirs' tmpfs serves both: it goes with either.
+        Weakening::RunUser => remove_defence(mounts, Role::RunUser),
+        Weakening::Engines => remove_defence(mounts, Role::Engines),
         // Dropping `--cap-drop ALL` alone proves nothing once bwrap runs
         // as nobody (a root launcher's session does): bwrap then drops
         // them itself. Asking for them is what a careless plan would do.
@@ -184,50 +176,36 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
         }
         Weakening::Landlock => plan.scope_abstract_sockets = false,
         Weakening::ReadOnlyRoot => {
-            for m in mounts.iter_mut() {
-                if let Mount::RoBind { src, dest, optional } = m {
-                    if dest == Path::new("/") {
-                        *m = Mount::Bind { src: src.clone(), dest: dest.clone(), optional: *optional };
-                    }
+            for m in mounts.iter_mut().filter(|m| m.serves(Role::ReadOnlyRoot)) {
+                if let Mount::RoBind { src, dest, optional } = &m.mount {
+                    m.mount = Mount::Bind { src: src.clone(), dest: dest.clone(), optional: *optional };
                 }
             }
         }
         Weakening::EntryPoints => {
             // The masks over the entry-point names, and the pins that keep
             // their directories (and vendor install directories) in place.
-            let pinned: Vec<usize> = plan.data.iter().enumerate().filter(|(_, d)| d.purpose == Purpose::Pinned).map(|(i, _)| i).collect();
-            remove(mounts, |m| {
-                let name = m.dest().file_name().and_then(|n| n.to_str()).unwrap_or("");
-                (matches!(m, Mount::Mask { .. }) && ENTRY_POINTS.contains(&name)) || matches!(m, Mount::BindFd { data, .. } if pinned.contains(data))
-            })
+            remove_defence(mounts, Role::EntryPoints)
         }
         Weakening::Git => {
             for k in [crate::env_vars::GIT_CONFIG_GLOBAL, crate::env_vars::GIT_CONFIG_NOSYSTEM] {
                 plan.env.remove(std::ffi::OsStr::new(k));
             }
-            let git_data = plan.data.iter().position(|d| d.purpose == Purpose::GitConfig);
-            remove(mounts, |m| matches!(m, Mount::Data { data, .. } if Some(*data) == git_data));
+            remove_defence(mounts, Role::Git);
         }
         Weakening::PidNamespace => {
             plan.flags.retain(|f| *f != "--unshare-pid");
-            remove(mounts, |m| matches!(m, Mount::Proc { .. }));
+            remove_defence(mounts, Role::PidNamespace);
         }
-        Weakening::Recursion => remove(mounts, |m| matches!(m, Mount::Data { .. }) && m.dest() == Path::new(SESSION_MARKER)),
+        Weakening::Recursion => remove_defence(mounts, Role::Recursion),
         Weakening::ToolDirs => {
-            let tool = |m: &Mount| matches!(m, Mount::BindFd { .. }) && TOOL_DIRS.iter().any(|d| m.dest() == &home.join(d));
-            let dests: Vec<std::path::PathBuf> = mounts.iter().filter(|m| tool(m)).map(|m| m.dest().clone()).collect();
-            remove(mounts, tool);
+            let dests: Vec<PathBuf> = mounts.iter().filter(|m| m.serves(Role::ToolDirs)).map(|m| m.dest().clone()).collect();
+            remove_defence(mounts, Role::ToolDirs);
             for d in dests.into_iter().filter(|d| exists(d)) {
-                mounts.push(Mount::Bind { src: d.clone(), dest: d, optional: false });
+                mounts.push(Planned::new(Mount::Bind { src: d.clone(), dest: d, optional: false }, Role::SharedToolDirs));
             }
         }
-        Weakening::Protections => {
-            let ws = plan.workspace.clone();
-            remove(mounts, |m| match m {
-                Mount::BindFd { dest, writable: false, .. } | Mount::TmpfsRo { dest } => dest.starts_with(&ws),
-                _ => false,
-            })
-        }
+        Weakening::Protections => remove_defence(mounts, Role::Protections),
         Weakening::JailFilter
         | Weakening::JailContainerRoutes
         | Weakening::RootOnly
@@ -306,14 +284,14 @@ mod tests {
             ],
             gate_fd: None,
             mounts: vec![
-                Mount::RoBind { src: p("/"), dest: p("/"), optional: false },
-                Mount::Proc { dest: p("/proc") },
-                Mount::Tmpfs { dest: p("/tmp") },
-                Mount::Tmpfs { dest: p("/h") },
-                Mount::Mask { dest: p("/h/.netrc"), data: 3 },
-                Mount::Mask { dest: p("/w/bin/claude"), data: 3 },
-                Mount::Data { dest: p("/h/.gitconfig"), data: 1 },
-                Mount::Data { dest: p(SESSION_MARKER), data: 2 },
+                Planned::new(Mount::RoBind { src: p("/"), dest: p("/"), optional: false }, Role::ReadOnlyRoot),
+                Planned::new(Mount::Proc { dest: p("/proc") }, Role::PidNamespace),
+                Planned::new(Mount::Tmpfs { dest: p("/tmp") }, Role::Tmp),
+                Planned::new(Mount::Tmpfs { dest: p("/h") }, Role::Home),
+                Planned::new(Mount::Mask { dest: p("/h/.netrc"), data: 3 }, Role::Credentials),
+                Planned::new(Mount::Mask { dest: p("/w/bin/claude"), data: 3 }, Role::EntryPoints),
+                Planned::new(Mount::Data { dest: p("/h/.gitconfig"), data: 1 }, Role::Git),
+                Planned::new(Mount::Data { dest: p(crate::sandbox::SESSION_MARKER), data: 2 }, Role::Recursion),
             ],
             workspace: p("/w"),
             chdir: p("/w"),

@@ -69,19 +69,6 @@ fn the_state_dir_is_never_where_sessions_write() {
     assert!(matches!(state_dir(home, None, &[PathBuf::from("/home/u/.local")]), Err(ReviewError::Reachable { .. })));
 }
 
-#[test]
-fn shared_dirs_are_the_users_own_bound_writable() {
-    use crate::sandbox::mounts::Mount;
-    let home = Path::new("/home/u");
-    let bind = |s: &str, d: &str| Mount::Bind { src: s.into(), dest: d.into(), optional: true };
-    let mounts = vec![
-        bind("/home/u/.cache", "/home/u/.cache"),
-        bind("/home/u/.local/state/agent-sandbox/share", "/home/u/.local/share"),
-        bind("/home/u/p", "/home/u/p"),
-    ];
-    assert_eq!(super::super::session::shared_dirs(&mounts, home), vec![PathBuf::from("/home/u/.cache")]);
-}
-
 /// What agent settings run is kept in the baseline (never a credential),
 /// so a later review names what was added against it.
 #[test]

@@ -146,6 +146,35 @@ const ROOT_CLAUDE: &str = "\
 --chdir /workspaces/app
 -- /usr/bin/claude --no-chrome";
 
+/// What each mount of `ROOT_CLAUDE` is for.
+const ROOT_CLAUDE_ROLES: &str = "\
+/ read-only-root
+/dev devices
+/proc pid-namespace
+/proc/sys kernel-interfaces
+/tmp tmp
+/var/tmp tmp
+/run run-user,engines
+/etc/shadow credentials
+/etc/sudoers.d credentials
+/etc/ssh/ssh_host_ed25519_key credentials
+/root home
+/root/.claude agent-state
+/root/.claude.json agent-state
+/root/.cache tool-dirs
+/root/.local/share tool-dirs
+/root/.config/gh forge
+/root/.netrc credentials
+/root/.Xauthority credentials
+/root/.ICEauthority credentials
+/workspaces/other siblings
+/workspaces/app workspace
+/workspaces/app/.git git-dir-pins
+/workspaces/app/.devcontainer protections
+/workspaces/app/.git/hooks protections
+/root/.gitconfig git
+/dev/.agent-sandbox-session recursion";
+
 /// Data descriptors are FIRST_DATA_FD-based; the table above numbers them
 /// from 0 for readability, shifted here.
 fn expected(text: &str) -> String {
@@ -219,8 +248,130 @@ fn with_the_whole_mount_api_bwrap_gets_only_dev_and_proc() {
     }
     // A weakened root (bound writable) stays bound as it is.
     let mut weak = plan.clone();
-    weak.mounts[0] = Mount::Bind { src: "/".into(), dest: "/".into(), optional: false };
+    weak.mounts[0].mount = Mount::Bind { src: "/".into(), dest: "/".into(), optional: false };
     assert!(bwrap_lines(&weak).contains("\n--bind / /\n"));
+}
+
+/// Each mount of the plan with the roles it serves, one a line.
+fn role_lines(plan: &Plan) -> String {
+    let mut out = Vec::new();
+    for m in &plan.mounts {
+        let roles = serde_json::to_value(m.roles).unwrap();
+        let roles: Vec<&str> = roles.as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+        out.push(format!("{} {}", m.dest().display(), roles.join(",")));
+    }
+    out.join("\n")
+}
+
+/// A non-root user with peers, shared tool dirs, the jail, allowWrite,
+/// devices, the GPU and a writable PATH dir ahead of the shims.
+const NON_ROOT_EVERYTHING_ROLES: &str = "\
+/ read-only-root
+/dev devices
+/dev/kvm allow-device
+/dev/nvidia0 gpu
+/dev/nvidiactl gpu
+/proc pid-namespace
+/proc/sys kernel-interfaces
+/tmp tmp
+/var/tmp tmp
+/run run-user,engines
+/etc/shadow credentials
+/etc/sudoers.d credentials
+/etc/ssh/ssh_host_ed25519_key credentials
+/home/dev home
+/home/dev/.claude agent-state
+/home/dev/.claude.json agent-state
+/home/dev/.cache shared-tool-dirs
+/home/dev/.local/share shared-tool-dirs
+/home/dev/.local/share/direnv trust-stores
+/home/dev/.local/share/agent-sandbox trust-stores
+/home/dev/.netrc credentials
+/home/dev/.Xauthority credentials
+/home/dev/.ICEauthority credentials
+/home/dev/src/lib peers
+/home/dev/src/app workspace
+/data/models allow-write
+/home/dev/src/app/.venv entry-points
+/home/dev/src/app/.venv/bin entry-points
+/home/dev/src/app/.venv/bin/claude entry-points
+/home/dev/src/app/.venv/bin/codex entry-points
+/home/dev/src/app/.venv/bin/pi entry-points
+/home/dev/src/app/.venv/bin/agent-sandbox entry-points
+/home/dev/src/app/.venv/bin/sandbox-install entry-points
+/home/dev/.gitconfig git
+/dev/.agent-sandbox-session recursion
+/etc/resolv.conf jail-dns
+/dev/.agent-sandbox-gate gate";
+
+/// A scanned root session under a masked /proc.
+const SCANNED_ROOT_ROLES: &str = "\
+/ read-only-root
+/dev devices
+/proc container-proc
+/proc/sys kernel-interfaces
+/proc/sysrq-trigger kernel-interfaces
+/proc/irq kernel-interfaces
+/proc/bus kernel-interfaces
+/proc/acpi kernel-interfaces
+/proc/scsi kernel-interfaces
+/proc/sys/net/ipv6/conf root-only
+/proc/sys/net/ipv6/conf/all root-only
+/proc/sys/net/ipv6/conf/default root-only
+/proc/slabinfo root-only
+/sys root-only
+/sys/fs/cgroup root-only
+/sys/devices/system/cpu root-only
+/sys/fs/cgroup/secret root-only
+/tmp tmp
+/var/tmp tmp
+/run run-user,engines
+/etc/shadow credentials
+/etc/sudoers.d credentials
+/etc/ssh/ssh_host_ed25519_key credentials
+/root home
+/root/.claude agent-state
+/root/.claude.json agent-state
+/root/.cache tool-dirs
+/root/.local/share tool-dirs
+/root/.config/gh forge
+/root/.netrc credentials
+/root/.Xauthority credentials
+/root/.ICEauthority credentials
+/workspaces/other siblings
+/workspaces/app workspace
+/workspaces/app/.git git-dir-pins
+/workspaces/app/.devcontainer protections
+/workspaces/app/.git/hooks protections
+/root/.gitconfig git
+/dev/.agent-sandbox-session recursion";
+
+/// Every mount says why it is there, decided with it: the defence it
+/// implements, or what it gives the session (verify's weakenings remove
+/// a defence by it, review finds the shared tool dirs by it).
+#[test]
+fn every_mount_says_which_defence_it_implements_or_what_it_gives() {
+    let mut c = ctx(1000, "dev", "/home/dev", "/home/dev/src/app", Agent::Claude);
+    c.network = Network::Jail { resolv_conf: "nameserver 192.0.2.53\n".into(), gate_exe: "/usr/local/bin/agent-sandbox".into() };
+    c.env.insert("PATH".into(), "/home/dev/src/app/.venv/bin:/usr/local/bin:/usr/bin".into());
+    c.peers_flag = true;
+    let config =
+        Config { share_tool_dirs: true, allow_write: vec!["/data/models".into()], allow_device: vec!["/dev/kvm".into()], gpu: true, ..Config::default() };
+    let table = fs().with("/home/dev/src/app/.venv/bin", Kind::Dir).with("/home/dev/.local/share", Kind::Dir);
+    let plan = build(&c, &config, &table).unwrap();
+    assert_eq!(role_lines(&plan), NON_ROOT_EVERYTHING_ROLES);
+    let mut c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    c.host_view = HostView::Scan { why: "test".into() };
+    c.kernel_root_only = vec![
+        ("/proc/slabinfo".into(), Kind::File),
+        ("/proc/sys/net/ipv6/conf/eth0/stable_secret".into(), Kind::File),
+        ("/sys/fs/cgroup/secret".into(), Kind::File),
+    ];
+    c.fresh_proc = false;
+    let plan = build(&c, &Config::default(), &fs().with("/sys", Kind::Dir)).unwrap();
+    assert_eq!(role_lines(&plan), SCANNED_ROOT_ROLES);
+    let plan = build(&ctx(0, "root", "/root", "/workspaces/app", Agent::Claude), &Config::default(), &fs()).unwrap();
+    assert_eq!(role_lines(&plan), ROOT_CLAUDE_ROLES);
 }
 
 #[test]
@@ -339,6 +490,17 @@ fn tool_dirs_are_private_unless_shared_and_trust_stores_stay_read_only() {
     assert_eq!(access(&plan.mounts, Path::new("/root/.local/share/agent-sandbox/workspaces/k/cache/x")), crate::sandbox::scope::Access::Read);
 }
 
+/// Review watches the user's own tool dirs when a session writes them
+/// (`shareToolDirs`), and not the private copies.
+#[test]
+fn review_finds_the_shared_tool_dirs_by_their_role() {
+    let c = ctx(0, "root", "/root", "/workspaces/app", Agent::Claude);
+    let private = build(&c, &Config::default(), &fs()).unwrap();
+    assert_eq!(crate::review::session::shared_dirs(&private.mounts), Vec::<PathBuf>::new());
+    let shared = build(&c, &Config { share_tool_dirs: true, ..Config::default() }, &fs()).unwrap();
+    assert_eq!(crate::review::session::shared_dirs(&shared.mounts), [PathBuf::from("/root/.cache"), PathBuf::from("/root/.local/share")]);
+}
+
 /// Each workspace has its own private tool dirs, keyed by its canonical
 /// path: a session of one never sees another's.
 #[test]
@@ -444,7 +606,7 @@ fn guard_mounts(plan: &Plan, under: &str) -> Vec<String> {
     plan.mounts
         .iter()
         .filter(|m| m.dest().starts_with(under))
-        .filter_map(|m| match m {
+        .filter_map(|m| match &m.mount {
             Mount::BindFd { dest, data, writable } if plan.data[*data].purpose == Purpose::Pinned => {
                 Some(format!("{} {}", if *writable { "pin" } else { "pin-ro" }, dest.display()))
             }
