@@ -11,7 +11,7 @@ use std::path::PathBuf;
     about = "Run AI coding agents (claude, codex, pi) in a bubblewrap sandbox with an egress jail",
     after_help = "Logs: set RUST_LOG (e.g. RUST_LOG=debug). Configuration: /etc/agent-sandbox/config.json5."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Read this configuration file instead of /etc/agent-sandbox/config.json5
     /// (tests; it must be root-owned and outside the workspace).
     #[arg(long, global = true, hide = true, value_name = "PATH")]
@@ -22,7 +22,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a command (default: the agent) inside the sandbox.
     Run(RunArgs),
     /// What a session could read and write at each path.
@@ -73,20 +73,20 @@ pub enum Command {
 /// agent-sandbox-release (`cli::release`).
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
-pub struct HandedOver {
+pub(crate) struct HandedOver {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
-pub struct SeccompProfileArgs {
+pub(crate) struct SeccompProfileArgs {
     /// Write it to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Agent profile: claude, codex or pi (default: claude).
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
@@ -110,7 +110,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ScopeArgs {
+pub(crate) struct ScopeArgs {
     /// Agent profile whose session is described (default: claude).
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
@@ -123,7 +123,7 @@ pub struct ScopeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ReviewArgs {
+pub(crate) struct ReviewArgs {
     #[arg(long)]
     pub json: bool,
     /// Record the present state as reviewed: later reviews (and the hint
@@ -143,7 +143,7 @@ pub struct ReviewArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Print each effective value and its source.
     Show {
         #[arg(long)]
@@ -154,7 +154,7 @@ pub enum ConfigCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// Agent profile of the session (default: claude).
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
@@ -172,7 +172,7 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,

@@ -5,7 +5,7 @@ use agent_sandbox::config;
 use agent_sandbox::sandbox::context::env_snapshot;
 use std::path::Path;
 
-pub fn config(config_path: Option<&Path>, cmd: ConfigCommand) -> anyhow::Result<u8> {
+pub(super) fn config(config_path: Option<&Path>, cmd: ConfigCommand) -> anyhow::Result<u8> {
     let eff = super::load_config(config_path, &env_snapshot())?;
     match cmd {
         ConfigCommand::Show { json: true } => outln!("{}", serde_json::to_string_pretty(&config::show_json(&eff))?),

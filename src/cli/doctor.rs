@@ -8,7 +8,7 @@ use agent_sandbox::doctor::{self, render};
 use agent_sandbox::sandbox::context::env_snapshot;
 use std::path::Path;
 
-pub fn doctor(config_path: Option<&Path>, a: DoctorArgs) -> anyhow::Result<u8> {
+pub(crate) fn doctor(config_path: Option<&Path>, a: DoctorArgs) -> anyhow::Result<u8> {
     let env = env_snapshot();
     let config = super::load_config(config_path, &env).map_err(|e| format!("{e:#}"));
     let report = doctor::run(&doctor::Options { devcontainer: a.devcontainer, start_check: a.start_check }, config);

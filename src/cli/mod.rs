@@ -1,14 +1,14 @@
 //! The binary's verbs: each turns parsed flags into library calls and an
 //! exit status. Errors go up as `anyhow` and become one line in `main`.
 
-pub mod args;
+pub(crate) mod args;
 mod config_cmd;
-pub mod doctor;
-pub mod release;
-pub mod review;
-pub mod run;
-pub mod scope;
-pub mod verify;
+pub(crate) mod doctor;
+pub(crate) mod release;
+pub(crate) mod review;
+pub(crate) mod run;
+pub(crate) mod scope;
+pub(crate) mod verify;
 
 use agent_sandbox::config::{self, Effective};
 use anyhow::{bail, Context as _};
@@ -16,7 +16,7 @@ use args::{Cli, Command};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+pub(crate) fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Run(a) => run::run(cli.config.as_deref(), a),
         Command::Scope(a) => scope::scope(cli.config.as_deref(), a),
@@ -46,7 +46,7 @@ fn seccomp_profile(a: args::SeccompProfileArgs) -> anyhow::Result<u8> {
 /// Loads the configuration: the root-owned default file, or a `--config`
 /// override that must also be root-owned, not writable by others, and not
 /// inside the current directory (a session could have written it there).
-pub fn load_config(path: Option<&Path>, env: &config::EnvMap) -> anyhow::Result<Effective> {
+pub(crate) fn load_config(path: Option<&Path>, env: &config::EnvMap) -> anyhow::Result<Effective> {
     let Some(path) = path else { return Ok(config::load(env)?) };
     let meta = std::fs::metadata(path).with_context(|| format!("cannot read --config {}", path.display()))?;
     config::check_file_trust(path, meta.uid(), meta.mode())?;

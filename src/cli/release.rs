@@ -11,7 +11,7 @@ use std::os::unix::process::CommandExt;
 const RELEASE_BIN: &str = "agent-sandbox-release";
 
 /// Replaces this process with `agent-sandbox-release VERB ARGS...`.
-pub fn run(verb: &str, args: Vec<OsString>) -> anyhow::Result<u8> {
+pub(crate) fn run(verb: &str, args: Vec<OsString>) -> anyhow::Result<u8> {
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let dir = exe.parent().context("this program's path has no folder")?;
     let release = dir.join(RELEASE_BIN);

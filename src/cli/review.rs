@@ -9,7 +9,7 @@ use agent_sandbox::sandbox::context::{self, env_snapshot};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-pub fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
+pub(crate) fn review(config_path: Option<&Path>, a: ReviewArgs) -> anyhow::Result<u8> {
     let env = env_snapshot();
     let eff = super::load_config(config_path, &env)?;
     let workspace = match (a.workspace, eff.config.workspace_root.clone()) {

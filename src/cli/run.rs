@@ -7,14 +7,14 @@ use agent_sandbox::sandbox::{self, context::env_snapshot, plan::HostView, plan::
 use std::ffi::OsString;
 use std::path::Path;
 
-pub fn run(config_path: Option<&Path>, a: RunArgs) -> anyhow::Result<u8> {
+pub(crate) fn run(config_path: Option<&Path>, a: RunArgs) -> anyhow::Result<u8> {
     let agent = Agent::from_name(a.agent.as_deref().unwrap_or("claude"))?;
     let req = Request { agent, command: (!a.cmd.is_empty()).then_some(a.cmd), agent_args: Vec::new(), peers: a.peers };
     launch_or_print(config_path, req, a.print_plan.then_some(a.json), a.report.as_deref())
 }
 
 /// `claude ARGS...` (or codex, pi) through the shim.
-pub fn shim(agent: Agent, args: Vec<OsString>) -> anyhow::Result<u8> {
+pub(crate) fn shim(agent: Agent, args: Vec<OsString>) -> anyhow::Result<u8> {
     let req = Request { agent, command: None, agent_args: args, peers: false };
     launch_or_print(None, req, None, None)
 }

@@ -10,7 +10,7 @@ use agent_sandbox::sandbox::fsview::RealFs;
 use agent_sandbox::sandbox::scope::{access, effective_mounts, real_path};
 use std::path::{Path, PathBuf};
 
-pub fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
+pub(crate) fn scope(config_path: Option<&Path>, a: ScopeArgs) -> anyhow::Result<u8> {
     let env = env_snapshot();
     let agent = Agent::from_name(a.agent.as_deref().unwrap_or("claude"))?;
     let eff = super::load_config(config_path, &env)?;

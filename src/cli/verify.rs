@@ -12,7 +12,7 @@ use agent_sandbox::verify::report::Report;
 use agent_sandbox::verify::weaken::Weakening;
 use std::path::Path;
 
-pub fn verify(config_path: Option<&Path>, a: VerifyArgs) -> anyhow::Result<u8> {
+pub(crate) fn verify(config_path: Option<&Path>, a: VerifyArgs) -> anyhow::Result<u8> {
     let agent = match Agent::from_name(a.agent.as_deref().unwrap_or("claude")) {
         Ok(agent) => agent,
         Err(e) => return usage(&e.to_string()),

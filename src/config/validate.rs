@@ -97,7 +97,7 @@ const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/usr", "/boot"
 /// Places refused themselves (what lies below them may be allowed): the
 /// root, the runtime and state roots, the parents of the homes and root's
 /// home, the private temporary directories, the vendor tree root.
-pub const SYSTEM_DIRS: &[&str] =
+pub(super) const SYSTEM_DIRS: &[&str] =
     &["/", "/run", "/var/run", "/var", "/var/lib", "/var/log", "/home", "/root", "/tmp", "/var/tmp", "/opt", "/srv", "/mnt", "/media"];
 
 /// Why `path` may not be made writable, if it is a system location.

@@ -12,7 +12,7 @@ use crate::jail::{diagnose_userns, UsernsBlocker, UsernsFacts};
 /// The probe could not create a user namespace (not under emulation):
 /// `userns-seccomp` when the container's seccomp filter explains it, else
 /// `userns-unavailable` with the sysctl that explains it, if any.
-pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u32) -> Finding {
+pub(super) fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u32) -> Finding {
     let d = errno.map(|e| diagnose_userns(facts, uid, e));
     match d {
         Some(d) if d.blocker == UsernsBlocker::Seccomp => {
@@ -32,7 +32,7 @@ pub fn userns_failure(why: &str, errno: Option<i32>, facts: &UsernsFacts, uid: u
 /// profile is named as that profile's (`mounts-apparmor`); any other is
 /// `mounts-denied`. Sessions cannot start either way: bubblewrap mounts
 /// before anything else, with or without the egress jail.
-pub fn mounts(probe: Option<&Mounts>, apparmor: Option<&AppArmor>) -> Finding {
+pub(super) fn mounts(probe: Option<&Mounts>, apparmor: Option<&AppArmor>) -> Finding {
     let profile = apparmor.map_or("none".to_owned(), AppArmor::label);
     match probe {
         Some(Mounts::Works) => {

@@ -63,7 +63,7 @@ impl Ipv4Net {
 /// The fewest prefixes covering exactly the addresses of `nets` that
 /// `keep` does not already cover: prefixes inside another (or inside one
 /// of `keep`) go, two halves of a prefix become that prefix. Sorted.
-pub fn aggregate(nets: &[Ipv4Net], keep: &[Ipv4Net]) -> Vec<Ipv4Net> {
+pub(super) fn aggregate(nets: &[Ipv4Net], keep: &[Ipv4Net]) -> Vec<Ipv4Net> {
     let mut v: Vec<Ipv4Net> = nets.iter().copied().filter(|n| !keep.iter().any(|k| k.covers(n))).collect();
     loop {
         v.sort();

@@ -30,7 +30,7 @@ pub enum How {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Header {
+pub(super) struct Header {
     pub how: How,
     pub session: Option<String>,
     pub started_ns: u64,
@@ -55,7 +55,7 @@ pub struct Header {
 /// launch than the bytes it saved.
 const STORED_MAX: usize = 1 << 16;
 
-pub fn write<'a, W: Write>(w: W, header: &Header, entries: impl Iterator<Item = (&'a str, Option<&'a Rec>)>) -> std::io::Result<()> {
+pub(super) fn write<'a, W: Write>(w: W, header: &Header, entries: impl Iterator<Item = (&'a str, Option<&'a Rec>)>) -> std::io::Result<()> {
     let mut raw = Vec::with_capacity(1 << 12);
     raw.extend_from_slice(MAGIC);
     let mut h = header.clone();
@@ -138,7 +138,7 @@ fn encode(buf: &mut Vec<u8>, prev: &str, key: &str, rec: Option<&Rec>) {
 
 type Entries = Vec<(String, Option<Rec>)>;
 
-pub fn read<R: Read>(r: R) -> Result<(Header, Entries), String> {
+pub(super) fn read<R: Read>(r: R) -> Result<(Header, Entries), String> {
     let mut bytes = Vec::new();
     GzDecoder::new(r).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
     let rest = bytes.strip_prefix(MAGIC).ok_or("not a review snapshot (or one of another version)")?;

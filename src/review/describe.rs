@@ -7,7 +7,7 @@ use crate::nofollow::ReadError;
 
 /// At most a line of text, for display; control characters (a session's
 /// escape sequences) shown escaped.
-pub fn summary(text: &str) -> String {
+pub(super) fn summary(text: &str) -> String {
     let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let safe = shown(&one);
     if safe.chars().count() > 120 {
@@ -20,13 +20,13 @@ pub fn summary(text: &str) -> String {
 /// Text from the workspace (names, contents) as it may reach a terminal:
 /// control characters (escape sequences) and the invisible or reordering
 /// format characters (bidirectional overrides, zero-width) escaped.
-pub fn shown(text: &str) -> String {
+pub(super) fn shown(text: &str) -> String {
     let hidden = |c: char| c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
     text.chars().flat_map(|c| if hidden(c) { c.escape_unicode().collect::<Vec<_>>() } else { vec![c] }).collect()
 }
 
 /// What a symlink or special file where `expected` belongs does.
-pub fn special(e: &Entry, expected: Option<Kind>) -> String {
+pub(super) fn special(e: &Entry, expected: Option<Kind>) -> String {
     let what = match (&e.target, e.ty) {
         (Some(t), Ty::Symlink) => format!("a symbolic link to {}", summary(t)),
         (_, ty) => ty.describe().to_string(),
@@ -36,10 +36,10 @@ pub fn special(e: &Entry, expected: Option<Kind>) -> String {
 }
 
 /// Executables up to this size are read to show their first line.
-pub const SHOWN_SCRIPT: u64 = 64 << 10;
+pub(super) const SHOWN_SCRIPT: u64 = 64 << 10;
 
 /// What an agent-settings file runs or allows, in one line.
-pub fn items(items: &[super::settings::Item]) -> String {
+pub(super) fn items(items: &[super::settings::Item]) -> String {
     if items.is_empty() {
         return "no setting that runs commands".into();
     }
@@ -62,7 +62,7 @@ fn executable(e: &Entry, content: Option<&Result<std::rc::Rc<[u8]>, ReadError>>)
     format!("{ids}{what}")
 }
 
-pub fn runs(key: &str, e: &Entry, kind: Kind, content: Option<&Result<std::rc::Rc<[u8]>, ReadError>>) -> String {
+pub(super) fn runs(key: &str, e: &Entry, kind: Kind, content: Option<&Result<std::rc::Rc<[u8]>, ReadError>>) -> String {
     if let Some(why) = &e.unreadable {
         return format!("cannot be read ({why}): nothing in it was reviewed");
     }

@@ -108,7 +108,7 @@ const ACL_MASK: u16 = 0x10;
 
 impl Acl {
     /// Parses the xattr's bytes; None for anything malformed.
-    pub fn parse(b: &[u8]) -> Option<Acl> {
+    pub(crate) fn parse(b: &[u8]) -> Option<Acl> {
         let (head, rest) = b.split_at_checked(4)?;
         if u32::from_le_bytes(head.try_into().ok()?) != 2 || rest.len() % 8 != 0 {
             return None;

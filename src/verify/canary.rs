@@ -64,7 +64,7 @@ pub fn canary_main(args: &[String]) -> i32 {
 }
 
 /// The running canary, stopped and cleaned up on drop.
-pub struct Canary {
+pub(super) struct Canary {
     child: Child,
     pub port: u16,
     pub abstract_name: String,
@@ -73,7 +73,7 @@ pub struct Canary {
 
 impl Canary {
     /// Starts `exe __canary` with `secret` in its environment.
-    pub fn start(exe: &std::path::Path, secret: &str) -> std::io::Result<Canary> {
+    pub(super) fn start(exe: &std::path::Path, secret: &str) -> std::io::Result<Canary> {
         let abstract_name = format!("agent-sandbox-verify-{secret}");
         let sockets: Vec<PathBuf> = ["/tmp", "/var/tmp"]
             .iter()
@@ -105,7 +105,7 @@ impl Canary {
         }
     }
 
-    pub fn pid(&self) -> i32 {
+    pub(super) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 }

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::env_vars::VERIFY_PLANTED as PLANTED;
 
 /// `env` plus the planted variables, each holding the nonce.
-pub fn planted_env(env: &EnvMap, nonce: &str) -> EnvMap {
+pub(super) fn planted_env(env: &EnvMap, nonce: &str) -> EnvMap {
     let mut e = env.clone();
     for name in PLANTED {
         e.insert((*name).into(), format!("/nonexistent/agent-sandbox-verify-{nonce}").into());
@@ -31,7 +31,7 @@ pub fn planted_env(env: &EnvMap, nonce: &str) -> EnvMap {
 
 /// Everything about the session's layout the probe needs, except the
 /// per-run items (canary, keyring) the caller fills in.
-pub struct Layout<'a> {
+pub(super) struct Layout<'a> {
     pub agent: Agent,
     pub config: &'a Config,
     pub env: &'a EnvMap,
@@ -45,7 +45,7 @@ fn rel_under(p: &Path, home: &Path) -> Option<String> {
     p.strip_prefix(home).ok().filter(|r| !r.as_os_str().is_empty()).map(|r| r.to_string_lossy().into_owned())
 }
 
-pub fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
+pub(super) fn spec(l: &Layout, plan: &Plan, jail: bool) -> Spec {
     let home = &l.home;
     let mut home_extra: Vec<String> = Vec::new();
     home_extra.extend(rel_under(&plan.workspace, home));
@@ -126,7 +126,7 @@ fn shell_dirs(home: &Path, mounts: &[crate::sandbox::mounts::Planned]) -> Vec<Pa
 
 /// What `scope` says for a sample of interesting paths, computed from the
 /// plan as it will run.
-pub fn scope_samples(plan: &Plan, spec: &Spec) -> Vec<ScopeSample> {
+pub(super) fn scope_samples(plan: &Plan, spec: &Spec) -> Vec<ScopeSample> {
     let ws = &plan.workspace;
     let mut paths: Vec<PathBuf> = vec![ws.clone(), ws.join(".git/hooks"), ws.join(".devcontainer")];
     if let Some(parent) = ws.parent() {
@@ -165,7 +165,7 @@ pub fn scope_samples(plan: &Plan, spec: &Spec) -> Vec<ScopeSample> {
 /// The jail's expected shape: the planned resolv.conf, the host facts and
 /// what the jail's plan found the container to route (decided before any
 /// weakening, so a weakened plan is checked against the real container).
-pub fn jail_spec(plan: &Plan, config: &Config, jail: &crate::jail::JailPlan) -> JailSpec {
+pub(super) fn jail_spec(plan: &Plan, config: &Config, jail: &crate::jail::JailPlan) -> JailSpec {
     let planned = plan
         .data
         .iter()

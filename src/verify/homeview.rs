@@ -9,7 +9,7 @@ use crate::sandbox::plan::{FORGE_DIRS, MASKED_DOTFILES, SHARED_HOME_DIRS, TOOL_D
 /// Paths under the home (relative) a session of `agent` may see: the
 /// agent's state, shared skills and caches, forge stores, the masked
 /// dotfiles, the curated git config, plus `extra`.
-pub fn allowed_rel(agent: Option<Agent>, extra: &[String]) -> Vec<String> {
+pub(super) fn allowed_rel(agent: Option<Agent>, extra: &[String]) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     if let Some(a) = agent {
         v.extend(a.state().iter().map(|(p, _)| p.to_string()));
@@ -22,7 +22,7 @@ pub fn allowed_rel(agent: Option<Agent>, extra: &[String]) -> Vec<String> {
 
 /// Whether `rel` is allowed itself (Some(true)), lies on the way to an
 /// allowed path (Some(false): look inside), or is not allowed (None).
-pub fn classify(rel: &str, allowed: &[String]) -> Option<bool> {
+pub(super) fn classify(rel: &str, allowed: &[String]) -> Option<bool> {
     if allowed.iter().any(|a| a == rel) {
         Some(true)
     } else if allowed.iter().any(|a| a.starts_with(&format!("{rel}/"))) {

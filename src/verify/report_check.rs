@@ -12,7 +12,7 @@ use std::net::Ipv4Addr;
 /// the filter (not the route table) refuses it.
 const BOUND_SAMPLE: (Ipv4Addr, u16) = (Ipv4Addr::new(10, 11, 12, 13), 443);
 
-pub fn judge(j: &JailSpec, nonce: &str, text: &str) -> Outcome {
+pub(super) fn judge(j: &JailSpec, nonce: &str, text: &str) -> Outcome {
     let v: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return Outcome::fail(format!("the report is not JSON: {e}")),

@@ -28,16 +28,16 @@ use std::sync::{Mutex, OnceLock};
 
 /// Debian's docker client (the engine's own version; another `docker` on
 /// PATH is not used).
-pub const DOCKER: &str = "/usr/bin/docker";
+pub(crate) const DOCKER: &str = "/usr/bin/docker";
 /// The base image `scripts/docker-env.sh` imports (also as `debian:trixie-slim`).
-pub const TRIXIE: &str = "localhost/debian:trixie-slim";
+pub(crate) const TRIXIE: &str = "localhost/debian:trixie-slim";
 
 /// `docker-env.sh serve`, whose stdin is this process's end of the pipe
 /// that keeps the engine up.
 static SERVER: Mutex<Option<Child>> = Mutex::new(None);
 
 /// `DOCKER_HOST` of the test engine, started on the first call.
-pub fn host() -> &'static str {
+pub(crate) fn host() -> &'static str {
     static HOST: OnceLock<String> = OnceLock::new();
     HOST.get_or_init(start)
 }
@@ -80,36 +80,36 @@ extern "C" fn stop_at_exit() {
     }
 }
 
-pub fn docker_cmd() -> Command {
+pub(crate) fn docker_cmd() -> Command {
     let mut c = Command::new(DOCKER);
     c.env("DOCKER_HOST", host()).stdin(Stdio::null());
     c
 }
 
-pub fn docker(args: &[&str]) -> Output {
+pub(crate) fn docker(args: &[&str]) -> Output {
     docker_cmd().args(args).output().expect("run /usr/bin/docker")
 }
 
 /// `docker ARGS`; panics with the output when it fails, else its stdout.
-pub fn docker_ok(args: &[&str]) -> String {
+pub(crate) fn docker_ok(args: &[&str]) -> String {
     stdout(&ok(docker_cmd().args(args)))
 }
 
 /// `agent-sandbox` (the binary under test) talking to the test engine.
-pub fn agent_sandbox() -> Command {
+pub(crate) fn agent_sandbox() -> Command {
     let mut c = Command::new(bin());
     c.current_dir(root()).env("DOCKER_HOST", host());
     c
 }
 
 /// A container started with `docker run --detach`, removed when dropped.
-pub struct Container {
+pub(crate) struct Container {
     pub name: String,
 }
 
 impl Container {
     /// `docker run --detach --name NAME OPTIONS...` (OPTIONS end with the image and command).
-    pub fn run(options: &[&str]) -> Container {
+    pub(crate) fn run(options: &[&str]) -> Container {
         let name = unique("docker-test");
         let mut args = vec!["run", "--detach", "--name", &name];
         args.extend(options);
@@ -118,7 +118,7 @@ impl Container {
     }
 
     /// `docker exec --user USER NAME sh -c SCRIPT`.
-    pub fn sh(&self, user: &str, script: &str) -> Output {
+    pub(crate) fn sh(&self, user: &str, script: &str) -> Output {
         docker(&["exec", "--user", user, &self.name, "sh", "-c", script])
     }
 }
@@ -131,18 +131,18 @@ impl Drop for Container {
 
 /// A project folder for `devcontainer up`; its containers and the CLI's
 /// images for it go when dropped.
-pub struct Project {
+pub(crate) struct Project {
     pub dir: PathBuf,
 }
 
 impl Project {
-    pub fn new(name: &str) -> Project {
+    pub(crate) fn new(name: &str) -> Project {
         let dir = PathBuf::from("/var/lib/agent-sandbox-tests/docker-e2e").join(unique(name));
         std::fs::create_dir_all(dir.join(".devcontainer")).unwrap();
         Project { dir }
     }
 
-    pub fn write(&self, rel: &str, text: &str) {
+    pub(crate) fn write(&self, rel: &str, text: &str) {
         std::fs::write(self.dir.join(rel), text).unwrap();
     }
 
@@ -159,7 +159,7 @@ impl Project {
     /// `devcontainer up`: the outcome JSON and the log. One at a time: the
     /// CLI stages feature content in an image with a fixed name
     /// (`dev_container_feature_content_temp`) when the engine has no buildx.
-    pub fn up(&self) -> (Value, String) {
+    pub(crate) fn up(&self) -> (Value, String) {
         static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let t = std::time::Instant::now();
@@ -173,18 +173,18 @@ impl Project {
     }
 
     /// `devcontainer exec -- sh -c SCRIPT` as the remote user.
-    pub fn exec(&self, script: &str) -> Output {
+    pub(crate) fn exec(&self, script: &str) -> Output {
         self.cli("exec").args(["sh", "-c", script]).output().unwrap()
     }
 
-    pub fn exec_ok(&self, script: &str) -> String {
+    pub(crate) fn exec_ok(&self, script: &str) -> String {
         let out = self.exec(script);
         assert!(out.status.success(), "`{script}` failed in the container:\n{}{}", stdout(&out), stderr(&out));
         stdout(&out)
     }
 
     /// The project's running container.
-    pub fn container(&self) -> String {
+    pub(crate) fn container(&self) -> String {
         let label = format!("label=devcontainer.local_folder={}", self.dir.display());
         let id = docker_ok(&["ps", "-q", "--filter", &label]);
         let id = id.trim();
@@ -212,13 +212,13 @@ impl Drop for Project {
 }
 
 /// The report of `agent-sandbox verify --json` (whatever the command printed before it ignored).
-pub fn report(text: &str) -> Value {
+pub(crate) fn report(text: &str) -> Value {
     let json = text.find('{').map(|i| &text[i..]).unwrap_or(text);
     serde_json::from_str(json).unwrap_or_else(|e| panic!("verify printed no JSON report ({e}):\n{text}"))
 }
 
 /// The status of check `number` in a verify report.
-pub fn status(report: &Value, number: u64) -> String {
+pub(crate) fn status(report: &Value, number: u64) -> String {
     let c = report["checks"].as_array().into_iter().flatten().find(|c| c["number"] == number);
     c.and_then(|c| c["status"].as_str()).unwrap_or("missing").to_owned()
 }

@@ -13,32 +13,32 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub mod launch;
-pub mod procs;
+pub(crate) mod launch;
+pub(crate) mod procs;
 
-pub const GATEWAY: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
-pub const CONTAINER: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
-pub const SUBNET_HOST: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
-pub const INTERNET: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 80);
-pub const DNS_SERVER: Ipv4Addr = Ipv4Addr::new(10, 53, 0, 53);
-pub const ALLOWED: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 7);
+pub(crate) const GATEWAY: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+pub(crate) const CONTAINER: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+pub(crate) const SUBNET_HOST: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
+pub(crate) const INTERNET: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 80);
+pub(crate) const DNS_SERVER: Ipv4Addr = Ipv4Addr::new(10, 53, 0, 53);
+pub(crate) const ALLOWED: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 7);
 /// More "internet" hosts on the router (outside every blocked range,
 /// reachable without allowDomains): the addresses of the lab's other
 /// names.
-pub const OTHER: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 81);
-pub const EDGE: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 82);
-pub const SHORT_LIVED: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 83);
-pub const WILD: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 84);
+pub(crate) const OTHER: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 81);
+pub(crate) const EDGE: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 82);
+pub(crate) const SHORT_LIVED: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 83);
+pub(crate) const WILD: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 84);
 /// An address no lab name resolves to (a literal IP's target).
-pub const LITERAL: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 85);
+pub(crate) const LITERAL: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 85);
 /// `big.lab`'s addresses: more A records than a 512-byte UDP answer
 /// holds, so resolvers ask again over TCP.
-pub const BIG_FIRST: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 100);
-pub const BIG_COUNT: u8 = 40;
+pub(crate) const BIG_FIRST: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 100);
+pub(crate) const BIG_COUNT: u8 = 40;
 
 /// One record of the lab's zone.
 #[derive(Clone, Copy)]
-pub enum Rr {
+pub(crate) enum Rr {
     A(Ipv4Addr),
     Cname(&'static str),
 }
@@ -46,7 +46,7 @@ pub enum Rr {
 /// The names the DNS server answers: (name, TTL, record). `*.wild.lab`
 /// answers for every name below wild.lab; `big.lab` has BIG_COUNT A
 /// records from BIG_FIRST.
-pub const ZONE: &[(&str, u32, Rr)] = &[
+pub(crate) const ZONE: &[(&str, u32, Rr)] = &[
     ("internet.lab", 60, Rr::A(INTERNET)),
     ("other.lab", 60, Rr::A(OTHER)),
     ("alias.lab", 300, Rr::Cname("cdn.edge.lab")),
@@ -59,7 +59,7 @@ pub const ZONE: &[(&str, u32, Rr)] = &[
 ];
 
 /// The router's addresses beyond `ROUTER_ADDRS`: the other names' hosts.
-pub fn more_router_addrs() -> Vec<Ipv4Addr> {
+pub(crate) fn more_router_addrs() -> Vec<Ipv4Addr> {
     let mut v = vec![OTHER, EDGE, SHORT_LIVED, WILD, LITERAL];
     v.extend((0..BIG_COUNT).map(|i| Ipv4Addr::from(u32::from(BIG_FIRST) + u32::from(i))));
     v
@@ -67,7 +67,7 @@ pub fn more_router_addrs() -> Vec<Ipv4Addr> {
 
 /// Addresses on the router's loopback: (probe name, address). Every one
 /// but `internet` and `allowed` must be unreachable from the session.
-pub const ROUTER_ADDRS: &[(&str, Ipv4Addr)] = &[
+pub(crate) const ROUTER_ADDRS: &[(&str, Ipv4Addr)] = &[
     ("internet", INTERNET),
     ("allowed", ALLOWED),
     ("rfc1918_10", Ipv4Addr::new(10, 1, 2, 3)),
@@ -88,43 +88,43 @@ pub const ROUTER_ADDRS: &[(&str, Ipv4Addr)] = &[
 
 /// Another address of the "devcontainer" itself (on its loopback), where
 /// its all-addresses service also answers.
-pub const CONTAINER_OTHER: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
+pub(crate) const CONTAINER_OTHER: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
 /// Addresses of the container outside every fixed range: on its loopback
 /// and on another interface (kipvs0); its all-addresses service answers
 /// on both.
-pub const CONTAINER_EXTRA: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 7);
-pub const CONTAINER_KIPVS: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 9);
+pub(crate) const CONTAINER_EXTRA: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 7);
+pub(crate) const CONTAINER_KIPVS: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 9);
 /// Hosts on the far side of the container's VPN-like link (vpn0), in
 /// public-looking ranges: behind a main-table route through the VPN's
 /// gateway, behind table 100 (`to` rule), behind table 101 (`ipproto tcp`
 /// rule), and behind the route a test adds after the launch.
-pub const FAR: &[(&str, Ipv4Addr)] =
+pub(crate) const FAR: &[(&str, Ipv4Addr)] =
     &[("vpn_route", Ipv4Addr::new(203, 0, 113, 10)), ("table_to_rule", Ipv4Addr::new(198, 19, 7, 10)), ("table_ipproto_rule", Ipv4Addr::new(198, 19, 8, 10))];
-pub const LATER_NET: &str = "198.19.12.0/24";
-pub const LATER_FAR: Ipv4Addr = Ipv4Addr::new(198, 19, 12, 10);
+pub(crate) const LATER_NET: &str = "198.19.12.0/24";
+pub(crate) const LATER_FAR: Ipv4Addr = Ipv4Addr::new(198, 19, 12, 10);
 /// The UDP port the sinks listen on (discard), and the multicast groups
 /// (mDNS, SSDP) the router's sinks join.
-pub const SINK_PORT: u16 = 9;
-pub const GROUPS: &[(Ipv4Addr, u16)] = &[(Ipv4Addr::new(224, 0, 0, 251), 5353), (Ipv4Addr::new(239, 255, 255, 250), 1900)];
+pub(crate) const SINK_PORT: u16 = 9;
+pub(crate) const GROUPS: &[(Ipv4Addr, u16)] = &[(Ipv4Addr::new(224, 0, 0, 251), 5353), (Ipv4Addr::new(239, 255, 255, 250), 1900)];
 
-pub const BANNER_PORT: u16 = 80;
+pub(crate) const BANNER_PORT: u16 = 80;
 /// A router service that keeps its connection open, sending a line every
 /// `TICK` (`TICKS` in all): a long download's shape.
-pub const TICKER_PORT: u16 = 81;
-pub const TICKS: u32 = 15;
+pub(crate) const TICKER_PORT: u16 = 81;
+pub(crate) const TICKS: u32 = 15;
 /// A router service that sends zeros as fast as it can until the peer
 /// closes (the throughput of allowed traffic, over a window the reader
 /// chooses).
-pub const BULK_PORT: u16 = 82;
-pub const TICK: Duration = Duration::from_millis(200);
+pub(crate) const BULK_PORT: u16 = 82;
+pub(crate) const TICK: Duration = Duration::from_millis(200);
 /// Container ports: the local-port relay's echo target, a loopback-only
 /// service and a service on all addresses (both must stay unreachable).
-pub const LOCAL_PORT: u16 = 18080;
-pub const LOOPBACK_ONLY_PORT: u16 = 18081;
-pub const ALL_ADDRS_PORT: u16 = 18082;
-pub const CALLBACK_PORT: u16 = 1455;
+pub(crate) const LOCAL_PORT: u16 = 18080;
+pub(crate) const LOOPBACK_ONLY_PORT: u16 = 18081;
+pub(crate) const ALL_ADDRS_PORT: u16 = 18082;
+pub(crate) const CALLBACK_PORT: u16 = 1455;
 
-pub struct Lab {
+pub(crate) struct Lab {
     pub tag: String,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
@@ -132,14 +132,14 @@ pub struct Lab {
     arrivals: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
-pub fn script(name: &str) -> PathBuf {
+pub(crate) fn script(name: &str) -> PathBuf {
     super::root().join("tests/support/lab").join(name)
 }
 
 impl Lab {
     /// Builds the lab and starts its servers; panics (failing the test)
     /// with the reason when it cannot.
-    pub fn up() -> Lab {
+    pub(crate) fn up() -> Lab {
         let tag = format!("{}{}", std::process::id() % 100_000, next_id());
         let mut lab = Lab { tag, stop: Arc::new(AtomicBool::new(false)), threads: vec![], arrivals: Default::default() };
         let addrs: Vec<String> = ROUTER_ADDRS.iter().map(|(_, a)| *a).chain(more_router_addrs()).map(|a| a.to_string()).collect();
@@ -172,7 +172,7 @@ impl Lab {
     }
 
     /// Runs `ip -n CONTAINER ARGS...` (a change of the container's network).
-    pub fn ip_in_container(&self, args: &[&str]) {
+    pub(crate) fn ip_in_container(&self, args: &[&str]) {
         let out = std::process::Command::new("ip").arg("-n").arg(self.container()).args(args).output().expect("running ip");
         assert!(out.status.success(), "ip {args:?} in the lab's container: {}", String::from_utf8_lossy(&out.stderr));
     }
@@ -211,7 +211,7 @@ impl Lab {
     /// `extra`); each path and each sink's socket deliver in order, so once
     /// every one of them has arrived, so has anything sent earlier. The
     /// datagrams are then dropped from the arrivals.
-    pub fn settle(&self, extra: &[SocketAddrV4]) {
+    pub(crate) fn settle(&self, extra: &[SocketAddrV4]) {
         let nonce = format!("SETTLE {}-{}", std::process::id(), next_id());
         let mut paths = vec![SocketAddrV4::new(GATEWAY, SINK_PORT), SocketAddrV4::new(FAR[0].1, SINK_PORT), SocketAddrV4::new(Ipv4Addr::LOCALHOST, SINK_PORT)];
         paths.extend(GROUPS.iter().map(|(g, p)| SocketAddrV4::new(*g, *p)));
@@ -240,30 +240,30 @@ impl Lab {
         self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).retain(|a| !a.contains(&nonce));
     }
 
-    pub fn clear_arrivals(&self) {
+    pub(crate) fn clear_arrivals(&self) {
         self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// Every datagram the sinks received so far.
-    pub fn arrivals(&self) -> Vec<String> {
+    pub(crate) fn arrivals(&self) -> Vec<String> {
         self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    pub fn container(&self) -> String {
+    pub(crate) fn container(&self) -> String {
         format!("jdc{}", self.tag)
     }
 
-    pub fn router(&self) -> String {
+    pub(crate) fn router(&self) -> String {
         format!("jrt{}", self.tag)
     }
 
     /// The far side of the container's VPN-like link.
-    pub fn far(&self) -> String {
+    pub(crate) fn far(&self) -> String {
         format!("jvp{}", self.tag)
     }
 
     /// A TCP server in namespace `ns`.
-    pub fn serve(&mut self, ns: &str, addr: SocketAddr, kind: Server) {
+    pub(crate) fn serve(&mut self, ns: &str, addr: SocketAddr, kind: Server) {
         let stop = self.stop.clone();
         let ns = ns.to_string();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -344,7 +344,7 @@ impl Lab {
     }
 
     /// Connects from inside namespace `ns` (on a short-lived thread).
-    pub fn connect_from(&self, ns: &str, addr: SocketAddr) -> std::io::Result<String> {
+    pub(crate) fn connect_from(&self, ns: &str, addr: SocketAddr) -> std::io::Result<String> {
         let ns = ns.to_string();
         std::thread::spawn(move || {
             enter(&ns);
@@ -374,7 +374,7 @@ impl Drop for Lab {
 /// library (`lab/debian13-pasta.sh`, which fetches both once from Debian's
 /// archive). With it the lab tests run against both supported pastas on
 /// this Debian 12 machine.
-pub fn debian13_pasta() -> PathBuf {
+pub(crate) fn debian13_pasta() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let cache = super::root().join("target/tmp/debian13-pasta");
@@ -400,13 +400,13 @@ fn next_id() -> u32 {
 }
 
 /// Moves the calling thread into the lab namespace `ns`.
-pub fn enter(ns: &str) {
+pub(crate) fn enter(ns: &str) {
     let f = std::fs::File::open(format!("/run/netns/{ns}")).expect("opening the lab namespace");
     setns(f, CloneFlags::CLONE_NEWNET).expect("entering the lab namespace");
 }
 
 #[derive(Clone, Copy)]
-pub enum Server {
+pub(crate) enum Server {
     /// Sends "lab <the address it was reached on>".
     Banner,
     /// Sends a fixed text.
@@ -480,7 +480,7 @@ fn wire(name: &str) -> Vec<u8> {
 /// and the A records at its end; NOERROR without answers for other types
 /// of a known name; NXDOMAIN otherwise. Over UDP an answer longer than
 /// 512 bytes is cut to its question, with TC set.
-pub fn dns_reply(q: &[u8], tcp: bool) -> Option<Vec<u8>> {
+pub(crate) fn dns_reply(q: &[u8], tcp: bool) -> Option<Vec<u8>> {
     if q.len() < 12 {
         return None;
     }

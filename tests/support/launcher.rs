@@ -21,12 +21,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-pub use super::{bin, unique};
+pub(crate) use super::{bin, unique};
 
 /// `exe` at a path a session can see: a checkout under /tmp, /var/tmp or
 /// the home (all private or empty inside a session) gets a copy under
 /// /var/lib/agent-sandbox-tests/bin, replaced on each run.
-pub fn visible_copy(exe: &Path) -> PathBuf {
+pub(crate) fn visible_copy(exe: &Path) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"));
     if ![Path::new("/tmp"), Path::new("/var/tmp"), home.as_path()].iter().any(|p| exe.starts_with(p)) {
         return exe.to_path_buf();
@@ -43,7 +43,7 @@ pub fn visible_copy(exe: &Path) -> PathBuf {
 }
 
 /// Copies left by earlier runs (their pid is gone).
-pub fn remove_old_copies(dir: &Path, name: &str) {
+pub(crate) fn remove_old_copies(dir: &Path, name: &str) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let file = e.file_name().to_string_lossy().into_owned();
         let pid = file.strip_prefix(&format!("{name}-")).and_then(|p| p.parse::<i32>().ok());
@@ -54,14 +54,14 @@ pub fn remove_old_copies(dir: &Path, name: &str) {
 }
 
 /// The system PATH sessions are started with (no user-writable entries).
-pub const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub(crate) const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Where per-test directories go. Not /tmp or /var/tmp: those are private
 /// tmpfs mounts inside a session, so siblings and helper binaries placed
 /// there would be invisible for the wrong reason. Override with
 /// `AGENT_SANDBOX_TEST_DIR` (it must not be under /tmp, /var/tmp, /run or a
 /// home directory).
-pub fn test_base() -> PathBuf {
+pub(crate) fn test_base() -> PathBuf {
     let base = std::env::var_os("AGENT_SANDBOX_TEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/var/lib/agent-sandbox-tests"));
     for bad in ["/tmp", "/var/tmp", "/run", "/root", "/home"] {
         assert!(!base.starts_with(bad), "AGENT_SANDBOX_TEST_DIR={} is under {bad}, which a session masks; pick another directory", base.display());
@@ -69,7 +69,7 @@ pub fn test_base() -> PathBuf {
     base
 }
 
-pub fn require_root() {
+pub(crate) fn require_root() {
     assert!(
         nix::unistd::geteuid().is_root(),
         "these tests run real sandbox sessions and need root (to create a test user, root-owned \
@@ -78,28 +78,28 @@ pub fn require_root() {
 }
 
 /// bubblewrap where the launcher looks for it.
-pub fn require_bwrap() {
+pub(crate) fn require_bwrap() {
     let found = ["/usr/bin/bwrap", "/usr/sbin/bwrap", "/bin/bwrap", "/sbin/bwrap", "/usr/local/bin/bwrap"].iter().any(|p| Path::new(p).is_file());
     assert!(found, "bubblewrap is not installed; install it with `apt-get install bubblewrap`");
 }
 
 /// An executable the tests need, with the package that provides it.
-pub fn require_tool(path: &str, install: &str) -> PathBuf {
+pub(crate) fn require_tool(path: &str, install: &str) -> PathBuf {
     assert!(Path::new(path).is_file(), "{path} is missing; install it with `{install}`");
     PathBuf::from(path)
 }
 
-pub fn python3() -> PathBuf {
+pub(crate) fn python3() -> PathBuf {
     require_tool("/usr/bin/python3", "apt-get install python3-minimal")
 }
 
 /// Creates `p` and its missing parents with mode 0755 (whatever the umask).
-pub fn mkdir(p: &Path) {
+pub(crate) fn mkdir(p: &Path) {
     std::fs::create_dir_all(p).unwrap_or_else(|e| panic!("mkdir {}: {e}", p.display()));
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-pub fn write(p: &Path, contents: impl AsRef<[u8]>) {
+pub(crate) fn write(p: &Path, contents: impl AsRef<[u8]>) {
     if let Some(parent) = p.parent() {
         if !parent.exists() {
             mkdir(parent);
@@ -108,11 +108,11 @@ pub fn write(p: &Path, contents: impl AsRef<[u8]>) {
     std::fs::write(p, contents).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
 }
 
-pub fn chmod(p: &Path, mode: u32) {
+pub(crate) fn chmod(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap_or_else(|e| panic!("chmod {}: {e}", p.display()));
 }
 
-pub fn chown(p: &Path, uid: u32, gid: u32) {
+pub(crate) fn chown(p: &Path, uid: u32, gid: u32) {
     std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap_or_else(|e| panic!("chown {}: {e}", p.display()));
 }
 
@@ -124,7 +124,7 @@ pub fn chown(p: &Path, uid: u32, gid: u32) {
 ///                 etc/    configuration files (outside the workspace)
 ///                 aux/    anything else the test needs outside `p`
 /// ```
-pub struct TestDir {
+pub(crate) struct TestDir {
     pub root: PathBuf,
     _state: SystemState,
 }
@@ -140,7 +140,7 @@ pub struct TestDir {
 static SYSTEM_STATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// The name of [`SYSTEM_STATE`]'s lock across the suite's processes.
-pub const SYSTEM_STATE_LOCK: &str = "system-state";
+pub(crate) const SYSTEM_STATE_LOCK: &str = "system-state";
 
 enum SystemState {
     Shared { _guard: super::Locked<std::sync::RwLockReadGuard<'static, ()>> },
@@ -149,7 +149,7 @@ enum SystemState {
 
 impl TestDir {
     /// A test directory; the test may run alongside others.
-    pub fn new(tag: &str) -> TestDir {
+    pub(crate) fn new(tag: &str) -> TestDir {
         let guard = SYSTEM_STATE.read().unwrap_or_else(|e| e.into_inner());
         let guard = super::across_processes(SYSTEM_STATE_LOCK, false, guard);
         TestDir::with_state(tag, SystemState::Shared { _guard: guard })
@@ -157,7 +157,7 @@ impl TestDir {
 
     /// A test directory for a test that changes shared system paths (under
     /// /run): no other session of this test run runs meanwhile.
-    pub fn exclusive(tag: &str) -> TestDir {
+    pub(crate) fn exclusive(tag: &str) -> TestDir {
         let guard = SYSTEM_STATE.write().unwrap_or_else(|e| e.into_inner());
         let guard = super::across_processes(SYSTEM_STATE_LOCK, true, guard);
         TestDir::with_state(tag, SystemState::Exclusive { _guard: guard })
@@ -178,33 +178,33 @@ impl TestDir {
         td
     }
 
-    pub fn ws(&self) -> PathBuf {
+    pub(crate) fn ws(&self) -> PathBuf {
         self.root.join("p/ws")
     }
 
     /// The workspace's parent: the directory whose other children are peers.
-    pub fn peers_dir(&self) -> PathBuf {
+    pub(crate) fn peers_dir(&self) -> PathBuf {
         self.root.join("p")
     }
 
     /// Another workspace, `<root>/<name>/ws` (its own parent, so not a peer
     /// of the first), created.
-    pub fn workspace(&self, name: &str) -> PathBuf {
+    pub(crate) fn workspace(&self, name: &str) -> PathBuf {
         let ws = self.root.join(name).join("ws");
         mkdir(&ws);
         ws
     }
 
-    pub fn etc(&self) -> PathBuf {
+    pub(crate) fn etc(&self) -> PathBuf {
         self.root.join("etc")
     }
 
-    pub fn aux(&self) -> PathBuf {
+    pub(crate) fn aux(&self) -> PathBuf {
         self.root.join("aux")
     }
 
     /// Writes a root-owned, mode 0644 config file outside the workspace.
-    pub fn config(&self, text: &str) -> PathBuf {
+    pub(crate) fn config(&self, text: &str) -> PathBuf {
         let p = self.etc().join(format!("{}.json5", unique("config")));
         write(&p, text);
         chown(&p, 0, 0);
@@ -215,7 +215,7 @@ impl TestDir {
     /// The launcher binary at a path any user can reach (a hard link, or a
     /// copy across file systems), for sessions run by the test user when the
     /// build directory is not reachable by other users.
-    pub fn public_bin(&self) -> PathBuf {
+    pub(crate) fn public_bin(&self) -> PathBuf {
         let dir = self.root.join("bin");
         mkdir(&dir);
         let dest = dir.join("agent-sandbox");
@@ -228,7 +228,7 @@ impl TestDir {
 }
 
 /// Places outside every home and workspace (files or trees), removed on drop.
-pub struct Planted(pub Vec<PathBuf>);
+pub(crate) struct Planted(pub Vec<PathBuf>);
 
 impl Drop for Planted {
     fn drop(&mut self) {
@@ -247,35 +247,35 @@ impl Drop for TestDir {
 
 /// The account a session runs as.
 #[derive(Debug, Clone)]
-pub struct Account {
+pub(crate) struct Account {
     pub name: String,
     pub uid: u32,
     pub gid: u32,
     pub home: PathBuf,
 }
 
-pub fn root_account() -> Account {
+pub(crate) fn root_account() -> Account {
     let u = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(0)).unwrap().expect("root is in /etc/passwd");
     Account { name: u.name, uid: 0, gid: 0, home: u.dir }
 }
 
 /// The dedicated non-root test user (`astest`, any free uid), created once
 /// with its home directory if it does not exist yet.
-pub fn test_user() -> Account {
+pub(crate) fn test_user() -> Account {
     static USER: OnceLock<Account> = OnceLock::new();
     USER.get_or_init(|| user_named("astest")).clone()
 }
 
 /// A second non-root test user (`astrc`) whose shell start-up files tests
 /// may write: the sessions of `test_user` never read them.
-pub fn rc_test_user() -> Account {
+pub(crate) fn rc_test_user() -> Account {
     static USER: OnceLock<Account> = OnceLock::new();
     USER.get_or_init(|| user_named("astrc")).clone()
 }
 
 /// A non-root user of one area's own (review's agent-state tests write its
 /// home's `~/.claude`, `~/.codex`...), created once.
-pub fn area_test_user(name: &str) -> Account {
+pub(crate) fn area_test_user(name: &str) -> Account {
     user_named(name)
 }
 
@@ -307,7 +307,7 @@ fn user_named(name: &str) -> Account {
 }
 
 /// What a finished process left: exit status and captured output.
-pub struct Out {
+pub(crate) struct Out {
     pub status: ExitStatus,
     pub stdout: String,
     pub stderr: String,
@@ -328,24 +328,24 @@ impl Out {
     }
 
     #[track_caller]
-    pub fn assert_code(&self, code: i32) -> &Self {
+    pub(crate) fn assert_code(&self, code: i32) -> &Self {
         assert_eq!(self.status.code(), Some(code), "expected exit code {code}\n{self}");
         self
     }
 
     #[track_caller]
-    pub fn assert_ok(&self) -> &Self {
+    pub(crate) fn assert_ok(&self) -> &Self {
         self.assert_code(0)
     }
 
     /// Lines of stdout of the form `key=value`, as a map.
-    pub fn kv(&self) -> BTreeMap<String, String> {
+    pub(crate) fn kv(&self) -> BTreeMap<String, String> {
         self.stdout.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.trim().to_string(), v.to_string())).collect()
     }
 
     /// The value of `key=...` on stdout; panics when absent.
     #[track_caller]
-    pub fn get(&self, key: &str) -> String {
+    pub(crate) fn get(&self, key: &str) -> String {
         self.kv().get(key).cloned().unwrap_or_else(|| panic!("no `{key}=` line in the output\n{self}"))
     }
 }
@@ -358,7 +358,7 @@ impl fmt::Display for Out {
 
 /// Runs `agent-sandbox` with a controlled environment: cleared, then PATH,
 /// HOME, USER, LANG, `AGENT_SANDBOX_EGRESS_JAIL=0`, then what the test adds.
-pub struct Launcher {
+pub(crate) struct Launcher {
     bin: PathBuf,
     cwd: PathBuf,
     account: Account,
@@ -371,12 +371,12 @@ pub struct Launcher {
 
 impl Launcher {
     /// As root (the test process's user), in `cwd`.
-    pub fn new(cwd: &Path) -> Launcher {
+    pub(crate) fn new(cwd: &Path) -> Launcher {
         Launcher::as_account(cwd, root_account())
     }
 
     /// As `account` (dropping privileges when it is not root).
-    pub fn as_account(cwd: &Path, account: Account) -> Launcher {
+    pub(crate) fn as_account(cwd: &Path, account: Account) -> Launcher {
         let mut env = BTreeMap::new();
         env.insert("PATH".into(), SYSTEM_PATH.into());
         env.insert("HOME".into(), account.home.clone().into());
@@ -388,18 +388,18 @@ impl Launcher {
     }
 
     /// Use this copy of the binary (see [`TestDir::public_bin`]).
-    pub fn bin(mut self, p: &Path) -> Self {
+    pub(crate) fn bin(mut self, p: &Path) -> Self {
         self.bin = p.to_path_buf();
         self
     }
 
-    pub fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Self {
+    pub(crate) fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Self {
         self.env.insert(k.as_ref().to_os_string(), v.as_ref().to_os_string());
         self
     }
 
     /// Prepends `dir` to PATH.
-    pub fn path_first(mut self, dir: &Path) -> Self {
+    pub(crate) fn path_first(mut self, dir: &Path) -> Self {
         let old = self.env.get(OsStr::new("PATH")).cloned().unwrap_or_default();
         let mut new = dir.as_os_str().to_os_string();
         new.push(":");
@@ -408,26 +408,26 @@ impl Launcher {
         self
     }
 
-    pub fn config(mut self, p: &Path) -> Self {
+    pub(crate) fn config(mut self, p: &Path) -> Self {
         self.global.push("--config".into());
         self.global.push(p.into());
         self
     }
 
-    pub fn agent(mut self, a: &str) -> Self {
+    pub(crate) fn agent(mut self, a: &str) -> Self {
         self.run_flags.push("--agent".into());
         self.run_flags.push(a.into());
         self
     }
 
-    pub fn peers(mut self) -> Self {
+    pub(crate) fn peers(mut self) -> Self {
         self.run_flags.push("--peers".into());
         self
     }
 
     /// Runs in the child just before exec (e.g. a private mount namespace
     /// that hides or replaces bwrap). Must be async-signal-safe.
-    pub fn pre_exec(mut self, f: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) -> Self {
+    pub(crate) fn pre_exec(mut self, f: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) -> Self {
         self.namespace_setup = Some(Box::new(f));
         self
     }
@@ -436,13 +436,13 @@ impl Launcher {
     /// (as a devcontainer's `--device` gives it), made in a private mount
     /// namespace of the launcher, so this machine's own (root-only on a host
     /// without udev) is left as it is.
-    pub fn private_tun(mut self) -> Self {
+    pub(crate) fn private_tun(mut self) -> Self {
         self.private_tun = true;
         self
     }
 
     /// The command for `agent-sandbox [--config C] ARGS...`.
-    pub fn command(&mut self, args: &[&OsStr]) -> Command {
+    pub(crate) fn command(&mut self, args: &[&OsStr]) -> Command {
         let mut c = if self.private_tun && self.account.uid != 0 {
             let script = format!(
                 "mount -t tmpfs -o mode=755 tmpfs /dev/net && mknod -m 666 /dev/net/tun c 10 200 && exec setpriv --reuid={} --regid={} --clear-groups -- \"$0\" \"$@\"",
@@ -467,7 +467,7 @@ impl Launcher {
     }
 
     /// `agent-sandbox ARGS...` (any verb).
-    pub fn cli(mut self, args: &[&str]) -> Out {
+    pub(crate) fn cli(mut self, args: &[&str]) -> Out {
         let os: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
         let what = format!("agent-sandbox {}", args.join(" "));
         let mut c = self.command(&os);
@@ -475,7 +475,7 @@ impl Launcher {
     }
 
     /// `agent-sandbox run [flags] -- CMD...`.
-    pub fn run_os(mut self, cmd: &[&OsStr]) -> Out {
+    pub(crate) fn run_os(mut self, cmd: &[&OsStr]) -> Out {
         let mut args: Vec<&OsStr> = vec![OsStr::new("run")];
         let flags = std::mem::take(&mut self.run_flags);
         args.extend(flags.iter().map(OsString::as_os_str));
@@ -486,18 +486,18 @@ impl Launcher {
         Out::from_output(c.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display())), what)
     }
 
-    pub fn run(self, cmd: &[&str]) -> Out {
+    pub(crate) fn run(self, cmd: &[&str]) -> Out {
         let os: Vec<&OsStr> = cmd.iter().map(OsStr::new).collect();
         self.run_os(&os)
     }
 
     /// `agent-sandbox run [flags] -- sh -c SCRIPT`.
-    pub fn sh(self, script: &str) -> Out {
+    pub(crate) fn sh(self, script: &str) -> Out {
         self.run(&["/bin/sh", "-c", script])
     }
 
     /// The full argv for `run [flags] -- CMD...`, for spawning by hand.
-    pub fn run_command(mut self, cmd: &[&str]) -> Command {
+    pub(crate) fn run_command(mut self, cmd: &[&str]) -> Command {
         let mut args: Vec<OsString> = vec!["run".into()];
         args.append(&mut self.run_flags);
         args.push("--".into());
@@ -509,13 +509,13 @@ impl Launcher {
 
 /// A file the test puts somewhere shared (a home directory, /run), removed
 /// on drop with the directories it had to create (when they are empty).
-pub struct PlacedFile {
+pub(crate) struct PlacedFile {
     pub path: PathBuf,
     created_dirs: Vec<PathBuf>,
 }
 
 impl PlacedFile {
-    pub fn new(path: &Path, contents: &str) -> PlacedFile {
+    pub(crate) fn new(path: &Path, contents: &str) -> PlacedFile {
         let created_dirs = create_parents(path);
         std::fs::write(path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
         PlacedFile { path: path.to_path_buf(), created_dirs }
@@ -523,7 +523,7 @@ impl PlacedFile {
 
     /// A listening unix socket at `path` (the listener lives as long as the
     /// guard).
-    pub fn socket(path: &Path) -> (PlacedFile, std::os::unix::net::UnixListener) {
+    pub(crate) fn socket(path: &Path) -> (PlacedFile, std::os::unix::net::UnixListener) {
         let created_dirs = create_parents(path);
         let l = std::os::unix::net::UnixListener::bind(path).unwrap_or_else(|e| panic!("bind {}: {e}", path.display()));
         (PlacedFile { path: path.to_path_buf(), created_dirs }, l)
@@ -560,7 +560,7 @@ impl Drop for PlacedFile {
 /// while the kernel answers "text file busy": a child that another test
 /// thread forked while the file was open for writing holds that descriptor
 /// until it execs (a moment; the areas run side by side in one process).
-pub fn output_of_new_program(cmd: &mut Command) -> std::process::Output {
+pub(crate) fn output_of_new_program(cmd: &mut Command) -> std::process::Output {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match cmd.output() {
@@ -571,18 +571,18 @@ pub fn output_of_new_program(cmd: &mut Command) -> std::process::Output {
 }
 
 /// The first `key:\tvalue` line of a /proc status file's text.
-pub fn status_field(status: &str, key: &str) -> Option<String> {
+pub(crate) fn status_field(status: &str, key: &str) -> Option<String> {
     status.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()))
 }
 
 /// Owner and mode of a path.
-pub fn owner_mode(p: &Path) -> (u32, u32) {
+pub(crate) fn owner_mode(p: &Path) -> (u32, u32) {
     let m = std::fs::metadata(p).unwrap();
     (m.uid(), m.mode() & 0o7777)
 }
 
 /// Polls `cond` until it holds or `timeout` passes.
-pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
         if cond() {
@@ -596,7 +596,7 @@ pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 }
 
 /// Pids whose command line contains `needle` (zombies have none).
-pub fn pids_with_cmdline(needle: &str) -> Vec<u32> {
+pub(crate) fn pids_with_cmdline(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir("/proc") else { return out };
     for e in rd.flatten() {
@@ -613,7 +613,7 @@ pub fn pids_with_cmdline(needle: &str) -> Vec<u32> {
 /// A child process whose stdin, stdout and stderr are a new pseudo-terminal
 /// that is also its controlling terminal (it leads a new session), as when
 /// a person runs it in a terminal emulator.
-pub struct PtyChild {
+pub(crate) struct PtyChild {
     pub child: Child,
     pub master: OwnedFd,
     /// Everything read from the terminal so far.
@@ -621,7 +621,7 @@ pub struct PtyChild {
 }
 
 impl PtyChild {
-    pub fn spawn(mut cmd: Command) -> PtyChild {
+    pub(crate) fn spawn(mut cmd: Command) -> PtyChild {
         let ws = nix::pty::Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
         let pty = nix::pty::openpty(Some(&ws), None).expect("openpty (is /dev/pts mounted?)");
         let slave = pty.slave;
@@ -663,13 +663,13 @@ impl PtyChild {
         true
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.output).into_owned()
     }
 
     /// Reads until the output contains `needle` (true) or `timeout` passes
     /// or the terminal closes (false).
-    pub fn expect(&mut self, needle: &str, timeout: Duration) -> bool {
+    pub(crate) fn expect(&mut self, needle: &str, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
             if self.text().contains(needle) {
@@ -686,20 +686,20 @@ impl PtyChild {
     }
 
     /// Reads until the terminal closes or `timeout` passes.
-    pub fn read_to_end(&mut self, timeout: Duration) {
+    pub(crate) fn read_to_end(&mut self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline && self.pump(Duration::from_millis(100)) {}
     }
 
     /// Types bytes into the terminal.
-    pub fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         let mut f = std::fs::File::from(self.master.try_clone().unwrap());
         f.write_all(bytes).unwrap();
     }
 
     /// Resizes the terminal, as a terminal emulator does when its window
     /// changes (the kernel signals the foreground process group).
-    pub fn resize(&self, rows: u16, cols: u16) {
+    pub(crate) fn resize(&self, rows: u16, cols: u16) {
         let ws = libc::winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
         // SAFETY: TIOCSWINSZ reads one winsize from the pointer.
         let rc = unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &ws) };
@@ -707,7 +707,7 @@ impl PtyChild {
     }
 
     /// Waits for the child to exit, up to `timeout`.
-    pub fn wait(&mut self, timeout: Duration) -> Option<ExitStatus> {
+    pub(crate) fn wait(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(st) = self.child.try_wait().unwrap() {

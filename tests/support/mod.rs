@@ -17,11 +17,11 @@
 //! areas run in one process (see [`share_machine`] and [`setup`]), and
 //! across the suite's processes (see [`across_processes`]).
 
-pub mod docker;
-pub mod lab;
-pub mod launcher;
-pub mod podman;
-pub mod registry;
+pub(crate) mod docker;
+pub(crate) mod lab;
+pub(crate) mod launcher;
+pub(crate) mod podman;
+pub(crate) mod registry;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -37,7 +37,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWrit
 /// a file in the target's temporary folder as well as by the in-process
 /// lock beside it, which keeps its own order (writers first) among this
 /// process's threads.
-pub struct Locked<G> {
+pub(crate) struct Locked<G> {
     // Declared first, so released first: another process's waiter then
     // gets its turn before this process's next thread takes it again.
     _file: nix::fcntl::Flock<std::fs::File>,
@@ -45,7 +45,7 @@ pub struct Locked<G> {
 }
 
 /// Takes the in-process lock (`inner`), then the file lock `name`.
-pub fn across_processes<G>(name: &str, exclusive: bool, inner: G) -> Locked<G> {
+pub(crate) fn across_processes<G>(name: &str, exclusive: bool, inner: G) -> Locked<G> {
     use nix::fcntl::{Flock, FlockArg};
     let (path, file) = lock_file(name);
     let arg = if exclusive { FlockArg::LockExclusive } else { FlockArg::LockShared };
@@ -76,18 +76,18 @@ fn lock_file(name: &str) -> (PathBuf, std::fs::File) {
 }
 
 /// The repository's root.
-pub fn root() -> &'static Path {
+pub(crate) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The binary under test.
-pub fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agent-sandbox"))
 }
 
 /// A name no other test (or concurrent run) uses: lowercase, usable in a
 /// file name, a container name and a registry repository path.
-pub fn unique(tag: &str) -> String {
+pub(crate) fn unique(tag: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     format!("{tag}-{}-{}-{:x}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), nanos)
@@ -105,7 +105,7 @@ static MACHINE: RwLock<()> = RwLock::new(());
 
 /// A lock on the machine held for a test's run, which also times the run
 /// (from the moment the lock is held) for the report by area.
-pub struct Held<G> {
+pub(crate) struct Held<G> {
     _guard: G,
     started: std::time::Instant,
 }
@@ -119,10 +119,10 @@ impl<G> Drop for Held<G> {
 /// How many verify checks a jailed session skips when no `allowDomains`
 /// is set (95 and 96, the allowlist's: they prove it only where it is on).
 /// A test of a jailed session without one expects exactly these skipped.
-pub const SKIPPED_WITHOUT_ALLOWLIST: u64 = 2;
+pub(crate) const SKIPPED_WITHOUT_ALLOWLIST: u64 = 2;
 
 /// Held for a test's whole run by every test that does not own the machine.
-pub fn share_machine() -> Held<RwLockReadGuard<'static, ()>> {
+pub(crate) fn share_machine() -> Held<RwLockReadGuard<'static, ()>> {
     timing::epoch();
     let guard = MACHINE.read().unwrap_or_else(|e| e.into_inner());
     Held { _guard: guard, started: std::time::Instant::now() }
@@ -133,7 +133,7 @@ pub fn share_machine() -> Held<RwLockReadGuard<'static, ()>> {
 /// the suite go on; what such a test shares with them it locks by name
 /// (the paths under /run that plans depend on: shared with every session,
 /// `launcher::TestDir`).
-pub fn own_machine() -> Held<Locked<RwLockWriteGuard<'static, ()>>> {
+pub(crate) fn own_machine() -> Held<Locked<RwLockWriteGuard<'static, ()>>> {
     timing::epoch();
     let guard = MACHINE.write().unwrap_or_else(|e| e.into_inner());
     let guard = across_processes(launcher::SYSTEM_STATE_LOCK, false, guard);
@@ -157,13 +157,13 @@ mod timing {
     const LONGEST: usize = 10;
 
     /// When the process's first test started.
-    pub fn epoch() -> Instant {
+    pub(super) fn epoch() -> Instant {
         static EPOCH: OnceLock<Instant> = OnceLock::new();
         *EPOCH.get_or_init(Instant::now)
     }
 
     /// Records the test this thread runs (libtest names the thread after it).
-    pub fn record(took: Duration) {
+    pub(super) fn record(took: Duration) {
         static REPORT: Once = Once::new();
         // SAFETY: registers a plain extern "C" function to run at exit.
         REPORT.call_once(|| unsafe {
@@ -204,14 +204,14 @@ mod timing {
 /// docker-env.sh install packages with apt (one dpkg lock) and make the
 /// same base tarball (scripts/base-tarball.sh), which would clash when the
 /// first tests of several areas start together on a fresh machine.
-pub fn setup() -> Locked<MutexGuard<'static, ()>> {
+pub(crate) fn setup() -> Locked<MutexGuard<'static, ()>> {
     static SETUP: Mutex<()> = Mutex::new(());
     across_processes("setup", true, SETUP.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// `CONTAINERS_CONF` after running scripts/podman-env.sh once (it installs
 /// podman, runc, mmdebstrap and imports the Debian 13 and 12 bases).
-pub fn containers_conf() -> &'static str {
+pub(crate) fn containers_conf() -> &'static str {
     static CONF: OnceLock<String> = OnceLock::new();
     CONF.get_or_init(|| {
         assert!(nix::unistd::geteuid().is_root(), "the container tests need root (rootful podman); run them as root");
@@ -233,7 +233,7 @@ pub fn containers_conf() -> &'static str {
 /// The static binaries under test: $AGENT_SANDBOX_STATIC_DIR (the folder
 /// `bash scripts/build-static.sh` prints; scripts/test.sh exports it), else
 /// built here with that script.
-pub fn static_dir() -> &'static Path {
+pub(crate) fn static_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = match std::env::var_os("AGENT_SANDBOX_STATIC_DIR") {
@@ -254,7 +254,7 @@ pub fn static_dir() -> &'static Path {
 /// The start check's only warning, with the device present, is the
 /// container boundary's: rootful podman (and rootful Docker) run the container without a user
 /// namespace, so its root is the host's root with /proc unmasked.
-pub fn assert_only_boundary_warning(log: &str) {
+pub(crate) fn assert_only_boundary_warning(log: &str) {
     let warnings: Vec<&str> = log.lines().filter(|l| l.contains("agent-sandbox: WARNING")).collect();
     assert!(!warnings.is_empty() && warnings.iter().all(|w| w.contains("[container-host-root]")), "start warnings:\n{log}");
 }
@@ -266,7 +266,7 @@ pub fn assert_only_boundary_warning(log: &str) {
 /// the others may overlap one another. Held around one command at a time.
 static IMAGE_STORE: RwLock<()> = RwLock::new(());
 
-pub fn image_store_read() -> Locked<RwLockReadGuard<'static, ()>> {
+pub(crate) fn image_store_read() -> Locked<RwLockReadGuard<'static, ()>> {
     across_processes("image-store", false, IMAGE_STORE.read().unwrap_or_else(|e| e.into_inner()))
 }
 
@@ -274,7 +274,7 @@ pub fn image_store_read() -> Locked<RwLockReadGuard<'static, ()>> {
 /// (std's RwLock prefers writers), so one removal behind a ten-minute
 /// emulated build stopped every other image test with it. A removal tries
 /// until no build runs, and only its own test waits.
-pub fn image_store_write() -> Locked<RwLockWriteGuard<'static, ()>> {
+pub(crate) fn image_store_write() -> Locked<RwLockWriteGuard<'static, ()>> {
     loop {
         let inner = match IMAGE_STORE.try_write() {
             Ok(g) => Some(g),

@@ -5,7 +5,7 @@
 //! "nothing changed" checks. A missing prerequisite fails the test with the
 //! command that provides it; nothing is skipped.
 
-pub use super::{containers_conf, static_dir};
+pub(crate) use super::{containers_conf, static_dir};
 use super::{root, setup};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -13,16 +13,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 /// The base images `scripts/podman-env.sh` makes.
-pub const TRIXIE: &str = "localhost/debian:trixie-slim";
-pub const BOOKWORM: &str = "localhost/debian:bookworm-slim";
+pub(crate) const TRIXIE: &str = "localhost/debian:trixie-slim";
+pub(crate) const BOOKWORM: &str = "localhost/debian:bookworm-slim";
 /// Debian 13 for arm64 (`scripts/podman-env.sh trixie:arm64`; runs under
 /// qemu-user on an x86_64 machine).
-pub const TRIXIE_ARM64: &str = "localhost/debian:trixie-slim-arm64";
+pub(crate) const TRIXIE_ARM64: &str = "localhost/debian:trixie-slim-arm64";
 
 /// The arm64 Debian 13 base: `scripts/podman-env.sh trixie:arm64` registers
 /// qemu-user with binfmt_misc and makes the image (mmdebstrap --arch arm64,
 /// cached like the others). Once per test run, after `containers_conf`.
-pub fn arm64_base() -> &'static str {
+pub(crate) fn arm64_base() -> &'static str {
     static DONE: OnceLock<()> = OnceLock::new();
     let _ = containers_conf();
     DONE.get_or_init(|| {
@@ -40,7 +40,7 @@ pub fn arm64_base() -> &'static str {
 
 /// The static binaries of `arch` (a `uname -m` name): in the layout
 /// `scripts/build-static.sh` writes, the folder beside this machine's.
-pub fn static_dir_for(arch: &str) -> PathBuf {
+pub(crate) fn static_dir_for(arch: &str) -> PathBuf {
     let native = static_dir();
     let dir = native.parent().map(|p| p.join(arch)).unwrap_or_default();
     assert!(
@@ -55,7 +55,7 @@ pub fn static_dir_for(arch: &str) -> PathBuf {
     dir
 }
 
-pub fn podman(args: &[&str]) -> Output {
+pub(crate) fn podman(args: &[&str]) -> Output {
     Command::new("podman")
         .args(args)
         .env("CONTAINERS_CONF", containers_conf())
@@ -64,7 +64,7 @@ pub fn podman(args: &[&str]) -> Output {
         .expect("run podman (install it with scripts/podman-env.sh)")
 }
 
-pub fn ok(out: &Output, what: &str) -> String {
+pub(crate) fn ok(out: &Output, what: &str) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{what} failed ({}):\nstdout:\n{stdout}\nstderr:\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     stdout
@@ -73,7 +73,7 @@ pub fn ok(out: &Output, what: &str) -> String {
 /// Builds `tag` from `base` by running `recipe` (sh) in a container with
 /// host networking, unless an image with that tag exists. The tag carries
 /// a hash of base and recipe, so a changed recipe builds a new image.
-pub fn cached_image(name: &str, base: &str, recipe: &str) -> String {
+pub(crate) fn cached_image(name: &str, base: &str, recipe: &str) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (base, recipe).hash(&mut h);
@@ -103,9 +103,9 @@ pub fn cached_image(name: &str, base: &str, recipe: &str) -> String {
 /// This machine's CA bundle, which may hold an egress proxy's CA that npm
 /// needs; mounted into every container at `HOST_CA` (outside the hashed trees).
 const HOST_CA_SRC: &str = "/etc/ssl/certs/ca-certificates.crt";
-pub const HOST_CA: &str = "/run/host-ca.crt";
+pub(crate) const HOST_CA: &str = "/run/host-ca.crt";
 /// Environment for npm inside the containers.
-pub const NPM_ENV: &str = "NODE_EXTRA_CA_CERTS=/run/host-ca.crt";
+pub(crate) const NPM_ENV: &str = "NODE_EXTRA_CA_CERTS=/run/host-ca.crt";
 
 fn host_ca_mount() -> Vec<String> {
     if Path::new(HOST_CA_SRC).is_file() {
@@ -118,25 +118,25 @@ fn host_ca_mount() -> Vec<String> {
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// A running container, removed on drop.
-pub struct Container {
+pub(crate) struct Container {
     pub name: String,
 }
 
 impl Container {
     /// `podman run -d` with host networking (apt, npm), /proc unmasked
     /// (sessions mount their own /proc) and the static binaries in /opt/ast.
-    pub fn start(image: &str, extra: &[&str]) -> Container {
+    pub(crate) fn start(image: &str, extra: &[&str]) -> Container {
         Container::start_with("host", image, static_dir(), extra)
     }
 
     /// The same on `network` (podman's `--network` value, e.g.
     /// `ns:/run/netns/NAME` to share a test's network namespace).
-    pub fn start_on(network: &str, image: &str, extra: &[&str]) -> Container {
+    pub(crate) fn start_on(network: &str, image: &str, extra: &[&str]) -> Container {
         Container::start_with(network, image, static_dir(), extra)
     }
 
     /// On `network`, with the binaries from `bins` in /opt/ast.
-    pub fn start_with(network: &str, image: &str, bins: &Path, extra: &[&str]) -> Container {
+    pub(crate) fn start_with(network: &str, image: &str, bins: &Path, extra: &[&str]) -> Container {
         let name = format!("ast-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
         let vol = format!("{}:/opt/ast:ro", bins.display());
         let ca = host_ca_mount();
@@ -149,12 +149,12 @@ impl Container {
     }
 
     /// With the settings a session needs: /dev/net/tun and an unmasked /proc.
-    pub fn start_for_sessions(image: &str) -> Container {
+    pub(crate) fn start_for_sessions(image: &str) -> Container {
         Container::start(image, &["--device", "/dev/net/tun", "--security-opt", "unmask=/proc/*"])
     }
 
     /// `podman exec` with `env` (NAME=VALUE) as `user`.
-    pub fn exec_full(&self, user: &str, env: &[&str], args: &[&str]) -> Output {
+    pub(crate) fn exec_full(&self, user: &str, env: &[&str], args: &[&str]) -> Output {
         let mut a = vec!["exec", "-u", user];
         for e in env {
             a.extend(["-e", e]);
@@ -164,27 +164,27 @@ impl Container {
         podman(&a)
     }
 
-    pub fn exec(&self, args: &[&str]) -> Output {
+    pub(crate) fn exec(&self, args: &[&str]) -> Output {
         self.exec_full("root", &[], args)
     }
 
     /// `sh -c script` as root; panics with the output on failure.
-    pub fn sh(&self, script: &str) -> String {
+    pub(crate) fn sh(&self, script: &str) -> String {
         ok(&self.exec(&["sh", "-c", script]), script)
     }
 
-    pub fn sh_as(&self, user: &str, script: &str) -> String {
+    pub(crate) fn sh_as(&self, user: &str, script: &str) -> String {
         ok(&self.exec_full(user, &[], &["sh", "-c", script]), script)
     }
 
-    pub fn copy_in(&self, src: &Path, dst: &str) {
+    pub(crate) fn copy_in(&self, src: &Path, dst: &str) {
         ok(&podman(&["cp", &src.display().to_string(), &format!("{}:{dst}", self.name)]), "podman cp");
     }
 
     /// A digest of the trees an installation may touch: paths, types,
     /// modes, owners, link targets and file contents (`mtimes`: also
     /// modification times, to prove files were not even rewritten).
-    pub fn tree_hash(&self, mtimes: bool) -> String {
+    pub(crate) fn tree_hash(&self, mtimes: bool) -> String {
         let fmt = if mtimes { "%p %y %m %U %G %l %T@\\n" } else { "%p %y %m %U %G %l\\n" };
         let script = format!(
             "cd / && find usr/local etc home root var/lib/agent-sandbox opt -xdev \\( -path opt/ast -o -name .bash_history -o -name .npm \\) -prune -o -printf '{fmt}' 2>/dev/null | sort > /tmp/.tree && \
@@ -195,12 +195,12 @@ impl Container {
     }
 
     /// What changed since the listing behind an earlier `tree_hash`.
-    pub fn tree_diff(&self, earlier: &str) -> String {
+    pub(crate) fn tree_diff(&self, earlier: &str) -> String {
         String::from_utf8_lossy(&self.exec(&["sh", "-c", &format!("diff /tmp/.tree.{earlier} /tmp/.tree")]).stdout).into_owned()
     }
 
     /// Panics with the differences unless the tree hashes as `earlier`.
-    pub fn assert_tree(&self, earlier: &str, mtimes: bool, what: &str) {
+    pub(crate) fn assert_tree(&self, earlier: &str, mtimes: bool, what: &str) {
         let now = self.tree_hash(mtimes);
         if now != earlier {
             panic!("{what}; changes:\n{}", self.tree_diff(earlier));

@@ -7,13 +7,13 @@
 //! A missing prerequisite that the scripts cannot install fails the test
 //! with the command to run; nothing is skipped.
 
-pub use super::{bin, containers_conf, root, static_dir, unique};
+pub(crate) use super::{bin, containers_conf, root, static_dir, unique};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// The registry and CLI from scripts/registry-env.sh.
-pub struct RegistryEnv {
+pub(crate) struct RegistryEnv {
     /// `localhost:PORT` (the Dev Containers CLI uses plain HTTP for `localhost` only).
     pub registry: String,
     pub devcontainer: PathBuf,
@@ -24,7 +24,7 @@ fn exports(text: &str) -> Vec<(String, String)> {
     text.lines().filter_map(|l| l.strip_prefix("export ")).filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
 }
 
-pub fn registry_env() -> &'static RegistryEnv {
+pub(crate) fn registry_env() -> &'static RegistryEnv {
     static ENV: OnceLock<RegistryEnv> = OnceLock::new();
     ENV.get_or_init(|| {
         let _one = super::setup();
@@ -48,13 +48,13 @@ pub fn registry_env() -> &'static RegistryEnv {
 /// counts the untagged images an `up` leaves as its own, and a build that
 /// reuses a cached layer while another test removes it fails ("layer not
 /// known"), so none of these may overlap.
-pub fn podman_up_turn() -> super::Locked<std::sync::MutexGuard<'static, ()>> {
+pub(crate) fn podman_up_turn() -> super::Locked<std::sync::MutexGuard<'static, ()>> {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     super::across_processes("podman-up", true, ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// Runs a command; panics with its output when it fails.
-pub fn ok(cmd: &mut Command) -> Output {
+pub(crate) fn ok(cmd: &mut Command) -> Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
@@ -66,31 +66,31 @@ pub fn ok(cmd: &mut Command) -> Output {
     out
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// `GET /v2/<repo>/manifests/<reference>` over plain HTTP; the raw bytes.
-pub fn manifest_bytes(registry: &str, repo: &str, reference: &str) -> Vec<u8> {
+pub(crate) fn manifest_bytes(registry: &str, repo: &str, reference: &str) -> Vec<u8> {
     let url = format!("http://{registry}/v2/{repo}/manifests/{reference}");
     ok(Command::new("curl").args(["-fsS", "-H", "Accept: application/vnd.oci.image.manifest.v1+json", &url])).stdout
 }
 
-pub fn manifest(registry: &str, repo: &str, reference: &str) -> serde_json::Value {
+pub(crate) fn manifest(registry: &str, repo: &str, reference: &str) -> serde_json::Value {
     serde_json::from_slice(&manifest_bytes(registry, repo, reference)).expect("manifest is not JSON")
 }
 
 /// `GET /v2/<repo>/blobs/<digest>`.
-pub fn blob(registry: &str, repo: &str, digest: &str) -> Vec<u8> {
+pub(crate) fn blob(registry: &str, repo: &str, digest: &str) -> Vec<u8> {
     ok(Command::new("curl").args(["-fsSL", &format!("http://{registry}/v2/{repo}/blobs/{digest}")])).stdout
 }
 
 /// The repository's tags, sorted (none when it does not exist).
-pub fn tags(registry: &str, repo: &str) -> Vec<String> {
+pub(crate) fn tags(registry: &str, repo: &str) -> Vec<String> {
     let out = Command::new("curl").args(["-sS", &format!("http://{registry}/v2/{repo}/tags/list")]).output().expect("curl");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     let mut t: Vec<String> = v["tags"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect()).unwrap_or_default();
@@ -100,7 +100,7 @@ pub fn tags(registry: &str, repo: &str) -> Vec<String> {
 
 /// A minimal 64-bit ELF header for `machine` (62 = x86_64) with one
 /// PT_LOAD and no interpreter: passes the packager's static check, runs nowhere.
-pub fn fake_static_elf(machine: u16, marker: &str) -> Vec<u8> {
+pub(crate) fn fake_static_elf(machine: u16, marker: &str) -> Vec<u8> {
     let mut d = vec![0u8; 64 + 56];
     d[..6].copy_from_slice(b"\x7fELF\x02\x01");
     d[0x12..0x14].copy_from_slice(&machine.to_le_bytes());
@@ -113,7 +113,7 @@ pub fn fake_static_elf(machine: u16, marker: &str) -> Vec<u8> {
 }
 
 /// A folder with fake `sandbox-install` and `agent-sandbox` for x86_64.
-pub fn fake_bin_dir() -> tempfile::TempDir {
+pub(crate) fn fake_bin_dir() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     for name in ["sandbox-install", "agent-sandbox"] {
         std::fs::write(d.path().join(name), fake_static_elf(62, name)).unwrap();
@@ -123,7 +123,7 @@ pub fn fake_bin_dir() -> tempfile::TempDir {
 
 /// The layout `scripts/build-static.sh` writes, with fake binaries:
 /// `static/x86_64/` and `static/aarch64/` under the returned folder.
-pub fn fake_static_root() -> tempfile::TempDir {
+pub(crate) fn fake_static_root() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     for (arch, machine) in [("x86_64", 62u16), ("aarch64", 183)] {
         let dir = d.path().join("static").join(arch);
@@ -136,11 +136,11 @@ pub fn fake_static_root() -> tempfile::TempDir {
 }
 
 /// The crate's version and its major tag (the feature's floating tag).
-pub fn version() -> &'static str {
+pub(crate) fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-pub fn major() -> &'static str {
+pub(crate) fn major() -> &'static str {
     version().split('.').next().unwrap_or("0")
 }
 
@@ -150,7 +150,7 @@ pub fn major() -> &'static str {
 /// Where the install order matters the tests set it explicitly
 /// (`the_shims_stay_first_for_commands_run_without_a_shell`);
 /// tests/suite/publish.rs checks the real file.
-pub fn offline_feature_source() -> tempfile::TempDir {
+pub(crate) fn offline_feature_source() -> tempfile::TempDir {
     let source = tempfile::tempdir().unwrap();
     copy_tree(&crate::support::root().join("feature/src"), source.path());
     let json = source.path().join("agent-sandbox/devcontainer-feature.json");

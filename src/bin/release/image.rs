@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use agent_sandbox::env_vars::NODE_EXTRA_CA_CERTS;
 
 #[derive(Debug, Subcommand)]
-pub enum ImageCommand {
+pub(crate) enum ImageCommand {
     /// Build the reference image from image/ and run `agent-sandbox verify`
     /// inside it as root and as the non-root user (exit status 1 when a
     /// check fails). With --platform, one image per platform; a platform
@@ -29,7 +29,7 @@ pub enum ImageCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct BuildFlags {
+pub(crate) struct BuildFlags {
     /// The engine to build with (default: the first of podman, docker,
     /// buildah found in the system directories).
     #[arg(long, value_name = "ENGINE", value_parser = ["podman", "docker", "buildah"])]
@@ -79,7 +79,7 @@ pub struct BuildFlags {
 }
 
 #[derive(Debug, Args)]
-pub struct ImageBuildArgs {
+pub(crate) struct ImageBuildArgs {
     #[command(flatten)]
     pub flags: BuildFlags,
     /// The platforms to build, comma-separated: linux/amd64, linux/arm64
@@ -90,7 +90,7 @@ pub struct ImageBuildArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ImagePublishArgs {
+pub(crate) struct ImagePublishArgs {
     #[command(flatten)]
     pub flags: BuildFlags,
     /// The registry, HOST[:PORT] (plain HTTP only for localhost/127.0.0.1/[::1]).
@@ -131,7 +131,7 @@ fn request(f: &BuildFlags, platforms: Option<&str>) -> anyhow::Result<(BuildRequ
     Ok((req, sources))
 }
 
-pub fn image_cmd(cmd: ImageCommand) -> anyhow::Result<u8> {
+pub(crate) fn image_cmd(cmd: ImageCommand) -> anyhow::Result<u8> {
     match cmd {
         ImageCommand::Build(a) => build(&a.flags, a.platform.as_deref()),
         ImageCommand::Publish(a) => publish(&a),

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use agent_sandbox::env_vars::SOURCE_DATE_EPOCH;
 
 #[derive(Debug, Subcommand)]
-pub enum FeatureCommand {
+pub(crate) enum FeatureCommand {
     /// Package the feature collection (with the static binaries) into
     /// OUTPUT: devcontainer-feature-<id>.tgz, devcontainer-collection.json,
     /// and the staged folder src/<id>/ (usable as a local feature).
@@ -26,7 +26,7 @@ pub enum FeatureCommand {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum TemplatesCommand {
+pub(crate) enum TemplatesCommand {
     /// Package the templates into OUTPUT (archives, collection file, src/<id>/).
     Package(TemplatesPackageArgs),
     /// Publish the templates to an OCI registry, as `devcontainer templates publish` does.
@@ -34,7 +34,7 @@ pub enum TemplatesCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct FeatureSource {
+pub(crate) struct FeatureSource {
     /// The feature collection folder (src/<id>/...) or one feature folder.
     #[arg(long, value_name = "DIR", default_value = "feature/src")]
     pub source: PathBuf,
@@ -47,7 +47,7 @@ pub struct FeatureSource {
 }
 
 #[derive(Debug, Args)]
-pub struct TemplateSource {
+pub(crate) struct TemplateSource {
     /// The template collection folder (src/<id>/...) or one template folder.
     #[arg(long, value_name = "DIR", default_value = "templates/src")]
     pub source: PathBuf,
@@ -58,7 +58,7 @@ pub struct TemplateSource {
 }
 
 #[derive(Debug, Args)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Where to write the package.
     #[arg(long, short = 'o', value_name = "DIR", default_value = "output")]
     pub output: PathBuf,
@@ -71,7 +71,7 @@ pub struct OutputArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TargetArgs {
+pub(crate) struct TargetArgs {
     /// The registry, HOST[:PORT] (plain HTTP only for localhost/127.0.0.1/[::1]).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub registry: String,
@@ -87,7 +87,7 @@ pub struct TargetArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct FeaturePackageArgs {
+pub(crate) struct FeaturePackageArgs {
     #[command(flatten)]
     pub source: FeatureSource,
     #[command(flatten)]
@@ -95,7 +95,7 @@ pub struct FeaturePackageArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct FeaturePublishArgs {
+pub(crate) struct FeaturePublishArgs {
     #[command(flatten)]
     pub source: FeatureSource,
     #[command(flatten)]
@@ -103,7 +103,7 @@ pub struct FeaturePublishArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TemplatesPackageArgs {
+pub(crate) struct TemplatesPackageArgs {
     #[command(flatten)]
     pub source: TemplateSource,
     #[command(flatten)]
@@ -111,14 +111,14 @@ pub struct TemplatesPackageArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TemplatesPublishArgs {
+pub(crate) struct TemplatesPublishArgs {
     #[command(flatten)]
     pub source: TemplateSource,
     #[command(flatten)]
     pub target: TargetArgs,
 }
 
-pub fn feature_cmd(cmd: FeatureCommand) -> anyhow::Result<u8> {
+pub(crate) fn feature_cmd(cmd: FeatureCommand) -> anyhow::Result<u8> {
     match cmd {
         FeatureCommand::Package(a) => write(&feature_package(&a.source)?, &a.out),
         FeatureCommand::Publish(a) => {
@@ -128,7 +128,7 @@ pub fn feature_cmd(cmd: FeatureCommand) -> anyhow::Result<u8> {
     }
 }
 
-pub fn templates_cmd(cmd: TemplatesCommand) -> anyhow::Result<u8> {
+pub(crate) fn templates_cmd(cmd: TemplatesCommand) -> anyhow::Result<u8> {
     match cmd {
         TemplatesCommand::Package(a) => write(&templates_package(&a.source)?, &a.out),
         TemplatesCommand::Publish(a) => {

@@ -186,7 +186,7 @@ fn first_nameserver(text: &str) -> Option<Ipv4Addr> {
 }
 
 /// The overflow id ("nobody").
-pub const NOBODY: u32 = 65534;
+pub(crate) const NOBODY: u32 = 65534;
 
 /// The id the launcher's id has inside the jail's user namespace (what
 /// bwrap runs as): itself, except root, which is `nobody` there.

@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::Ipv4Addr;
 
-pub const TABLE_DEFAULT: u32 = 253;
-pub const TABLE_MAIN: u32 = 254;
-pub const TABLE_LOCAL: u32 = 255;
-pub const LOOPBACK: &str = "lo";
+pub(crate) const TABLE_DEFAULT: u32 = 253;
+pub(crate) const TABLE_MAIN: u32 = 254;
+pub(crate) const TABLE_LOCAL: u32 = 255;
+pub(crate) const LOOPBACK: &str = "lo";
 /// The jail's dead end: a persistent tap device nothing reads, which the
 /// holder makes beside the jail's interface. Every blocked destination is
 /// routed to it: a routed attempt then passes the packet filter's output
@@ -22,10 +22,10 @@ pub const LOOPBACK: &str = "lo";
 /// administratively prohibited: "No route to host") and counted for the
 /// report; without the filter the tap would drop it (no reader, no
 /// carrier), so the routes alone still lead nowhere.
-pub const DEAD_END: &str = "blocked";
+pub(crate) const DEAD_END: &str = "blocked";
 /// The metric of the multicast range's route into the dead end
 /// (`Route::dead_end`).
-pub const DEAD_END_MULTICAST_METRIC: u32 = 1;
+pub(crate) const DEAD_END_MULTICAST_METRIC: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum RouteKind {
@@ -388,7 +388,7 @@ fn local_table(addrs: &[IfAddr]) -> (Vec<Route>, Vec<Route>) {
 }
 
 /// The rules every fresh network namespace has; the jail adds none.
-pub fn default_rules() -> Vec<Rule> {
+pub(crate) fn default_rules() -> Vec<Rule> {
     let mut rules = vec![
         Rule::lookup(Family::V4, 0, TABLE_LOCAL),
         Rule::lookup(Family::V4, 32766, TABLE_MAIN),

@@ -58,7 +58,7 @@ struct Named {
 }
 
 /// Words of a command or script that may be paths.
-pub fn tokens(text: &str) -> Vec<&str> {
+pub(super) fn tokens(text: &str) -> Vec<&str> {
     text.split(|c: char| c.is_whitespace() || "\"'`;|&()<>,[]{}=:".contains(c)).filter(|t| !t.is_empty() && t.len() < 1024).take(MAX_TOKENS).collect()
 }
 

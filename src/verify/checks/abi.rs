@@ -9,11 +9,11 @@ use crate::sandbox::seccomp::abi::{native, Abi};
 use std::time::Duration;
 
 /// What a call came to: its return value, or the errno.
-pub type Answer = Result<i64, i32>;
+pub(crate) type Answer = Result<i64, i32>;
 
 /// Calls entry `nr` of `abi`'s table with `args` (for i386, the low 32
 /// bits of each; pointers must then lie below 4 GiB).
-pub fn call(abi: Abi, nr: u32, args: [u64; 6]) -> Answer {
+pub(crate) fn call(abi: Abi, nr: u32, args: [u64; 6]) -> Answer {
     match abi {
         Abi::I386 => int80(nr, args),
         _ => {
@@ -66,7 +66,7 @@ fn int80(_nr: u32, _args: [u64; 6]) -> Answer {
 }
 
 /// Where calls can be made from here.
-pub struct Reach {
+pub(crate) struct Reach {
     /// ABIs whose calls reach the session's filter (what it refuses can be
     /// checked there).
     pub filtered: Vec<Abi>,
@@ -78,7 +78,7 @@ pub struct Reach {
 }
 
 /// The ABIs reachable from here.
-pub fn reachable() -> Reach {
+pub(crate) fn reachable() -> Reach {
     let native = native();
     if native != Abi::X86_64 {
         let note = "the arm compat ABI needs a 32-bit program (covered by the filter's unit tests)".to_string();
@@ -102,7 +102,7 @@ pub fn reachable() -> Reach {
 }
 
 /// A readable errno name for messages.
-pub fn describe(a: Answer) -> String {
+pub(crate) fn describe(a: Answer) -> String {
     match a {
         Ok(v) => format!("succeeded ({v})"),
         Err(e) => format!("failed with {}", nix::errno::Errno::from_raw(e)),
@@ -110,10 +110,10 @@ pub fn describe(a: Answer) -> String {
 }
 
 /// A page below 4 GiB (for i386 pointer arguments), unmapped on drop.
-pub struct LowPage(*mut libc::c_void);
+pub(crate) struct LowPage(*mut libc::c_void);
 
 impl LowPage {
-    pub fn new() -> Option<LowPage> {
+    pub(crate) fn new() -> Option<LowPage> {
         // SAFETY: an anonymous private mapping; the result is checked.
         let p =
             unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | map_32bit(), -1, 0) };
@@ -121,7 +121,7 @@ impl LowPage {
     }
 
     /// Writes `words` at the start of the page; returns its address.
-    pub fn put(&self, words: &[u32]) -> u64 {
+    pub(crate) fn put(&self, words: &[u32]) -> u64 {
         for (i, w) in words.iter().take(1024).enumerate() {
             // SAFETY: inside the 4096-byte mapping this value owns.
             unsafe { (self.0 as *mut u32).add(i).write(*w) };

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 const FAST: Duration = Duration::from_millis(1500);
 /// Literal addresses a session might try past DNS: public
 /// DNS-over-HTTPS resolvers, and a documentation address nothing names.
-pub const LITERALS: [Ipv4Addr; 4] = [Ipv4Addr::new(1, 1, 1, 1), Ipv4Addr::new(8, 8, 8, 8), Ipv4Addr::new(9, 9, 9, 9), Ipv4Addr::new(192, 0, 2, 1)];
-pub const LITERAL_PORT: u16 = 443;
+pub(crate) const LITERALS: [Ipv4Addr; 4] = [Ipv4Addr::new(1, 1, 1, 1), Ipv4Addr::new(8, 8, 8, 8), Ipv4Addr::new(9, 9, 9, 9), Ipv4Addr::new(192, 0, 2, 1)];
+pub(crate) const LITERAL_PORT: u16 = 443;
 
 fn allowlist(c: &Ctx) -> Result<&JailSpec, Outcome> {
     let j = c.spec.jail.as_ref().ok_or_else(|| Outcome::skip(crate::verify::JAIL_OFF))?;
@@ -55,7 +55,7 @@ fn addresses(answer: &[u8], name: &str, id: u16) -> Vec<Ipv4Addr> {
 
 /// 95: the first allowed name that resolves is reached (a connection, or
 /// a refusal from the far end: the packet left; not the jail's reject).
-pub fn name_connects(c: &Ctx) -> Outcome {
+pub(crate) fn name_connects(c: &Ctx) -> Outcome {
     let j = match allowlist(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -87,7 +87,7 @@ pub fn name_connects(c: &Ctx) -> Outcome {
 
 /// 96: literal addresses, an unlisted name and pasta's forwarder asked
 /// directly are all refused, by the jail, at once.
-pub fn refuses_the_rest(c: &Ctx) -> Outcome {
+pub(crate) fn refuses_the_rest(c: &Ctx) -> Outcome {
     let j = match allowlist(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -119,7 +119,7 @@ pub fn refuses_the_rest(c: &Ctx) -> Outcome {
 
 /// A name no allowlist can hold (`.invalid` is reserved, and `*.invalid`
 /// is too broad to configure).
-pub fn unlisted(nonce: &str) -> String {
+pub(crate) fn unlisted(nonce: &str) -> String {
     format!("agent-sandbox-verify-{}.invalid", &nonce[..nonce.len().min(12)])
 }
 

@@ -23,7 +23,7 @@ pub(crate) fn canary_by_pid(c: &Ctx) -> bool {
     sys::proc_number(c.spec.canary_pid).is_some_and(|n| n == c.spec.canary_pid && is_canary(n))
 }
 
-pub fn ptrace_outer(c: &Ctx) -> Outcome {
+pub(crate) fn ptrace_outer(c: &Ctx) -> Outcome {
     let pid = c.spec.canary_pid;
     if !canary_by_pid(c) {
         return Outcome::pass_note("the outer canary has no pid in the session's pid namespace: nothing to attach to");
@@ -38,7 +38,7 @@ pub fn ptrace_outer(c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
-pub fn proc_root_outer(c: &Ctx) -> Outcome {
+pub(crate) fn proc_root_outer(c: &Ctx) -> Outcome {
     let pid = c.spec.canary_pid;
     let root = format!("/proc/{pid}/root/");
     if std::fs::read_dir(&root).is_ok() && is_canary(pid) {
@@ -55,7 +55,7 @@ pub fn proc_root_outer(c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
-pub fn outer_environ(c: &Ctx) -> Outcome {
+pub(crate) fn outer_environ(c: &Ctx) -> Outcome {
     for name in sys::entries(Path::new("/proc")) {
         let Ok(pid) = name.parse::<i32>() else { continue };
         if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
@@ -117,7 +117,7 @@ fn mount_attempts(c: &Ctx) -> Vec<&'static str> {
 /// In the session itself no mount call may succeed. (Where one can, the
 /// attempts run in a private copy of the mount namespace first, so they
 /// do not change what later checks see.)
-pub fn mount_remount(c: &Ctx) -> Outcome {
+pub(crate) fn mount_remount(c: &Ctx) -> Outcome {
     let r = in_child(Duration::from_secs(5), || {
         let _ = unshare(CloneFlags::CLONE_NEWNS);
         if mount_attempts(c).is_empty() {
@@ -136,7 +136,7 @@ pub fn mount_remount(c: &Ctx) -> Outcome {
 /// After unsharing a user and a mount namespace (where mounting is
 /// allowed), the session's mounts must stay locked: nothing of the outside
 /// becomes reachable that was not before.
-pub fn userns_mounts(c: &Ctx) -> Outcome {
+pub(crate) fn userns_mounts(c: &Ctx) -> Outcome {
     let before = exposures(c);
     let r = in_child(Duration::from_secs(5), || {
         // SAFETY: getuid/getgid have no preconditions.
@@ -174,11 +174,11 @@ fn socket_refused(domain: i32, ty: i32, proto: i32, what: &str) -> Outcome {
     Outcome::pass()
 }
 
-pub fn raw_socket(_c: &Ctx) -> Outcome {
+pub(crate) fn raw_socket(_c: &Ctx) -> Outcome {
     socket_refused(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW, "raw IPv4 socket")
 }
 
-pub fn packet_socket(_c: &Ctx) -> Outcome {
+pub(crate) fn packet_socket(_c: &Ctx) -> Outcome {
     socket_refused(libc::AF_PACKET, libc::SOCK_RAW, (libc::ETH_P_ALL as u16).to_be() as i32, "packet socket")
 }
 
@@ -190,7 +190,7 @@ fn abstract_addr(name: &str) -> Option<std::os::unix::net::SocketAddr> {
 /// With the jail, the session has its own network namespace (and so its
 /// own abstract sockets); without it, only Landlock's scoping keeps the
 /// container's out, where the kernel has it.
-pub fn abstract_socket(c: &Ctx) -> Outcome {
+pub(crate) fn abstract_socket(c: &Ctx) -> Outcome {
     use crate::sandbox::landlock::{decide, kernel_support, Scoping};
     if c.spec.jail.is_none() {
         // Whether bwrap is setuid does not matter here: the launcher would
@@ -210,7 +210,7 @@ pub fn abstract_socket(c: &Ctx) -> Outcome {
 
 /// Scoping must not break the session's own abstract sockets (Chromium,
 /// language servers and test suites make them).
-pub fn abstract_socket_inside(c: &Ctx) -> Outcome {
+pub(crate) fn abstract_socket_inside(c: &Ctx) -> Outcome {
     let name = format!("agent-sandbox-verify-inside-{}-{}", c.spec.nonce, std::process::id());
     let Some(addr) = abstract_addr(&name) else { return Outcome::fail("bad abstract socket name") };
     let listener = match std::os::unix::net::UnixListener::bind_addr(&addr) {
@@ -226,7 +226,7 @@ pub fn abstract_socket_inside(c: &Ctx) -> Outcome {
     }
 }
 
-pub fn write_through_proc_root(c: &Ctx) -> Outcome {
+pub(crate) fn write_through_proc_root(c: &Ctx) -> Outcome {
     for root in ["/proc/self/root", "/proc/1/root"] {
         for dir in ["etc", "usr", ""] {
             let d = Path::new(root).join(dir);
@@ -241,7 +241,7 @@ pub fn write_through_proc_root(c: &Ctx) -> Outcome {
 /// The launcher's key and keyring, found by description or reached by id
 /// (possession is not needed to describe a key, or read one its owner may
 /// read: the fresh session keyring of the launch alone does not stop that).
-pub fn keyring(c: &Ctx) -> Outcome {
+pub(crate) fn keyring(c: &Ctx) -> Outcome {
     const KEYCTL_DESCRIBE: i32 = 6;
     const KEYCTL_READ: i32 = 11;
     let desc = CString::new(format!("agent-sandbox-verify-{}", c.spec.nonce)).unwrap_or_default();
@@ -269,7 +269,7 @@ pub fn keyring(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn bpf_tracing(_c: &Ctx) -> Outcome {
+pub(crate) fn bpf_tracing(_c: &Ctx) -> Outcome {
     // r0 = 0; exit — as a kprobe program (tracing needs CAP_BPF + CAP_PERFMON).
     let insns: [u64; 2] = [0x0000_0000_0000_00b7, 0x0000_0000_0000_0095];
     let license = b"GPL\0";
@@ -288,7 +288,7 @@ pub fn bpf_tracing(_c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
-pub fn perf_system_wide(_c: &Ctx) -> Outcome {
+pub(crate) fn perf_system_wide(_c: &Ctx) -> Outcome {
     let mut attr = [0u8; 128];
     attr[0..4].copy_from_slice(&1u32.to_ne_bytes()); // PERF_TYPE_SOFTWARE
     attr[4..8].copy_from_slice(&128u32.to_ne_bytes()); // size
@@ -302,7 +302,7 @@ pub fn perf_system_wide(_c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
-pub fn kernel_module(_c: &Ctx) -> Outcome {
+pub(crate) fn kernel_module(_c: &Ctx) -> Outcome {
     let params = CString::default();
     // SAFETY: init_module with an empty image; the capability check comes first.
     let rc = unsafe { libc::syscall(libc::SYS_init_module, std::ptr::null::<u8>(), 0usize, params.as_ptr()) };
@@ -327,7 +327,7 @@ const TUNABLES: &[&str] = &[
     "/sys/fs/cgroup/cgroup.procs",
 ];
 
-pub fn kernel_tunables(_c: &Ctx) -> Outcome {
+pub(crate) fn kernel_tunables(_c: &Ctx) -> Outcome {
     let open: Vec<&str> = TUNABLES.iter().copied().filter(|p| sys::open_for_write(Path::new(p)).is_ok()).collect();
     if open.is_empty() {
         Outcome::pass()
@@ -339,7 +339,7 @@ pub fn kernel_tunables(_c: &Ctx) -> Outcome {
 /// With a real handle where the session can get one; with a made-up one
 /// otherwise (the profile refuses name_to_handle_at): open_by_handle_at
 /// must be refused either way, before it looks at the handle.
-pub fn open_by_handle(_c: &Ctx) -> Outcome {
+pub(crate) fn open_by_handle(_c: &Ctx) -> Outcome {
     // struct file_handle { u32 handle_bytes; i32 handle_type; u8 f_handle[128]; }
     let mut fh = [0u8; 8 + 128];
     fh[0..4].copy_from_slice(&128u32.to_ne_bytes());
@@ -365,7 +365,7 @@ pub fn open_by_handle(_c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
-pub fn mknod_device(c: &Ctx) -> Outcome {
+pub(crate) fn mknod_device(c: &Ctx) -> Outcome {
     for dir in [c.spec.workspace.as_path(), Path::new("/tmp")] {
         let p = dir.join(format!(".agent-sandbox-verify-dev-{}", c.spec.nonce));
         let cp = CString::new(p.as_os_str().as_encoded_bytes()).unwrap_or_default();

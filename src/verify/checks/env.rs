@@ -12,7 +12,7 @@ fn var(name: &str) -> Option<String> {
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 
-pub fn sentinel(c: &Ctx) -> Outcome {
+pub(crate) fn sentinel(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for (name, want) in
         [(env_vars::IS_SANDBOX, "1"), (env_vars::IS_SANDBOX_AGENT, c.spec.agent.as_str()), (env_vars::SANDBOX_SESSION, c.spec.session_id.as_str())]
@@ -27,14 +27,14 @@ pub fn sentinel(c: &Ctx) -> Outcome {
 }
 
 /// Whether `name=value` may be in a session of `agent` with `pass_env`.
-pub fn allowed(name: &str, value: &std::ffi::OsStr, agent: Option<Agent>, pass_env: &[String]) -> bool {
+pub(crate) fn allowed(name: &str, value: &std::ffi::OsStr, agent: Option<Agent>, pass_env: &[String]) -> bool {
     passes_by_default(name, value)
         || SET_BY_LAUNCHER.contains(&name)
         || (pass_env.iter().any(|p| p == name) && !never_passed(name))
         || agent.is_some_and(|a| a.env().iter().any(|(k, _)| *k == name))
 }
 
-pub fn allow_list_only(c: &Ctx) -> Outcome {
+pub(crate) fn allow_list_only(c: &Ctx) -> Outcome {
     let agent = Agent::from_name(&c.spec.agent).ok();
     let cwd = std::env::current_dir().ok();
     let extra: Vec<String> = std::env::vars_os()
@@ -50,7 +50,7 @@ pub fn allow_list_only(c: &Ctx) -> Outcome {
     }
 }
 
-pub fn secrets_absent(c: &Ctx) -> Outcome {
+pub(crate) fn secrets_absent(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for (k, v) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
@@ -66,7 +66,7 @@ pub fn secrets_absent(c: &Ctx) -> Outcome {
     }
 }
 
-pub fn launcher_values(c: &Ctx) -> Outcome {
+pub(crate) fn launcher_values(c: &Ctx) -> Outcome {
     let s = &c.spec;
     let home = s.home.to_string_lossy().into_owned();
     let mut bad = Vec::new();

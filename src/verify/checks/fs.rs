@@ -20,7 +20,7 @@ fn socket_reachable(p: &Path) -> bool {
     UnixStream::connect(p).is_ok()
 }
 
-pub fn tmp_private(c: &Ctx) -> Outcome {
+pub(crate) fn tmp_private(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for d in ["/tmp", "/var/tmp"] {
         if Path::new(d).exists() && !is_tmpfs(Path::new(d)) {
@@ -37,7 +37,7 @@ pub fn tmp_private(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn run_masked(c: &Ctx) -> Outcome {
+pub(crate) fn run_masked(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for d in ["/run/user", "/run/secrets", "/var/run/secrets"] {
         let p = Path::new(d);
@@ -65,7 +65,7 @@ pub fn run_masked(c: &Ctx) -> Outcome {
 }
 
 /// The canaries only root may use (planted by a root launcher) show nothing.
-pub fn root_only_unreachable(c: &Ctx) -> Outcome {
+pub(crate) fn root_only_unreachable(c: &Ctx) -> Outcome {
     if let Some(e) = &c.spec.root_canary_error {
         return Outcome::fail(format!("the canaries could not be planted: {e}"));
     }
@@ -76,7 +76,7 @@ pub fn root_only_unreachable(c: &Ctx) -> Outcome {
     }
 }
 
-pub fn engine_sockets(_c: &Ctx) -> Outcome {
+pub(crate) fn engine_sockets(_c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for s in ENGINE_SOCKETS {
         let p = Path::new(s);
@@ -111,7 +111,7 @@ fn writable_by_design(c: &Ctx, p: &Path) -> bool {
         || s.allow_write.iter().any(|a| p.starts_with(a))
 }
 
-pub fn root_read_only(c: &Ctx) -> Outcome {
+pub(crate) fn root_read_only(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     match nix::sys::statvfs::statvfs("/") {
         Ok(s) if s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY) => {}
@@ -129,7 +129,7 @@ pub fn root_read_only(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn outside_workspace(c: &Ctx) -> Outcome {
+pub(crate) fn outside_workspace(c: &Ctx) -> Outcome {
     let ws = &c.spec.workspace;
     let mut targets: Vec<PathBuf> = Vec::new();
     if let Some(parent) = ws.parent() {
@@ -152,7 +152,7 @@ pub fn outside_workspace(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn workspace_writable(c: &Ctx) -> Outcome {
+pub(crate) fn workspace_writable(c: &Ctx) -> Outcome {
     let ws = &c.spec.workspace;
     let mut bad = Vec::new();
     if let Err(e) = try_create(ws, &c.spec.nonce) {
@@ -166,7 +166,7 @@ pub fn workspace_writable(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn host_executed_read_only(c: &Ctx) -> Outcome {
+pub(crate) fn host_executed_read_only(c: &Ctx) -> Outcome {
     let (ws, s) = (&c.spec.workspace, &c.spec);
     let mut targets: Vec<PathBuf> = Vec::new();
     if s.protect_devcontainer {
@@ -201,7 +201,7 @@ fn writable(p: &Path, nonce: &str) -> bool {
     }
 }
 
-pub fn scope_matches(c: &Ctx) -> Outcome {
+pub(crate) fn scope_matches(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for s in &c.spec.scope {
         let p = &s.path;

@@ -24,7 +24,7 @@ fn walk(dir: &Path, prefix: &str, allowed: &[String], bad: &mut Vec<String>) {
     }
 }
 
-pub fn only_bound_state(c: &Ctx) -> Outcome {
+pub(crate) fn only_bound_state(c: &Ctx) -> Outcome {
     let home = &c.spec.home;
     let mut bad = Vec::new();
     match nix::sys::statfs::statfs(home) {
@@ -42,7 +42,7 @@ pub fn only_bound_state(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn outer_entries_hidden(c: &Ctx) -> Outcome {
+pub(crate) fn outer_entries_hidden(c: &Ctx) -> Outcome {
     if c.spec.outer_home_sample.is_empty() {
         return Outcome::pass_note("the outer home has nothing besides what is bound back");
     }
@@ -82,7 +82,7 @@ fn empty_and_read_only(p: &Path, nonce: &str) -> Result<(), String> {
 /// Private tool dirs: none of the user's own is what the session sees.
 /// Shared ones: their credential corners read as empty, and trust stores
 /// (direnv's approvals) cannot be written.
-pub fn credential_corners(c: &Ctx) -> Outcome {
+pub(crate) fn credential_corners(c: &Ctx) -> Outcome {
     if !c.spec.share_tool_dirs {
         let bad: Vec<String> = c
             .spec
@@ -103,7 +103,7 @@ pub fn credential_corners(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn agent_state_writable(c: &Ctx) -> Outcome {
+pub(crate) fn agent_state_writable(c: &Ctx) -> Outcome {
     let Ok(agent) = Agent::from_name(&c.spec.agent) else { return Outcome::fail(format!("unknown agent {}", c.spec.agent)) };
     let mut bad = Vec::new();
     for (p, kind) in agent.state_paths(&c.spec.home) {
@@ -125,7 +125,7 @@ pub fn agent_state_writable(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn forge_stores(c: &Ctx) -> Outcome {
+pub(crate) fn forge_stores(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for rel in FORGE_DIRS {
         let p = c.spec.home.join(rel);
@@ -139,7 +139,7 @@ pub fn forge_stores(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn dotfiles_empty(c: &Ctx) -> Outcome {
+pub(crate) fn dotfiles_empty(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for name in MASKED_DOTFILES {
         let p = c.spec.home.join(name);
@@ -156,7 +156,7 @@ pub fn dotfiles_empty(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn etc_secrets_empty(c: &Ctx) -> Outcome {
+pub(crate) fn etc_secrets_empty(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for p in &c.spec.etc_masked_present {
         if !MASKED_ETC.iter().chain(MASKED_ETC_DIRS).any(|m| Path::new(m) == p) {

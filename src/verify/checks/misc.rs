@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-pub fn git_config(c: &Ctx) -> Outcome {
+pub(crate) fn git_config(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     let global = std::env::var_os(crate::env_vars::GIT_CONFIG_GLOBAL).map(PathBuf::from);
     if global.as_deref() != Some(c.spec.git_config.as_path()) {
@@ -78,7 +78,7 @@ fn git_scopes(c: &Ctx) -> Vec<String> {
 /// user's start-up files name — that the session can write: the names are
 /// empty read-only files, and neither the directory nor any writable one
 /// above it can be renamed away (and replaced by one holding a plant).
-pub fn entry_points(c: &Ctx) -> Outcome {
+pub(crate) fn entry_points(c: &Ctx) -> Outcome {
     let path = std::env::var(crate::env_vars::PATH).unwrap_or_default();
     let mut dirs: Vec<PathBuf> = Vec::new();
     for dir in path.split(':').filter(|d| d.starts_with('/')).map(PathBuf::from) {
@@ -133,7 +133,7 @@ fn renamable(dir: &Path, nonce: &str) -> Vec<String> {
     out
 }
 
-pub fn helpers(c: &Ctx) -> Outcome {
+pub(crate) fn helpers(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for h in &c.spec.helpers {
         if !crate::sysbin::SYSTEM_DIRS.iter().any(|d| h.parent() == Some(Path::new(d))) {
@@ -155,7 +155,7 @@ pub fn helpers(c: &Ctx) -> Outcome {
 
 /// `agent-sandbox run -- <probe> __probe --ns` from inside: it must run
 /// directly, in this session's namespaces.
-pub fn recursion(c: &Ctx) -> Outcome {
+pub(crate) fn recursion(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     let marker = std::fs::read_to_string(SESSION_MARKER).unwrap_or_default();
     if marker.trim() != c.spec.session_id {
@@ -192,7 +192,7 @@ pub fn recursion(c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn descriptors(c: &Ctx) -> Outcome {
+pub(crate) fn descriptors(c: &Ctx) -> Outcome {
     let extra: Vec<String> = c
         .initial_fds
         .iter()

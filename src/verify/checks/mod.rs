@@ -7,20 +7,20 @@
 //! and `needs` (what the profile keeps for agents). `sys`
 //! holds the shared syscall helpers, `abi` the calls through each ABI.
 
-pub mod abi;
-pub mod allow;
-pub mod attack;
-pub mod env;
-pub mod fs;
-pub mod home;
-pub mod misc;
-pub mod needs;
-pub mod net;
-pub mod privs;
-pub mod procs;
-pub mod sys;
-pub mod syscalls;
-pub mod tty;
+pub(super) mod abi;
+pub(super) mod allow;
+pub(super) mod attack;
+pub(super) mod env;
+pub(super) mod fs;
+pub(super) mod home;
+pub(super) mod misc;
+pub(super) mod needs;
+pub(super) mod net;
+pub(super) mod privs;
+pub(super) mod procs;
+pub(super) mod sys;
+pub(super) mod syscalls;
+pub(super) mod tty;
 
 use crate::verify::spec::Spec;
 

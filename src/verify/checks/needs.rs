@@ -19,19 +19,19 @@ use crate::verify::Outcome;
 use std::time::Duration;
 
 /// The operations that fail where this runs (the launcher's side).
-pub fn outside_refusals() -> Vec<String> {
+pub(crate) fn outside_refusals() -> Vec<String> {
     let mut v = nested_failures();
     v.extend(debug_failures());
     v
 }
 
-pub fn nested_userns(c: &Ctx) -> Outcome {
+pub(crate) fn nested_userns(c: &Ctx) -> Outcome {
     // SAFETY: getuid has no preconditions.
     let root = unsafe { libc::getuid() } == 0;
     judge(nested_failures(), &c.spec.outside_refuses, root.then_some(ROOT_MAP_NOTE))
 }
 
-pub fn debugging(c: &Ctx) -> Outcome {
+pub(crate) fn debugging(c: &Ctx) -> Outcome {
     judge(debug_failures(), &c.spec.outside_refuses, None)
 }
 

@@ -38,14 +38,14 @@ fn refused_fast(ip: IpAddr) -> Result<(), String> {
     }
 }
 
-pub fn blocked(c: &Ctx, ip: [u8; 4]) -> Outcome {
+pub(crate) fn blocked(c: &Ctx, ip: [u8; 4]) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
     Outcome::from_problems(refused_fast(IpAddr::from(ip)).err().into_iter().collect())
 }
 
-pub fn own_netns(c: &Ctx) -> Outcome {
+pub(crate) fn own_netns(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
@@ -95,7 +95,7 @@ fn default_gateway() -> Option<Ipv4Addr> {
     crate::jail::default_route_in(&std::fs::read_to_string("/proc/net/route").ok()?)
 }
 
-pub fn connected_subnets(c: &Ctx) -> Outcome {
+pub(crate) fn connected_subnets(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -130,7 +130,7 @@ fn sampled_note(passed: usize, total: usize, what: &str) -> Option<String> {
 /// A sample address of every container route that is not a default route
 /// (another gateway, another table, the local table, a policy rule's
 /// target) is refused at once.
-pub fn container_routes(c: &Ctx) -> Outcome {
+pub(crate) fn container_routes(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -151,7 +151,7 @@ pub fn container_routes(c: &Ctx) -> Outcome {
 /// Every address of the container (but the jail's own, which pasta gave
 /// the session) is refused at once: a service of the container bound to
 /// all addresses must not be reachable through another of them.
-pub fn container_addrs(c: &Ctx) -> Outcome {
+pub(crate) fn container_addrs(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -183,11 +183,11 @@ fn route_refused(r: Result<(), Errno>) -> Outcome {
     }
 }
 
-pub fn routes_locked(_c: &Ctx) -> Outcome {
+pub(crate) fn routes_locked(_c: &Ctx) -> Outcome {
     route_refused(route_add(PROBE_ROUTE))
 }
 
-pub fn routes_locked_new_userns(_c: &Ctx) -> Outcome {
+pub(crate) fn routes_locked_new_userns(_c: &Ctx) -> Outcome {
     refused_from_a_new_userns(|| route_add(PROBE_ROUTE), "the session's routes")
 }
 
@@ -205,7 +205,7 @@ fn resolv_conf() -> (Vec<IpAddr>, Vec<String>) {
     (ns, other)
 }
 
-pub fn dns_forwarder_only(c: &Ctx) -> Outcome {
+pub(crate) fn dns_forwarder_only(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -237,7 +237,7 @@ fn dns_answers(server: IpAddr, timeout: Duration) -> bool {
     matches!(sock.recv(&mut buf), Ok(n) if n >= 12 && buf[0] == 0x5a && buf[1] == 0x17 && buf[2] & 0x80 != 0)
 }
 
-pub fn dns_resolves(c: &Ctx) -> Outcome {
+pub(crate) fn dns_resolves(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
@@ -250,7 +250,7 @@ pub fn dns_resolves(c: &Ctx) -> Outcome {
     }
 }
 
-pub fn host_resolvers_unreachable(c: &Ctx) -> Outcome {
+pub(crate) fn host_resolvers_unreachable(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -274,7 +274,7 @@ fn reaches_canary(ip: IpAddr, port: u16, nonce: &str) -> bool {
     }
 }
 
-pub fn container_loopback(c: &Ctx) -> Outcome {
+pub(crate) fn container_loopback(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
@@ -284,7 +284,7 @@ pub fn container_loopback(c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
-pub fn gateway_not_host_loopback(c: &Ctx) -> Outcome {
+pub(crate) fn gateway_not_host_loopback(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
@@ -297,7 +297,7 @@ pub fn gateway_not_host_loopback(c: &Ctx) -> Outcome {
 
 /// Listens on all addresses, asks the launcher to connect to that port on
 /// the container's loopback, and fails if the connection arrives.
-pub fn no_inbound_forwarding(c: &Ctx) -> Outcome {
+pub(crate) fn no_inbound_forwarding(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
@@ -311,7 +311,7 @@ pub fn no_inbound_forwarding(c: &Ctx) -> Outcome {
     Outcome::pass()
 }
 
-pub fn ipv6_closed(c: &Ctx) -> Outcome {
+pub(crate) fn ipv6_closed(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -327,7 +327,7 @@ pub fn ipv6_closed(c: &Ctx) -> Outcome {
 
 /// Each allowIp address must be routed: a UDP connect (a route lookup, no
 /// packet sent) succeeds.
-pub fn allow_ip_routed(c: &Ctx) -> Outcome {
+pub(crate) fn allow_ip_routed(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -406,7 +406,7 @@ fn datagrams_refused(method: egress::Method, targets: &[SocketAddrV4]) -> Vec<St
 
 /// A socket that names the jail's interface (`method`) still cannot send
 /// to any blocked address.
-pub fn interface_named(c: &Ctx, method: egress::Method) -> Outcome {
+pub(crate) fn interface_named(c: &Ctx, method: egress::Method) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -422,7 +422,7 @@ pub fn interface_named(c: &Ctx, method: egress::Method) -> Outcome {
 /// pasta for a connection it could not open outside, answered: the SYN
 /// left) or a wait (a dropped SYN) is a failure. In parallel: without the
 /// filter each one could wait the whole `FAST`.
-pub fn bound_tcp_rejected(c: &Ctx) -> Outcome {
+pub(crate) fn bound_tcp_rejected(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -451,7 +451,7 @@ pub fn bound_tcp_rejected(c: &Ctx) -> Outcome {
 
 /// Check 98's TCP destinations besides `blocked_unicast`'s: the one check
 /// 97 looks for in the report, and the metadata service's own port.
-pub const ROUTED_SAMPLE: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(172, 16, 0, 10), 5432);
+pub(crate) const ROUTED_SAMPLE: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(172, 16, 0, 10), 5432);
 const METADATA_HTTP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(169, 254, 169, 254), 80);
 const MDNS: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 251), 5353);
 
@@ -463,7 +463,7 @@ const MDNS: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(224, 0, 0, 251), 5353
 /// unreachable route's answer without EPERM for the datagram, a reset, a
 /// connection or a wait are failures: the attempt either never reached
 /// the filter or left.
-pub fn routed_rejected(c: &Ctx) -> Outcome {
+pub(crate) fn routed_rejected(c: &Ctx) -> Outcome {
     let j = match jail(c) {
         Ok(j) => j,
         Err(o) => return o,
@@ -512,7 +512,7 @@ pub fn routed_rejected(c: &Ctx) -> Outcome {
 
 /// mDNS and SSDP groups (and one more) do not leave, routed or with the
 /// multicast interface named.
-pub fn multicast_blocked(c: &Ctx) -> Outcome {
+pub(crate) fn multicast_blocked(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
@@ -526,7 +526,7 @@ pub fn multicast_blocked(c: &Ctx) -> Outcome {
 }
 
 /// The limited broadcast and the jail subnet's broadcast do not leave.
-pub fn broadcast_blocked(c: &Ctx) -> Outcome {
+pub(crate) fn broadcast_blocked(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }
@@ -552,7 +552,7 @@ fn filter_refused(r: Result<(), Errno>) -> Outcome {
 }
 
 /// The packet filter cannot be changed, also from a new user namespace.
-pub fn filter_locked(c: &Ctx) -> Outcome {
+pub(crate) fn filter_locked(c: &Ctx) -> Outcome {
     if let Err(o) = jail(c) {
         return o;
     }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 
-pub fn capabilities_none(_c: &Ctx) -> Outcome {
+pub(crate) fn capabilities_none(_c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     let mut hdr = [LINUX_CAPABILITY_VERSION_3, 0u32];
     let mut data = [0u32; 6]; // two of {effective, permitted, inheritable}
@@ -43,7 +43,7 @@ pub fn capabilities_none(_c: &Ctx) -> Outcome {
     Outcome::from_problems(bad)
 }
 
-pub fn no_new_privs(_c: &Ctx) -> Outcome {
+pub(crate) fn no_new_privs(_c: &Ctx) -> Outcome {
     // SAFETY: prctl with integer arguments only.
     match unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) } {
         1 => Outcome::pass(),
@@ -139,7 +139,7 @@ fn observe_exec(bin: &Path) -> Option<Observed> {
     seen
 }
 
-pub fn setuid_no_elevation(_c: &Ctx) -> Outcome {
+pub(crate) fn setuid_no_elevation(_c: &Ctx) -> Outcome {
     let candidates = setuid_root_binaries();
     if candidates.is_empty() {
         return Outcome::pass_note("no setuid-root program in the system directories");
@@ -160,7 +160,7 @@ pub fn setuid_no_elevation(_c: &Ctx) -> Outcome {
     Outcome::fail(format!("could not observe any of {} while it ran", candidates.len()))
 }
 
-pub fn namespaces_new(c: &Ctx) -> Outcome {
+pub(crate) fn namespaces_new(c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     let mut notes = Vec::new();
     for ns in ["pid", "ipc", "uts", "mnt", "user", "cgroup"] {
@@ -186,7 +186,7 @@ pub fn namespaces_new(c: &Ctx) -> Outcome {
 /// plan binds the container's) the outer processes are visible by design:
 /// degraded, not failed, as long as the session still has a pid namespace
 /// of its own (without one, it could signal them: a failure).
-pub fn outer_processes_invisible(c: &Ctx) -> Outcome {
+pub(crate) fn outer_processes_invisible(c: &Ctx) -> Outcome {
     let bad = visible_outer_processes(c);
     let own_pid_ns = sys::ns_inode("self", "pid").is_some_and(|ns| Some(&ns) != c.spec.outer_ns.get("pid"));
     match (bad.is_empty(), c.spec.container_proc && own_pid_ns) {

@@ -37,7 +37,7 @@ const NOT_VISIBLE: &str = "the outer canary is not in the session's /proc (a /pr
 
 /// Probe 100: nothing of the canary that the kernel guards with ptrace-mode
 /// checks can be had, its secret environment least of all.
-pub fn outer_reads(c: &Ctx) -> Outcome {
+pub(crate) fn outer_reads(c: &Ctx) -> Outcome {
     let Some(dir) = canary_dir(c) else { return Outcome::pass_note(NOT_VISIBLE) };
     let mut got = guarded_reads(dir.as_raw_fd(), &crate::verify::canary_secret(&c.spec.nonce));
     if canary_by_pid(c) {
@@ -125,7 +125,7 @@ fn vm_read(pid: i32) -> Option<String> {
 /// Probe 101: the canary cannot be signalled: not through its /proc
 /// directory as a pidfd (its pid namespace is not the session's), and not
 /// by pid (the session's pid namespace has none for it).
-pub fn outer_signals(c: &Ctx) -> Outcome {
+pub(crate) fn outer_signals(c: &Ctx) -> Outcome {
     let mut got = Vec::new();
     let dir = canary_dir(c);
     if let Some(dir) = &dir {
@@ -157,7 +157,7 @@ const OWNER_SETTINGS: &[&str] = &["oom_score_adj", "oom_adj", "autogroup", "core
 /// write (opened for writing, nothing written). Under a masked /proc a
 /// session of the canary's uid can: degraded, named; without a pid
 /// namespace of its own, a failure.
-pub fn outer_settings(c: &Ctx) -> Outcome {
+pub(crate) fn outer_settings(c: &Ctx) -> Outcome {
     let Some(dir) = canary_dir(c) else { return Outcome::pass_note(NOT_VISIBLE) };
     let writable: Vec<&str> = OWNER_SETTINGS.iter().copied().filter(|f| at(dir.as_raw_fd(), f, libc::O_WRONLY).is_ok()).collect();
     if writable.is_empty() {

@@ -12,13 +12,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Exit codes a child step reports with (`in_child`).
-pub const OK: i32 = 0;
-pub const NO: i32 = 1;
+pub(crate) const OK: i32 = 0;
+pub(crate) const NO: i32 = 1;
 
 /// Runs `f` in a forked child and returns its exit code; a child that
 /// outlives `timeout` is killed. The probe is single-threaded, so the child
 /// may run arbitrary code.
-pub fn in_child(timeout: Duration, f: impl FnOnce() -> i32) -> Result<i32, String> {
+pub(crate) fn in_child(timeout: Duration, f: impl FnOnce() -> i32) -> Result<i32, String> {
     // SAFETY: the probe has one thread.
     let child = unsafe { crate::child::run(f) }.map_err(|e| format!("fork: {e}"))?;
     crate::child::wait_deadline(child, timeout)
@@ -29,12 +29,12 @@ fn cpath(p: &Path) -> CString {
 }
 
 /// The errno of the last failed libc call.
-pub fn errno() -> Errno {
+pub(crate) fn errno() -> Errno {
     Errno::last()
 }
 
 /// Opens `p` with `flags` (close-on-exec added).
-pub fn open(p: &Path, flags: i32, mode: u32) -> Result<OwnedFd, Errno> {
+pub(crate) fn open(p: &Path, flags: i32, mode: u32) -> Result<OwnedFd, Errno> {
     let c = cpath(p);
     // SAFETY: `c` is a valid NUL-terminated path; the result is checked.
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
@@ -47,7 +47,7 @@ pub fn open(p: &Path, flags: i32, mode: u32) -> Result<OwnedFd, Errno> {
 
 /// Tries to create a new file in `dir`; removes it when that worked.
 /// Ok(()) means the directory is writable from here.
-pub fn try_create(dir: &Path, nonce: &str) -> Result<(), Errno> {
+pub(crate) fn try_create(dir: &Path, nonce: &str) -> Result<(), Errno> {
     let p = dir.join(format!(".agent-sandbox-verify-{nonce}-{}", std::process::id()));
     let fd = open(&p, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o600)?;
     drop(fd);
@@ -56,13 +56,13 @@ pub fn try_create(dir: &Path, nonce: &str) -> Result<(), Errno> {
 }
 
 /// Whether `p` can be opened for writing (nothing is written or truncated).
-pub fn open_for_write(p: &Path) -> Result<(), Errno> {
+pub(crate) fn open_for_write(p: &Path) -> Result<(), Errno> {
     open(p, libc::O_WRONLY | libc::O_NOCTTY | libc::O_NONBLOCK, 0).map(drop)
 }
 
 /// What a connection attempt came to.
 #[derive(Debug)]
-pub enum Reach {
+pub(crate) enum Reach {
     /// Refused by the local stack before any packet left (a blackhole or
     /// unreachable route, no route, no address family).
     Blocked,
@@ -73,7 +73,7 @@ pub enum Reach {
 }
 
 /// A TCP connection to `addr`, waiting at most `timeout`.
-pub fn tcp_connect(addr: SocketAddr, timeout: Duration) -> Reach {
+pub(crate) fn tcp_connect(addr: SocketAddr, timeout: Duration) -> Reach {
     use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType, SockaddrIn, SockaddrIn6};
     let family = if addr.is_ipv4() { AddressFamily::Inet } else { AddressFamily::Inet6 };
     let flags = SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC;
@@ -108,7 +108,7 @@ fn is_route_error(e: Errno) -> bool {
 }
 
 /// Waits until `fd` is ready for `events`; false on timeout.
-pub fn poll_one(fd: RawFd, events: i16, timeout: Duration) -> bool {
+pub(crate) fn poll_one(fd: RawFd, events: i16, timeout: Duration) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -125,7 +125,7 @@ pub fn poll_one(fd: RawFd, events: i16, timeout: Duration) -> bool {
 }
 
 /// Reads what arrives on `fd` within `timeout` (at most 256 bytes).
-pub fn read_some(fd: &OwnedFd, timeout: Duration) -> Vec<u8> {
+pub(crate) fn read_some(fd: &OwnedFd, timeout: Duration) -> Vec<u8> {
     let mut out = Vec::new();
     let deadline = Instant::now() + timeout;
     while out.len() < 256 && poll_one(fd.as_raw_fd(), libc::POLLIN, deadline.saturating_duration_since(Instant::now())) {
@@ -142,7 +142,7 @@ pub fn read_some(fd: &OwnedFd, timeout: Duration) -> Vec<u8> {
 
 /// One read of what arrives on `fd` within `timeout` (one datagram, or
 /// whatever a stream has ready).
-pub fn read_once(fd: &OwnedFd, timeout: Duration) -> Vec<u8> {
+pub(crate) fn read_once(fd: &OwnedFd, timeout: Duration) -> Vec<u8> {
     if !poll_one(fd.as_raw_fd(), libc::POLLIN, timeout) {
         return Vec::new();
     }
@@ -156,7 +156,7 @@ pub fn read_once(fd: &OwnedFd, timeout: Duration) -> Vec<u8> {
 /// in the main table of the current network namespace, over rtnetlink (the
 /// launcher's own blocking client, `jail::run::rtnl`). Err is the
 /// kernel's refusal (EPROTO where no errno came back).
-pub fn route_add(dst: Ipv4Addr) -> Result<(), Errno> {
+pub(crate) fn route_add(dst: Ipv4Addr) -> Result<(), Errno> {
     use crate::jail::run::rtnl::Rtnl;
     use netlink_packet_core::{NLM_F_CREATE, NLM_F_EXCL};
     let errno = |e: std::io::Error| e.raw_os_error().map_or(Errno::EPROTO, Errno::from_raw);
@@ -187,7 +187,7 @@ fn unreachable_route(dst: Ipv4Addr, add: bool) -> netlink_packet_route::RouteNet
 }
 
 /// A `Key:\tvalue` field of /proc/PID/status ("self" when `pid` is None).
-pub fn status_field(pid: Option<i32>, key: &str) -> Option<String> {
+pub(crate) fn status_field(pid: Option<i32>, key: &str) -> Option<String> {
     let p = match pid {
         Some(pid) => format!("/proc/{pid}/status"),
         None => "/proc/self/status".into(),
@@ -197,30 +197,30 @@ pub fn status_field(pid: Option<i32>, key: &str) -> Option<String> {
 }
 
 /// The inode of a namespace link (`/proc/PID/ns/NAME`).
-pub fn ns_inode(pid: &str, name: &str) -> Option<u64> {
+pub(crate) fn ns_inode(pid: &str, name: &str) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(format!("/proc/{pid}/ns/{name}")).ok().map(|m| m.ino())
 }
 
 /// `pid:<inode> mnt:<inode> user:<inode>` of this process.
-pub fn ns_line() -> String {
+pub(crate) fn ns_line() -> String {
     ["pid", "mnt", "user"].iter().map(|ns| format!("{ns}:{}", ns_inode("self", ns).unwrap_or(0))).collect::<Vec<_>>().join(" ")
 }
 
 /// Whether a directory exists and has no entries.
-pub fn dir_is_empty(p: &Path) -> Result<bool, std::io::Error> {
+pub(crate) fn dir_is_empty(p: &Path) -> Result<bool, std::io::Error> {
     Ok(std::fs::read_dir(p)?.next().is_none())
 }
 
 /// Names of a directory's entries, sorted.
-pub fn entries(p: &Path) -> Vec<String> {
+pub(crate) fn entries(p: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(p).map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
     v.sort();
     v
 }
 
 /// A process's command line with NULs as spaces (empty when unreadable).
-pub fn cmdline(pid: i32) -> String {
+pub(crate) fn cmdline(pid: i32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline")).map(|b| String::from_utf8_lossy(&b).replace('\0', " ")).unwrap_or_default()
 }
 
@@ -229,7 +229,7 @@ pub fn cmdline(pid: i32) -> String {
 /// own, another where it is the container's (a masked /proc; processes
 /// are then listed by the container's numbers). None when no process has
 /// `pid` here.
-pub fn proc_number(pid: i32) -> Option<i32> {
+pub(crate) fn proc_number(pid: i32) -> Option<i32> {
     // SAFETY: pidfd_open with integer arguments; a descriptor returned is
     // owned below.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };

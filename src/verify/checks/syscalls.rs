@@ -67,7 +67,7 @@ fn abi_names(abis: &[Abi]) -> String {
 }
 
 /// The probe of one group of refusals.
-pub fn group(c: &Ctx, g: Group) -> Outcome {
+pub(crate) fn group(c: &Ctx, g: Group) -> Outcome {
     let reach = abi::reachable();
     let (n, mut bad) = sweep(g, &reach.filtered);
     bad.extend(attempts(c, g));
@@ -127,7 +127,7 @@ fn perf_self() -> Answer {
 /// carry no such bit; openat2 (whose mode the filter cannot read) answers
 /// ENOSYS; and a copy of a real program in the workspace cannot be made
 /// setuid with the chmod a shell would use. A plain mode still works.
-pub fn setid_bits(c: &Ctx) -> Outcome {
+pub(crate) fn setid_bits(c: &Ctx) -> Outcome {
     let reach = abi::reachable();
     let dir = std::path::Path::new("/tmp").join(format!("agent-sandbox-verify-setid-{}", c.spec.nonce));
     if let Err(e) = std::fs::create_dir_all(&dir) {
@@ -229,7 +229,7 @@ const WEAKENING_PERSONAS: &[(u64, &str)] =
     &[(0x0040_0000, "READ_IMPLIES_EXEC"), (0x0010_0000, "MMAP_PAGE_ZERO"), (0x0020_0000, "ADDR_COMPAT_LAYOUT"), (0x0800_0000, "ADDR_LIMIT_3GB")];
 
 /// (gdb's ADDR_NO_RANDOMIZE, which must keep working, is check 80's.)
-pub fn personality(_c: &Ctx) -> Outcome {
+pub(crate) fn personality(_c: &Ctx) -> Outcome {
     let reach = abi::reachable();
     let mut bad = Vec::new();
     for abi in &reach.filtered {
@@ -276,7 +276,7 @@ fn refused_families() -> impl Iterator<Item = i32> {
     (0..AF_END).filter(|f| !ALLOWED_FAMILIES.contains(&(*f as u32)))
 }
 
-pub fn families(_c: &Ctx) -> Outcome {
+pub(crate) fn families(_c: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     for fam in refused_families() {
         for ty in SOCKET_TYPES {

@@ -69,7 +69,7 @@ fn ioctl_in_session(req: libc::c_ulong, arg: *const libc::c_char, want: i32) -> 
     })
 }
 
-pub fn tiocsti(_c: &Ctx) -> Outcome {
+pub(crate) fn tiocsti(_c: &Ctx) -> Outcome {
     let ch = b'#' as libc::c_char;
     match ioctl_in_session(libc::TIOCSTI as libc::c_ulong, &ch, 0) {
         Ok(OK) => Outcome::pass(),
@@ -80,7 +80,7 @@ pub fn tiocsti(_c: &Ctx) -> Outcome {
     }
 }
 
-pub fn tioclinux(_c: &Ctx) -> Outcome {
+pub(crate) fn tioclinux(_c: &Ctx) -> Outcome {
     // Subcode 6 (TIOCL_GETSHIFTSTATE) reads only; on a pty the kernel would
     // answer ENOTTY, the session's filter answers EPERM first.
     let sub = 6 as libc::c_char;
@@ -94,7 +94,7 @@ pub fn tioclinux(_c: &Ctx) -> Outcome {
     }
 }
 
-pub fn sigwinch_and_job_control(_c: &Ctx) -> Outcome {
+pub(crate) fn sigwinch_and_job_control(_c: &Ctx) -> Outcome {
     let (master, slave) = match open_pty() {
         Ok(p) => p,
         Err(e) => return Outcome::fail(e),

@@ -18,7 +18,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How to launch.
-pub struct Opts {
+pub(crate) struct Opts {
     /// Lab namespace to run the launcher in (`None`: the test's own).
     pub netns: Option<String>,
     /// resolv.conf bound over /etc/resolv.conf for the launcher (and so
@@ -73,7 +73,7 @@ impl Default for Opts {
     }
 }
 
-pub struct Launched {
+pub(crate) struct Launched {
     pub pid: Pid,
     /// Holds the lab resolv.conf bound into the launcher's mount namespace.
     _files: tempfile::TempDir,
@@ -94,9 +94,9 @@ struct Output {
 const OUTPUT_AFTER_EXIT: Duration = Duration::from_secs(10);
 
 /// Exit status of the launcher child when the library refused to launch.
-pub const REFUSED: i32 = 200;
+pub(crate) const REFUSED: i32 = 200;
 
-pub fn launch(opts: Opts) -> Launched {
+pub(crate) fn launch(opts: Opts) -> Launched {
     let files = tempfile::tempdir().expect("tempdir");
     let resolv = files.path().join("resolv.conf");
     if let Some(text) = &opts.resolv_conf {
@@ -157,7 +157,7 @@ fn say(msg: &str) {
 /// launcher, whatever this test process inherited (a suite run in the
 /// background ignores SIGINT and SIGQUIT, one under nohup SIGHUP);
 /// `Opts::before` may set another.
-pub const FORWARDED: &[nix::sys::signal::Signal] = {
+pub(crate) const FORWARDED: &[nix::sys::signal::Signal] = {
     use nix::sys::signal::Signal::*;
     &[SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]
 };
@@ -238,7 +238,7 @@ fn exec_product(exe: &str, ws: &Path, script: &str, args: Option<&[String]>, env
 }
 
 /// The product's executable, which the sandbox runs as the jail's gate.
-pub fn gate_exe() -> String {
+pub(crate) fn gate_exe() -> String {
     crate::support::launcher::visible_copy(&crate::support::launcher::bin()).display().to_string()
 }
 
@@ -288,7 +288,7 @@ fn steady_root() -> Result<(), std::io::Error> {
 
 impl Launched {
     /// Waits for a line containing `needle`.
-    pub fn wait_line(&self, needle: &str, timeout: Duration) -> Option<String> {
+    pub(crate) fn wait_line(&self, needle: &str, timeout: Duration) -> Option<String> {
         let (m, cv) = &*self.lines;
         let deadline = Instant::now() + timeout;
         let mut out = m.lock().unwrap();
@@ -301,7 +301,7 @@ impl Launched {
         }
     }
 
-    pub fn output(&self) -> Vec<String> {
+    pub(crate) fn output(&self) -> Vec<String> {
         self.lines.0.lock().unwrap().lines.clone()
     }
 
@@ -317,7 +317,7 @@ impl Launched {
     }
 
     /// Waits for the launcher to exit (panics after `timeout`).
-    pub fn wait(&mut self, timeout: Duration) -> WaitStatus {
+    pub(crate) fn wait(&mut self, timeout: Duration) -> WaitStatus {
         if let Some(st) = self.status {
             return st;
         }
@@ -340,7 +340,7 @@ impl Launched {
     }
 
     /// The exit code (panics on a signal death).
-    pub fn code(&mut self, timeout: Duration) -> i32 {
+    pub(crate) fn code(&mut self, timeout: Duration) -> i32 {
         match self.wait(timeout) {
             WaitStatus::Exited(_, c) => c,
             other => panic!("launcher ended with {other:?}; output:\n{}", self.output().join("\n")),

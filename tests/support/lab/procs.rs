@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Proc {
+pub(crate) struct Proc {
     pub pid: i32,
     pub ppid: i32,
     pub comm: String,
@@ -29,12 +29,12 @@ fn all() -> Vec<Proc> {
 }
 
 /// Every live descendant of `root`.
-pub fn descendants(root: i32) -> Vec<Proc> {
+pub(crate) fn descendants(root: i32) -> Vec<Proc> {
     descendants_with_zombies(root).into_iter().filter(|p| p.state != 'Z').collect()
 }
 
 /// Every descendant of `root`, zombies included.
-pub fn descendants_with_zombies(root: i32) -> Vec<Proc> {
+pub(crate) fn descendants_with_zombies(root: i32) -> Vec<Proc> {
     let procs = all();
     let mut by_parent: BTreeMap<i32, Vec<&Proc>> = BTreeMap::new();
     for p in &procs {
@@ -52,7 +52,7 @@ pub fn descendants_with_zombies(root: i32) -> Vec<Proc> {
 }
 
 /// True when the process is gone (exited; a zombie counts as gone).
-pub fn gone(p: &Proc) -> bool {
+pub(crate) fn gone(p: &Proc) -> bool {
     match read_stat(p.pid) {
         None => true,
         Some(now) => now.start != p.start || now.state == 'Z',
@@ -60,7 +60,7 @@ pub fn gone(p: &Proc) -> bool {
 }
 
 /// True when not even a zombie is left (it was reaped).
-pub fn reaped(p: &Proc) -> bool {
+pub(crate) fn reaped(p: &Proc) -> bool {
     match read_stat(p.pid) {
         None => true,
         Some(now) => now.start != p.start,
@@ -68,7 +68,7 @@ pub fn reaped(p: &Proc) -> bool {
 }
 
 /// Waits until every process in `procs` is reaped; returns the rest.
-pub fn wait_reaped(procs: &[Proc], timeout: Duration) -> Vec<Proc> {
+pub(crate) fn wait_reaped(procs: &[Proc], timeout: Duration) -> Vec<Proc> {
     let deadline = Instant::now() + timeout;
     loop {
         let left: Vec<Proc> = procs.iter().filter(|p| !reaped(p)).cloned().collect();
@@ -80,7 +80,7 @@ pub fn wait_reaped(procs: &[Proc], timeout: Duration) -> Vec<Proc> {
 }
 
 /// Waits until every process in `procs` is gone; returns the survivors.
-pub fn wait_gone(procs: &[Proc], timeout: Duration) -> Vec<Proc> {
+pub(crate) fn wait_gone(procs: &[Proc], timeout: Duration) -> Vec<Proc> {
     let deadline = Instant::now() + timeout;
     loop {
         let left: Vec<Proc> = procs.iter().filter(|p| !gone(p)).cloned().collect();
