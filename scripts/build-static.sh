@@ -7,8 +7,8 @@
 # when this machine's is not among them). One file runs in any base image.
 # agent-sandbox-release is built for this machine's architecture only
 # (maintainers run it here; the feature and the image ship the other two),
-# so the other one's build leaves out the registry client and its TLS
-# (the `release-tools` feature).
+# so the other one's build leaves out its crate (crates/release), and the
+# registry client and TLS that only it links.
 #
 #   bash scripts/build-static.sh            # x86_64 and aarch64
 #   bash scripts/build-static.sh x86_64     # this machine's only (quicker)
@@ -37,10 +37,10 @@ for arch in "${arches[@]}"; do
   target="$arch-unknown-linux-musl"
   if [[ $arch == "$native" ]]; then
     bins=(agent-sandbox sandbox-install agent-sandbox-release)
-    select=(--bins)
+    select=(--workspace --bins)
   else
     bins=(agent-sandbox sandbox-install)
-    select=(--no-default-features --bin agent-sandbox --bin sandbox-install)
+    select=(-p agent-sandbox --bin agent-sandbox --bin sandbox-install)
   fi
   if rustup target list --installed 2>/dev/null | grep -qx "$target"; then
     cargo build --release --locked --target "$target" "${select[@]}" -q

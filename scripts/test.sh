@@ -42,7 +42,7 @@ case "$(uname -m)" in
 esac
 start=$SECONDS
 cargo fmt --check || { echo "cargo fmt --check: the code is not formatted (run cargo fmt)" >&2; status=1; }
-cargo test --locked --all-targets --no-run -q || status=$?
+cargo test --locked --workspace --all-targets --no-run -q || status=$?
 took "building the tests" "$start"
 start=$SECONDS
 wait "$env_pid" || {
@@ -61,7 +61,7 @@ took "waiting for the test machine's set-up" "$start"
 (
   start=$SECONDS
   rc=0
-  CARGO_TARGET_DIR=target/lints nice -n 10 cargo clippy --locked --all-targets -q -- -D warnings || rc=$?
+  CARGO_TARGET_DIR=target/lints nice -n 10 cargo clippy --locked --workspace --all-targets -q -- -D warnings || rc=$?
   took "clippy (beside the tests)" "$start"
   exit "$rc"
 ) >"$side_log/clippy" 2>&1 &
@@ -69,7 +69,7 @@ clippy_pid=$!
 (
   start=$SECONDS
   rc=0
-  CARGO_TARGET_DIR=target/cross-tests nice -n 10 cargo test --locked --lib --no-default-features --target "$other-unknown-linux-musl" --no-run -q || rc=$?
+  CARGO_TARGET_DIR=target/cross-tests nice -n 10 cargo test --locked --workspace --exclude agent-sandbox-release --lib --target "$other-unknown-linux-musl" --no-run -q || rc=$?
   took "building the unit tests for $other (beside the tests)" "$start"
   exit "$rc"
 ) >"$side_log/cross" 2>&1 &
@@ -97,7 +97,7 @@ cross_pid=$!
 # launches_start_while_host_mounts_come_and_go).
 # The other processes' output follows the first's, each as it ends.
 start=$SECONDS
-cargo test --locked --no-fail-fast --lib --bins -- --test-threads="${TEST_THREADS:-4}" || status=$?
+cargo test --locked --no-fail-fast --workspace --lib --bins -- --test-threads="${TEST_THREADS:-4}" || status=$?
 took "unit tests" "$start"
 all=$(cargo test --locked --test all --no-run --message-format=json 2>/dev/null | grep '"kind":\["test"\]' | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
 if [[ ! -x $all ]]; then
@@ -143,14 +143,14 @@ if ((cross_built)); then
   # process has threads, and the kernel makes none for a threaded process:
   # EINVAL). They need a real kernel of that architecture and are
   # left out of this run only (docs/image.md); the x86_64 run above has them.
-  # So are the release tools (OCI, publish, image: --no-default-features),
-  # which are built for this machine's architecture only
+  # So are the release tools (OCI, publish, image: crates/release), which
+  # are built for this machine's architecture only
   # (scripts/build-static.sh): what is shipped for the other is tested.
-  CARGO_TARGET_DIR=target/cross-tests cargo test --locked --lib --no-default-features --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" \
+  CARGO_TARGET_DIR=target/cross-tests cargo test --locked --workspace --exclude agent-sandbox-release --lib --target "$other-unknown-linux-musl" -- --test-threads="${TEST_THREADS:-4}" \
     --skip sandbox::seccomp::tests::the_kernel_loads_it_and_enforces_it \
     --skip sandbox::landlock::tests::a_scoped_child_reaches_only_its_own_abstract_sockets \
     --skip jail::run::rtnl::tests::a_dump_of_this_namespace \
-    --skip verify::checks::sys::tests::a_route_goes_in_only_where_the_network_namespace_is_owned \
+    --skip checks::sys::tests::a_route_goes_in_only_where_the_network_namespace_is_owned \
     --skip sandbox::mountfd::tests::an_idmapped_clone_shows_and_writes_the_swapped_owner || status=$?
   took "unit tests for $other (run)" "$start"
 fi

@@ -1,34 +1,9 @@
 //! agent-sandbox: run AI coding agents inside a bubblewrap sandbox with an
-//! egress jail. The library decides everything as data (config, plans) and
-//! keeps side effects behind a few narrow seams (`sandbox::exec`, `jail`).
+//! egress jail. This library is the workspace's crates under the one name
+//! the binaries (`cli`) and the integration suite use; what each holds is
+//! said in its own lib.rs.
 
-pub mod agents;
-pub mod arch;
-pub mod child;
-pub mod config;
-pub mod confinement;
-pub mod container_seccomp;
-pub mod doctor;
-pub mod env_vars;
-pub mod finding;
-pub mod fixes;
-pub mod idmap;
-#[cfg(feature = "release-tools")]
-pub mod image;
-pub mod install;
-pub mod jail;
-pub mod jsonc;
-pub mod launch;
-pub mod layout;
-pub mod nofollow;
-#[cfg(feature = "release-tools")]
-pub mod oci;
-pub mod output;
-#[cfg(feature = "release-tools")]
-pub mod publish;
-pub mod resident;
-pub mod review;
-pub mod sandbox;
-pub mod sysbin;
-pub mod terminal;
-pub mod verify;
+pub use agent_sandbox_core::{agents, arch, config, container_seccomp, install, jail, launch, layout, review, sandbox, sysbin};
+pub use agent_sandbox_doctor as doctor;
+pub use agent_sandbox_sys::{child, confinement, env_vars, finding, fixes, idmap, jsonc, nofollow, out, outln, output, resident, terminal};
+pub use agent_sandbox_verify as verify;

@@ -529,7 +529,7 @@ fn the_project_feature_publishes_reproducibly_with_a_json_report() {
     });
     // The digest in the report is the manifest the registry serves.
     let bytes = manifest_bytes(reg, &format!("{ns}/agent-sandbox"), v);
-    assert_eq!(item["digest"].as_str().unwrap(), agent_sandbox::oci::Digest::of(&bytes).as_str());
+    assert_eq!(item["digest"].as_str().unwrap(), agent_sandbox_release::oci::Digest::of(&bytes).as_str());
 
     // Same tree into a fresh namespace: identical digests (reproducible).
     let again = publish_ok("feature", &source, &unique("proj"), &[]);
