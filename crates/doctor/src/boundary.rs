@@ -14,7 +14,7 @@
 use super::{Finding, Severity};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Boundary {
+pub(crate) struct Boundary {
     /// Running in a container started by an engine (see `gather`).
     pub in_container: bool,
     /// /proc/self/uid_map, as read ("" when unreadable).
@@ -36,7 +36,7 @@ fn engine_mounts(mountinfo: &str) -> bool {
 }
 
 /// Observes this machine.
-pub fn gather() -> Boundary {
+pub(crate) fn gather() -> Boundary {
     let in_container = engine_mounts(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     let uid_map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();
     let proc_sys_writable = nix::sys::statvfs::statvfs("/proc/sys").is_ok_and(|s| !s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
@@ -52,7 +52,7 @@ fn root_is_host_root(uid_map: &str) -> bool {
 }
 
 /// None outside a container.
-pub fn finding(b: &Boundary) -> Option<Finding> {
+pub(crate) fn finding(b: &Boundary) -> Option<Finding> {
     if !b.in_container {
         return None;
     }

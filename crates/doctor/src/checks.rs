@@ -2,7 +2,7 @@
 //! `assess` turns the observations into findings without touching the
 //! system, so each verdict and its fix is tested as a value.
 
-pub use super::installed::Installed;
+pub(crate) use super::installed::Installed;
 use super::path::{self, DirInfo, Offence};
 use super::probe::{self, Attach, Filter, Mounts, Tun, Userns};
 use super::{Finding, Severity};
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// How `claude` (or codex, pi) resolves on PATH.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     /// The first hit is one of our shims.
     Shim(PathBuf),
     /// The first hit is something else; `shim_later`: a shim comes after it.
@@ -26,7 +26,7 @@ pub enum Resolution {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostFacts {
+pub(crate) struct HostFacts {
     pub jail_on: bool,
     pub bwrap: Result<PathBuf, String>,
     /// The effective uid doctor runs as.
@@ -75,7 +75,7 @@ pub struct HostFacts {
 
 /// The PATH of commands run without a shell (`path::exec_path`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExecPath {
+pub(crate) struct ExecPath {
     pub path: String,
     /// Where it was read (for messages).
     pub from: String,
@@ -90,7 +90,7 @@ impl ExecPath {
     /// lifecycle command got the login shell's PATH or the container's
     /// depends on the devcontainer CLI's environment probe (which gives up
     /// on a slow machine), and the container's is what matters here.
-    pub fn gather() -> Option<ExecPath> {
+    pub(crate) fn gather() -> Option<ExecPath> {
         let (path, from) = path::exec_path()?;
         Some(ExecPath {
             dirs: path::split(&path).into_iter().map(path::dir_info).collect(),
@@ -103,7 +103,7 @@ impl ExecPath {
 }
 
 /// Observes this machine (the probes run here).
-pub fn gather(jail_on: bool) -> HostFacts {
+pub(crate) fn gather(jail_on: bool) -> HostFacts {
     let bwrap = crate::sysbin::find("bwrap", crate::fixes::BWRAP).map_err(|e| e.to_string());
     let userns = probe::userns();
     let tun = probe::tun();
@@ -210,7 +210,7 @@ fn resolve(agent: Agent, path: &str) -> Resolution {
 }
 
 /// The prerequisites only (what `sandbox-install` reports after installing).
-pub fn prerequisites(h: &HostFacts) -> Vec<Finding> {
+pub(crate) fn prerequisites(h: &HostFacts) -> Vec<Finding> {
     // Without the jail, its prerequisites do not block sessions.
     let jail = if h.jail_on { Severity::Error } else { Severity::Info };
     let mut out = Vec::new();
@@ -356,7 +356,7 @@ const PROC_MASKED: &str = "/proc has paths masked by the container runtime, whic
 /// Landlock's abstract-socket scoping: with the jail, sessions have their
 /// own network namespace (and so their own abstract sockets) anyway;
 /// without it, only the scoping keeps the container's out.
-pub fn abstract_scoping(h: &HostFacts) -> Finding {
+pub(crate) fn abstract_scoping(h: &HostFacts) -> Finding {
     let kernel = match h.landlock {
         Support::Abi(n) => format!("Landlock ABI {n}"),
         Support::Disabled => "Landlock not enabled".into(),
@@ -383,7 +383,7 @@ pub fn abstract_scoping(h: &HostFacts) -> Finding {
 
 /// Every host finding: prerequisites, abstract-socket scoping,
 /// installation, PATH.
-pub fn assess(h: &HostFacts) -> Vec<Finding> {
+pub(crate) fn assess(h: &HostFacts) -> Vec<Finding> {
     let mut out = prerequisites(h);
     out.extend(super::jailnet::findings(&h.container, h.uid, h.jail_on, h.emulator.as_deref()));
     out.push(abstract_scoping(h));
@@ -518,7 +518,7 @@ fn exec_findings(e: &ExecPath) -> Vec<Finding> {
 /// (at image build time, the image's ENV PATH, which the installer cannot
 /// change). The shims must come before anything `npm install -g` writes,
 /// and venvs or user-writable directories after the system directories.
-pub fn exec_path_findings(path: &str, dirs: &[DirInfo]) -> Vec<Finding> {
+pub(crate) fn exec_path_findings(path: &str, dirs: &[DirInfo]) -> Vec<Finding> {
     let entries = path::split(path);
     let fix = format!("set it in the image: ENV PATH={} (append venvs, never prepend them)", path::suggested(&entries));
     let mut out = Vec::new();

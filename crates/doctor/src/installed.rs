@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// The installation's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Installed {
+pub(crate) enum Installed {
     No,
     Untrusted(String),
     /// Installed; what no longer is as installed (empty: all in place).
@@ -20,7 +20,7 @@ pub enum Installed {
 }
 
 /// Observes the installation on this machine.
-pub fn gather() -> Installed {
+pub(crate) fn gather() -> Installed {
     if std::fs::symlink_metadata(BINARY).is_err() {
         return Installed::No;
     }

@@ -13,7 +13,7 @@ const NAMED: usize = 8;
 /// `emulator`: the user-mode emulator doctor runs under, if any (it does
 /// not translate every rtnetlink request; sessions cannot start there
 /// anyway, which `userns-emulated` says).
-pub fn findings(container: &Result<ContainerNet, String>, uid: u32, jail_on: bool, emulator: Option<&std::path::Path>) -> Vec<Finding> {
+pub(crate) fn findings(container: &Result<ContainerNet, String>, uid: u32, jail_on: bool, emulator: Option<&std::path::Path>) -> Vec<Finding> {
     let serious = if jail_on { Severity::Error } else { Severity::Info };
     let net = match (container, emulator) {
         (Ok(n), _) => n,

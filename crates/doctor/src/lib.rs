@@ -23,17 +23,17 @@
 use agent_sandbox_core::{agents, arch, config, install, jail, layout, sandbox, sysbin};
 use agent_sandbox_sys::{child, confinement, env_vars, finding, fixes, idmap, jsonc};
 
-pub mod boundary;
-pub mod checks;
+mod boundary;
+mod checks;
 mod confined;
 pub mod devcontainer;
-pub mod installed;
-pub mod jailnet;
-pub mod path;
-pub mod probe;
+mod installed;
+mod jailnet;
+mod path;
+mod probe;
 pub mod render;
-pub mod settings;
-pub mod shell;
+mod settings;
+mod shell;
 
 pub use crate::finding::{Finding, Severity};
 

@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// One PATH entry and what matters about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirInfo {
+pub(crate) struct DirInfo {
     pub dir: String,
     pub exists: bool,
     /// Writable by someone other than root (owner not root, or group/world
@@ -22,7 +22,7 @@ pub struct DirInfo {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Offence {
+pub(crate) enum Offence {
     Venv,
     Writable,
     /// Relative entries (`.`, empty) resolve against the current directory.
@@ -30,7 +30,7 @@ pub enum Offence {
 }
 
 impl Offence {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Offence::Venv => "a virtual environment",
             Offence::Writable => "a directory writable by non-root users",
@@ -41,18 +41,18 @@ impl Offence {
 
 /// A PATH entry that comes before a system directory it must not precede.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ahead {
+pub(crate) struct Ahead {
     pub dir: String,
     pub offence: Offence,
     /// The first system directory it precedes.
     pub before: String,
 }
 
-pub fn is_system(dir: &str) -> bool {
+pub(crate) fn is_system(dir: &str) -> bool {
     SYSTEM_PATH_DIRS.contains(&dir)
 }
 
-pub fn dir_info(dir: &str) -> DirInfo {
+pub(crate) fn dir_info(dir: &str) -> DirInfo {
     let p = Path::new(dir);
     let meta = std::fs::metadata(p).ok();
     // The directory or any directory above it: whoever can write a parent
@@ -68,7 +68,7 @@ pub fn dir_info(dir: &str) -> DirInfo {
 /// as root — and "after the system directories" protects only the names
 /// the system directories have (`ps`, `less`, `make` are missing from many
 /// images).
-pub fn user_writable(entries: &[DirInfo]) -> Vec<&str> {
+pub(crate) fn user_writable(entries: &[DirInfo]) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     for e in entries {
         if e.exists && e.writable && e.dir.starts_with('/') && !out.contains(&e.dir.as_str()) {
@@ -83,7 +83,7 @@ pub fn user_writable(entries: &[DirInfo]) -> Vec<&str> {
 /// container's first process's (readable by root), or else that of the
 /// oldest ancestor of this process whose environment is readable (a shell
 /// started by `docker exec` has the container's). With where it came from.
-pub fn exec_path() -> Option<(String, String)> {
+pub(crate) fn exec_path() -> Option<(String, String)> {
     let read = |pid: u32| -> Option<String> {
         let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
         env.split(|b| *b == 0).find_map(|kv| kv.strip_prefix(b"PATH=")).map(|v| String::from_utf8_lossy(v).into_owned())
@@ -107,20 +107,20 @@ pub fn exec_path() -> Option<(String, String)> {
 }
 
 /// Whether pid 1 runs as root (its PATH is then root's).
-pub fn pid1_is_root() -> bool {
+pub(crate) fn pid1_is_root() -> bool {
     std::fs::read_to_string("/proc/1/status")
         .ok()
         .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|v| v.split_whitespace().next().map(|u| u == "0")))
         .unwrap_or(false)
 }
 
-pub fn split(path: &str) -> Vec<&str> {
+pub(crate) fn split(path: &str) -> Vec<&str> {
     path.split(':').collect()
 }
 
 /// Entries that come before a system directory although they are a venv,
 /// writable by users, or relative.
-pub fn ahead_of_system(entries: &[DirInfo]) -> Vec<Ahead> {
+pub(crate) fn ahead_of_system(entries: &[DirInfo]) -> Vec<Ahead> {
     let mut out = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         let offence = if !e.dir.starts_with('/') {
@@ -146,14 +146,14 @@ pub fn ahead_of_system(entries: &[DirInfo]) -> Vec<Ahead> {
 /// claude`): the entries searched before the first shim location (the
 /// shim directory or its links in /usr/local/sbin). `None`: PATH reaches
 /// no shim location at all.
-pub fn before_shims<'a>(entries: &[&'a str]) -> Option<Vec<&'a str>> {
+pub(crate) fn before_shims<'a>(entries: &[&'a str]) -> Option<Vec<&'a str>> {
     let first = entries.iter().position(|d| *d == SHIM_DIR || *d == EXEC_LINK_DIR)?;
     Some(entries[..first].iter().copied().filter(|d| !d.is_empty()).collect())
 }
 
 /// A PATH value with system directories first: what the installer's
 /// profile snippet computes, for messages ("set ENV PATH=...").
-pub fn suggested(entries: &[&str]) -> String {
+pub(crate) fn suggested(entries: &[&str]) -> String {
     let mut sys: Vec<&str> = Vec::new();
     let mut rest: Vec<&str> = Vec::new();
     for d in entries {

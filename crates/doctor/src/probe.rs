@@ -17,7 +17,7 @@ const APPARMOR_SYSCTL: &str = "/proc/sys/kernel/apparmor_restrict_unprivileged_u
 const PASTA_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Userns {
+pub(crate) enum Userns {
     Works,
     /// `why`: the error, with what the sysctls say; `errno`: the error
     /// number of the failed call, when one failed.
@@ -30,7 +30,7 @@ pub enum Userns {
 /// Whether mounts work in a new user + mount namespace (bubblewrap's
 /// first steps: `/` made a slave, a tmpfs mounted).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mounts {
+pub(crate) enum Mounts {
     Works,
     /// `what` failed with `errno`.
     Fails {
@@ -40,7 +40,7 @@ pub enum Mounts {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tun {
+pub(crate) enum Tun {
     /// Its mode and owner (`mode 0666, owner 0:0`).
     Usable(String),
     Missing,
@@ -52,7 +52,7 @@ pub enum Tun {
 
 /// Whether the jail's packet filter (its second layer) can be installed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Filter {
+pub(crate) enum Filter {
     Works,
     /// What failed, and the fix for it.
     Fails {
@@ -62,7 +62,7 @@ pub enum Filter {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Attach {
+pub(crate) enum Attach {
     /// pasta gave the namespace an interface and a default route.
     Attached,
     Failed(String),
@@ -71,7 +71,7 @@ pub enum Attach {
 /// A throwaway process in its own user+network namespace. Dropping it
 /// kills and reaps it; if this process dies first, the holder sees its
 /// release pipe close and exits.
-pub struct Holder {
+pub(crate) struct Holder {
     pub pid: nix::unistd::Pid,
     _release: OwnedFd,
 }
@@ -105,7 +105,7 @@ fn userns_switches() -> String {
 /// Why a holder could not start: the step, and the error number of the
 /// failed call when one failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HolderError {
+pub(crate) struct HolderError {
     pub what: String,
     pub errno: Option<i32>,
 }
@@ -119,7 +119,7 @@ impl std::fmt::Display for HolderError {
 /// Starts a holder: a child that unshares a user and a network namespace,
 /// maps the caller's uid to root inside, with `interface` makes the jail's
 /// interface there as the jail does (`jail::run::tap`), and waits.
-pub fn holder(interface: bool) -> Result<Holder, HolderError> {
+pub(crate) fn holder(interface: bool) -> Result<Holder, HolderError> {
     let no_errno = |what: String| HolderError { what, errno: None };
     let tap_request = crate::jail::run::tap::ifreq_for(crate::jail::JAIL_IFNAME).map_err(no_errno)?;
     let (status_r, status_w) = nix::unistd::pipe().map_err(|e| no_errno(format!("pipe: {e}")))?;
@@ -188,7 +188,7 @@ pub fn holder(interface: bool) -> Result<Holder, HolderError> {
 }
 
 /// Can this process create a user namespace (the sandbox and the jail need one)?
-pub fn userns() -> Userns {
+pub(crate) fn userns() -> Userns {
     match holder(false) {
         Ok(_h) => Userns::Works,
         Err(HolderError { what, errno }) => {
@@ -198,7 +198,7 @@ pub fn userns() -> Userns {
     }
 }
 
-pub fn tun() -> Tun {
+pub(crate) fn tun() -> Tun {
     let p = Path::new("/dev/net/tun");
     let Ok(meta) = std::fs::metadata(p) else { return Tun::Missing };
     if !meta.file_type().is_char_device() {
@@ -216,7 +216,7 @@ pub fn tun() -> Tun {
 }
 
 /// `pasta --version`'s first line.
-pub fn pasta_version(pasta: &Path) -> Option<String> {
+pub(crate) fn pasta_version(pasta: &Path) -> Option<String> {
     let out = pasta_command(pasta).arg("--version").stdin(Stdio::null()).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
@@ -239,7 +239,7 @@ fn first_lines(err: &str) -> String {
 
 /// The pasta command line of the probe: the jail's own options (see
 /// `jail::pasta_args`), attached to `pid`, readiness seen in its routes.
-pub fn pasta_args(pid: i32, uid: u32) -> Vec<String> {
+pub(crate) fn pasta_args(pid: i32, uid: u32) -> Vec<String> {
     let mut v = crate::jail::pasta_args(uid, std::net::Ipv4Addr::new(192, 0, 2, 53));
     v.push(pid.to_string());
     v
@@ -252,7 +252,7 @@ fn has_default_route(pid: nix::unistd::Pid) -> bool {
 
 /// Attaches `pasta` to a throwaway namespace and checks that it configured
 /// it; everything is killed and reaped before returning.
-pub fn pasta_attach(pasta: &Path) -> Attach {
+pub(crate) fn pasta_attach(pasta: &Path) -> Attach {
     let holder = match holder(true) {
         Ok(h) => h,
         Err(e) => return Attach::Failed(format!("no namespace to attach to: {e}")),
@@ -298,7 +298,7 @@ pub fn pasta_attach(pasta: &Path) -> Attach {
 /// namespace (a forked child, gone before this returns), as bubblewrap
 /// does first: an AppArmor profile such as Docker's `docker-default`
 /// refuses exactly this, while creating the namespaces still works.
-pub fn mounts() -> Mounts {
+pub(crate) fn mounts() -> Mounts {
     match answer_from_child(mount_in_new_namespace) {
         Err(what) => Mounts::Fails { what, errno: None },
         Ok(msg) => parse_answer(&msg).map_or(Mounts::Works, |(errno, what)| Mounts::Fails { what, errno }),
@@ -339,7 +339,7 @@ fn mount_in_new_namespace(uid_map: &str, gid_map: &str) -> String {
 /// Installs the jail's packet filter in a throwaway user + network
 /// namespace (a forked child, gone before this returns) and reads it back,
 /// as the jail does at every launch.
-pub fn packet_filter() -> Filter {
+pub(crate) fn packet_filter() -> Filter {
     match answer_from_child(filter_in_new_namespace) {
         Err(why) => Filter::Fails { why, fix: String::new() },
         Ok(msg) => match msg.split_once(' ') {

@@ -22,7 +22,7 @@ fn f(id: &'static str, severity: Severity, message: String, fix: Option<String>)
 
 /// Every configuration finding. `home`: the home of the user doctor runs
 /// as (sessions mask it; allowWrite must not open it).
-pub fn findings(config: &Result<Effective, String>, home: &Path) -> Vec<Finding> {
+pub(crate) fn findings(config: &Result<Effective, String>, home: &Path) -> Vec<Finding> {
     let e = match config {
         Ok(e) => e,
         Err(e) => {

@@ -11,7 +11,7 @@ use crate::sandbox::shellrc::ShellPath;
 /// How many unreadable lines are named one by one.
 const SHOWN: usize = 5;
 
-pub fn findings(s: &ShellPath) -> Vec<Finding> {
+pub(crate) fn findings(s: &ShellPath) -> Vec<Finding> {
     if s.unfollowed.is_empty() {
         return vec![Finding {
             check: "shell",

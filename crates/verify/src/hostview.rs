@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 
 /// Where a root launcher's canaries go: a root-owned system location, not
 /// the home, the workspace, /tmp or /run (all replaced in sessions).
-pub const CANARY_ROOT: &str = crate::sandbox::rootscan::CANARIES;
+pub(crate) const CANARY_ROOT: &str = crate::sandbox::rootscan::CANARIES;
 
 /// Files only root may use, alive for one verify run: a 0600 file, a 0700
 /// directory with a readable file, a 0600 listening socket, another user's
 /// file whose only grant to root is an ACL entry; and a 0600 file in a
 /// top-level directory of its own (where `/` can be written).
-pub struct RootCanaries {
+pub(crate) struct RootCanaries {
     dir: PathBuf,
     top: Option<PathBuf>,
     acl: bool,
@@ -31,7 +31,7 @@ pub struct RootCanaries {
 }
 
 impl RootCanaries {
-    pub fn plant(nonce: &str) -> std::io::Result<RootCanaries> {
+    pub(crate) fn plant(nonce: &str) -> std::io::Result<RootCanaries> {
         let dir = Path::new(CANARY_ROOT).join(nonce);
         std::fs::create_dir_all(&dir)?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
@@ -66,7 +66,7 @@ impl RootCanaries {
     }
 
     /// The paths the session must not reach.
-    pub fn paths(&self) -> Vec<PathBuf> {
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = ["secret", "private", "svc.sock"].iter().map(|n| self.dir.join(n)).collect();
         v.extend(self.acl.then(|| self.dir.join("acl-only")));
         v.extend(self.top.as_ref().map(|t| t.join("secret")));
@@ -119,7 +119,7 @@ const KERNEL_ROOT_ONLY: &[&str] = &["/proc/slabinfo", "/proc/kpageflags", "/proc
 
 /// Inside: none of the canaries shows anything (a masked file reads as
 /// empty, a masked directory lists nothing, the socket refuses).
-pub fn root_only_unreachable(paths: &[PathBuf], nonce: &str) -> Outcome {
+pub(crate) fn root_only_unreachable(paths: &[PathBuf], nonce: &str) -> Outcome {
     if paths.is_empty() {
         return Outcome::pass_note("the launcher is not root: file modes keep root's files from its sessions");
     }
@@ -177,7 +177,7 @@ fn up_to(ws: &Path, target: &Path) -> PathBuf {
 /// Outside: a scratch workspace whose `.devcontainer` is a link to the
 /// launcher's home; deciding a session there must refuse, naming it.
 /// `unprotected` (a weakening) decides it with the protections off.
-pub fn protected_symlink_refused(config: &Config, env: &EnvMap, home: &Path, nonce: &str, unprotected: bool) -> Outcome {
+pub(crate) fn protected_symlink_refused(config: &Config, env: &EnvMap, home: &Path, nonce: &str, unprotected: bool) -> Outcome {
     let scratch = Scratch(std::env::temp_dir().join(format!("agent-sandbox-verify-{nonce}")));
     if let Err(e) = std::fs::create_dir(&scratch.0) {
         return Outcome::fail(format!("cannot make a scratch workspace {}: {e}", scratch.0.display()));

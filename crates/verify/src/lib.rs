@@ -30,14 +30,14 @@ mod checks;
 pub mod egress;
 mod facts;
 mod homeview;
-pub mod hostview;
+mod hostview;
 pub mod outer;
 pub mod probe;
-pub mod protocol;
+mod protocol;
 pub mod registry;
 pub mod report;
 mod report_check;
-pub mod spec;
+mod spec;
 pub mod weaken;
 
 pub use canary::canary_main;

@@ -13,7 +13,7 @@ use std::io::Write;
 /// One line of the probe's output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum Line {
+pub(crate) enum Line {
     Result {
         n: u16,
         #[serde(flatten)]
@@ -26,13 +26,13 @@ pub enum Line {
 }
 
 /// Writes one line to stdout and flushes it.
-pub fn emit(line: &Line) {
+pub(crate) fn emit(line: &Line) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", serde_json::to_string(line).unwrap_or_default());
     let _ = out.flush();
 }
 
 /// Asks the launcher to connect to the container's 127.0.0.1:`port`.
-pub fn request_connect(port: u16) {
+pub(crate) fn request_connect(port: u16) {
     emit(&Line::Request { request: "connect".into(), port });
 }

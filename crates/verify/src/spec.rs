@@ -140,7 +140,7 @@ pub struct JailSpec {
 }
 
 /// The most container routes (and addresses) passed to the probe.
-pub const SAMPLED: usize = 512;
+pub(crate) const SAMPLED: usize = 512;
 
 impl Spec {
     pub fn to_arg(&self) -> String {

@@ -21,7 +21,7 @@
 //! This is the container's filter, not a session's: every session still
 //! loads its own, stricter one (`sandbox::seccomp`) under it.
 
-pub mod table;
+mod table;
 
 use serde_json::{json, Value};
 use table::{Rule, Source, GROUPS};

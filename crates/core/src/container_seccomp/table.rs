@@ -38,7 +38,7 @@
 
 /// Who needs an added group (for the file's comments and the docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(super) enum Source {
     /// Docker's default profile allows it to every container.
     EngineDefault,
     /// Added beyond the engine's default; the text says who needs it.
@@ -47,7 +47,7 @@ pub enum Source {
 
 /// What the profile does with a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
+pub(super) enum Rule {
     Allow,
     /// Allowed when the first argument equals one of `values` (the
     /// kernel reads it as a 32-bit value).
@@ -57,7 +57,7 @@ pub enum Rule {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Group {
+pub(super) struct Group {
     pub names: &'static [&'static str],
     pub rule: Rule,
     pub source: Source,
@@ -65,7 +65,7 @@ pub struct Group {
 }
 
 /// AF_VSOCK: reaches the hypervisor host past every network namespace.
-pub const AF_VSOCK: u64 = 40;
+pub(super) const AF_VSOCK: u64 = 40;
 
 /// Docker's default allow-list for every container (its unconditional
 /// group, Docker 26). Names a kernel ABI lacks are skipped by libseccomp
@@ -147,7 +147,7 @@ const ENGINE_PERSONALITIES: &[u32] = &[0x0, 0x8, 0x2_0000, 0x2_0008, 0xffff_ffff
 const NO_RANDOMIZE_PERSONALITIES: &[u32] = &[0x4_0000, 0x4_0008, 0x6_0000, 0x6_0008];
 
 #[rustfmt::skip]
-pub const GROUPS: &[Group] = &[
+pub(super) const GROUPS: &[Group] = &[
     Group { names: ENGINE_DEFAULT, rule: Rule::Allow, source: Source::EngineDefault,
         why: "Docker's default profile allows these to every container" },
     Group { names: ARCH_SPECIFIC, rule: Rule::Allow, source: Source::EngineDefault,

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// Applies `plan`; returns what the steps themselves had to say (kept
 /// directories, packages that could not be removed).
-pub fn apply(plan: &InstallPlan, layout: &Layout, old: Option<&Manifest>) -> Result<Vec<Note>, InstallError> {
+pub(super) fn apply(plan: &InstallPlan, layout: &Layout, old: Option<&Manifest>) -> Result<Vec<Note>, InstallError> {
     let state_dir_created = plan.manifest.as_ref().is_some_and(|m| m.state_dir_created);
     let mut ex = Executor { layout, manifest: old.cloned().unwrap_or_else(|| Manifest::empty(state_dir_created)), notes: Vec::new() };
     if let Some(m) = &plan.manifest {

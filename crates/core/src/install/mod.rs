@@ -17,12 +17,12 @@
 //!   the remote user; `packages`: the package managers; `render`: output.
 
 pub mod content;
-pub mod error;
-pub mod exec;
+mod error;
+mod exec;
 pub mod facts;
 pub mod manifest;
-pub mod packages;
-pub mod plan;
+mod packages;
+mod plan;
 pub mod render;
 pub mod users;
 

@@ -68,7 +68,7 @@ fn detect(os_release: &str, has: &dyn Fn(&str) -> bool) -> Option<Manager> {
 }
 
 /// Observes the package state of the running system.
-pub fn gather() -> PackageFacts {
+pub(super) fn gather() -> PackageFacts {
     let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
     let os = os_release
         .lines()
@@ -130,7 +130,7 @@ fn apt_archives_empty() -> bool {
 /// (dependencies included), which uninstall removes again. Leaves no
 /// package lists or downloaded archives behind that were not there before,
 /// so an image layer grows only by the packages themselves.
-pub fn install(m: Manager, names: &[String]) -> Result<Vec<String>, InstallError> {
+pub(super) fn install(m: Manager, names: &[String]) -> Result<Vec<String>, InstallError> {
     let before = installed_set(m);
     match m {
         Manager::Apt => {
@@ -173,7 +173,7 @@ pub fn install(m: Manager, names: &[String]) -> Result<Vec<String>, InstallError
 /// Removes packages the installer installed. The low-level tools refuse to
 /// remove a package something else now depends on; those are kept and
 /// returned (the caller reports them).
-pub fn remove(m: Manager, names: &[String]) -> Result<Vec<String>, InstallError> {
+pub(super) fn remove(m: Manager, names: &[String]) -> Result<Vec<String>, InstallError> {
     let result = match m {
         Manager::Apt => run(m, "dpkg --purge", Command::new("dpkg").arg("--purge").args(names)),
         Manager::Dnf => run(m, "rpm -e", Command::new("rpm").arg("-e").args(names)),

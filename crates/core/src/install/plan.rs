@@ -31,7 +31,7 @@ pub struct Owner {
     pub gid: u32,
 }
 
-pub const ROOT: Owner = Owner { uid: 0, gid: 0 };
+pub(super) const ROOT: Owner = Owner { uid: 0, gid: 0 };
 
 /// What a written file holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -141,7 +141,7 @@ pub struct Note {
 
 /// What the installer was asked to do (already validated).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
+pub(super) struct Request {
     pub agents: Vec<Agent>,
     pub uninstall: bool,
     pub no_deps: bool,
@@ -169,7 +169,7 @@ impl InstallPlan {
 
 /// Every path the planner may ask `Facts` about (ancestors are added by
 /// the gatherer).
-pub fn paths_of_interest(user: Option<&User>, manifest: Option<&Manifest>) -> Vec<PathBuf> {
+pub(super) fn paths_of_interest(user: Option<&User>, manifest: Option<&Manifest>) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = [
         LIB_DIR,
         SHIM_DIR,
@@ -218,7 +218,7 @@ pub fn paths_of_interest(user: Option<&User>, manifest: Option<&Manifest>) -> Ve
 const USER_RC_FILES: &[(&str, bool)] = &[(".profile", false), (".bashrc", false), (".zshrc", true)];
 
 /// Plans an install or an uninstall.
-pub fn plan(req: &Request, facts: &Facts) -> Result<InstallPlan, InstallError> {
+pub(super) fn plan(req: &Request, facts: &Facts) -> Result<InstallPlan, InstallError> {
     let old = match &facts.manifest {
         ManifestState::Absent => None,
         ManifestState::Valid(m) => Some(m),

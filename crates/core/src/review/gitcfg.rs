@@ -6,7 +6,7 @@
 /// One `key = value` with its section, as git names it
 /// (`section.subsection.key`; section and key lower-cased).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(super) struct Entry {
     pub section: String,
     pub subsection: Option<String>,
     pub key: String,
@@ -14,7 +14,7 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         match &self.subsection {
             Some(s) => format!("{}.{s}.{}", self.section, self.key),
             None => format!("{}.{}", self.section, self.key),
@@ -24,7 +24,7 @@ impl Entry {
     /// Whether git runs this value as a command (or, for `url.*`,
     /// `include*`, `core.hooksPath`, `core.worktree`, takes code or
     /// repositories from elsewhere).
-    pub fn runs_command(&self) -> bool {
+    pub(super) fn runs_command(&self) -> bool {
         let bang = self.value.trim_start().starts_with('!');
         match (self.section.as_str(), self.key.as_str()) {
             ("core", "fsmonitor" | "sshcommand" | "pager" | "editor" | "hookspath" | "askpass" | "gitproxy" | "alternaterefscommand" | "worktree") => true,
@@ -45,14 +45,14 @@ impl Entry {
 
 /// What moves where git looks for code.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Facts {
+pub(super) struct Facts {
     pub hooks_path: Option<String>,
     pub includes: Vec<String>,
     pub worktree: Option<String>,
     pub worktree_config: bool,
 }
 
-pub fn facts(entries: &[Entry]) -> Facts {
+pub(super) fn facts(entries: &[Entry]) -> Facts {
     let mut f = Facts::default();
     for e in entries {
         match (e.section.as_str(), e.key.as_str()) {
@@ -73,7 +73,7 @@ fn truthy(v: &str) -> bool {
 /// The entries of a config file. Handles what git accepts and a plain
 /// line reader would miss: a key on the section's own line, `[a.b]`
 /// subsections, quotes, escapes, inline comments, continued lines.
-pub fn entries(text: &str) -> Vec<Entry> {
+pub(super) fn entries(text: &str) -> Vec<Entry> {
     let mut out = Vec::new();
     let (mut section, mut sub) = (String::new(), None);
     for line in logical_lines(text) {

@@ -16,16 +16,16 @@
 //!   compact form) outside the workspace, out of sessions' reach;
 //!   `session` is what the launcher does around a session.
 
-pub mod classify;
+mod classify;
 mod codec;
 mod describe;
-pub mod gitcfg;
+mod gitcfg;
 pub mod kinds;
 pub mod report;
 pub mod session;
-pub mod settings;
+mod settings;
 pub mod store;
-pub mod walk;
+mod walk;
 
 use classify::{Classified, Reader, Tag};
 use kinds::Kind;

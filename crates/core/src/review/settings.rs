@@ -24,7 +24,7 @@ use serde_json::Value;
 
 /// Settings files are read up to this size (`~/.claude.json` grows with
 /// every project).
-pub const CAP: u64 = 16 << 20;
+pub(super) const CAP: u64 = 16 << 20;
 
 /// One setting that runs or allows something.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -116,7 +116,7 @@ fn secret_value(v: &str) -> bool {
 
 /// The items of a settings file (`name` picks the syntax: `.toml` is TOML,
 /// anything else JSON with comments).
-pub fn extract(name: &str, bytes: &[u8]) -> Vec<Item> {
+pub(super) fn extract(name: &str, bytes: &[u8]) -> Vec<Item> {
     let text = String::from_utf8_lossy(bytes);
     let parsed = if name.ends_with(".toml") {
         toml::from_str::<toml::Table>(&text)
@@ -183,7 +183,7 @@ fn item(key: String, shown: String, v: &Value) -> Item {
 }
 
 /// What `now` has that `before` has not (by key and value).
-pub fn added<'a>(before: &[Item], now: &'a [Item]) -> Vec<&'a Item> {
+pub(super) fn added<'a>(before: &[Item], now: &'a [Item]) -> Vec<&'a Item> {
     now.iter().filter(|i| !before.iter().any(|b| b.key == i.key && b.digest == i.digest)).collect()
 }
 

@@ -112,16 +112,16 @@ fn has_file_caps(dir: RawFd, name: &[u8]) -> bool {
 /// Where a walk stops: deeper than any real project, bigger than any real
 /// workspace; past them the listing is marked incomplete.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(super) struct Limits {
     pub max_entries: usize,
     pub max_depth: usize,
 }
 
-pub const LIMITS: Limits = Limits { max_entries: 1_000_000, max_depth: 128 };
+pub(super) const LIMITS: Limits = Limits { max_entries: 1_000_000, max_depth: 128 };
 
 /// Keys in tree order: a directory, then everything under it (`/` sorts
 /// before any other byte), so a subtree is one contiguous run.
-pub fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(super) fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     let m = |c: u8| if c == b'/' { 0 } else { c };
     a.bytes().map(m).cmp(b.bytes().map(m))
 }
@@ -177,7 +177,7 @@ impl Listing {
 
 /// A file name as part of a key: UTF-8 kept, other bytes as `\xNN` and a
 /// backslash doubled, so two names never share a key.
-pub fn key_part(name: &[u8]) -> String {
+pub(super) fn key_part(name: &[u8]) -> String {
     let mut s = String::with_capacity(name.len());
     for chunk in name.utf8_chunks() {
         for c in chunk.valid().chars() {
@@ -194,7 +194,7 @@ pub fn key_part(name: &[u8]) -> String {
 }
 
 /// The bytes of a key again (inverse of `key_part`).
-pub fn key_bytes(key: &str) -> Vec<u8> {
+pub(super) fn key_bytes(key: &str) -> Vec<u8> {
     let b = key.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -213,7 +213,7 @@ pub fn key_bytes(key: &str) -> Vec<u8> {
     out
 }
 
-pub fn join(prefix: &str, name: &str) -> String {
+pub(super) fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
         name.to_string()
     } else {
@@ -239,7 +239,7 @@ struct Walker<'a> {
 
 /// Adds the tree at `root` to `out`, its keys under `prefix` ("" for the
 /// workspace). A missing root adds nothing.
-pub fn walk_into(out: &mut Listing, root: &Path, prefix: &str, limits: Limits) {
+pub(super) fn walk_into(out: &mut Listing, root: &Path, prefix: &str, limits: Limits) {
     let fd = match nofollow::open_dir(root) {
         Ok(fd) => fd,
         Err(nix::errno::Errno::ENOENT) => return,
@@ -255,7 +255,7 @@ pub fn walk_into(out: &mut Listing, root: &Path, prefix: &str, limits: Limits) {
 /// Adds the single file at `root` to `out` under `key`: a symlink there
 /// is followed (the root is chosen by the user, as for a directory's);
 /// a missing one adds nothing.
-pub fn file_into(out: &mut Listing, root: &Path, key: &str) {
+pub(super) fn file_into(out: &mut Listing, root: &Path, key: &str) {
     let Ok(real) = std::fs::canonicalize(root) else { return };
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else { return };
     let Ok(dir) = nofollow::open_dir(parent) else { return };

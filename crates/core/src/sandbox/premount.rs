@@ -66,7 +66,7 @@ fn on_disk(m: &Mount, data: &[DataFile]) -> Option<(PathBuf, PathBuf)> {
 /// through, or is itself made before bwrap (its place is inside one). Only
 /// the kinds the launcher can make by descriptor: binds, empty files, empty
 /// directories.
-pub fn plan<M: Borrow<Mount>>(mounts: &[M], data: &[DataFile]) -> Vec<Premount> {
+pub(super) fn plan<M: Borrow<Mount>>(mounts: &[M], data: &[DataFile]) -> Vec<Premount> {
     let mounts: Vec<&Mount> = mounts.iter().map(Borrow::borrow).collect();
     let mut out: Vec<Premount> = Vec::new();
     for (i, host) in in_writable_places(&mounts, data).into_iter().enumerate() {
@@ -113,7 +113,7 @@ fn cover(mounts: &[&Mount], i: usize) -> Option<usize> {
 /// `/dev` and `/proc` are made fresh in the session's own namespaces, so
 /// nothing in them can be mounted before (under a masked /proc, bwrap binds
 /// the container's, and covers its kernel interfaces, the same way).
-pub fn bwrap_only(m: &Mount) -> bool {
+pub(super) fn bwrap_only(m: &Mount) -> bool {
     matches!(m, Mount::Dev { .. } | Mount::Proc { .. } | Mount::ContainerProc { .. } | Mount::DevBind { .. })
         || m.dest().starts_with("/dev")
         || m.dest().starts_with("/proc")
@@ -124,7 +124,7 @@ pub fn bwrap_only(m: &Mount) -> bool {
 /// keeps, in plan order. The root itself (`mounts[0]`, the host's tree) is
 /// made read-only in place (`mountfd::host_read_only`) unless a weakened
 /// plan binds it writable.
-pub fn plan_all<M: Borrow<Mount>>(mounts: &[M], data: &[DataFile]) -> Vec<Premount> {
+pub(super) fn plan_all<M: Borrow<Mount>>(mounts: &[M], data: &[DataFile]) -> Vec<Premount> {
     let mounts: Vec<&Mount> = mounts.iter().map(Borrow::borrow).collect();
     let mounts = mounts.as_slice();
     let host = in_writable_places(mounts, data);
@@ -152,6 +152,6 @@ pub fn plan_all<M: Borrow<Mount>>(mounts: &[M], data: &[DataFile]) -> Vec<Premou
 }
 
 /// Whether plan mount `i` is made before bwrap.
-pub fn is_premounted(premounts: &[Premount], i: usize) -> bool {
+pub(super) fn is_premounted(premounts: &[Premount], i: usize) -> bool {
     premounts.iter().any(|p| p.mount == i)
 }

@@ -27,8 +27,8 @@ use std::path::{Component, Path, PathBuf};
 
 /// How deep, and through how many directories, nested repositories are
 /// looked for (a launch-time cost; deeper ones are review's).
-pub const NESTED_REPO_DEPTH: usize = 4;
-pub const NESTED_REPO_DIRS: usize = 400;
+pub(super) const NESTED_REPO_DEPTH: usize = 4;
+pub(super) const NESTED_REPO_DIRS: usize = 400;
 /// Directories never searched for nested repositories (dependency trees).
 const NOT_SEARCHED: &[&str] = &[".git", "node_modules"];
 /// Submodules can nest; a `modules` tree deeper than this is not followed.
@@ -36,7 +36,7 @@ const MODULES_DEPTH: usize = 8;
 
 /// The protections, as paths relative to the workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Protected {
+pub(super) struct Protected {
     /// Git directories bound onto themselves, writable: their name cannot
     /// be swapped for a file or a link while a session runs.
     pub pinned: Vec<PathBuf>,
@@ -70,7 +70,7 @@ struct Scan<'a> {
 }
 
 /// The protections for workspace `ws`.
-pub fn plan(fs: &dyn FsView, ws: &Path, config: &Config) -> Result<Protected, UnsafeEntry> {
+pub(super) fn plan(fs: &dyn FsView, ws: &Path, config: &Config) -> Result<Protected, UnsafeEntry> {
     let mut s = Scan { fs, ws, config, out: Protected::default(), gitdirs: Vec::new(), seen: BTreeSet::new() };
     if config.protect_devcontainer {
         s.expect(Path::new(".devcontainer"), true, false)?;

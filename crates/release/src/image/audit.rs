@@ -18,7 +18,7 @@ const TREES: &[&str] = &["/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib3
 /// root's PATH): not audited.
 const USER_TREES: &[&str] = &[super::labels::VENV];
 /// Printed after a complete run.
-pub const DONE: &str = "audit-complete";
+pub(super) const DONE: &str = "audit-complete";
 /// How many offenders are named in messages.
 const SHOWN: usize = 10;
 
@@ -26,7 +26,7 @@ const SHOWN: usize = 10;
 /// directory (links are never written through their own mode) owned by
 /// someone other than root, writable by others, or writable by a group
 /// other than root's.
-pub fn script() -> String {
+pub(super) fn script() -> String {
     let prune = USER_TREES.iter().map(|t| format!("-path {t}")).collect::<Vec<_>>().join(" -o ");
     format!(
         "set --; for d in {trees}; do [ -d \"$d\" ] && [ ! -L \"$d\" ] && set -- \"$@\" \"$d\"; done; \
@@ -37,7 +37,7 @@ pub fn script() -> String {
 }
 
 /// The check container's command (run as root).
-pub fn command() -> Vec<String> {
+pub(super) fn command() -> Vec<String> {
     vec!["sh".into(), "-c".into(), script()]
 }
 
@@ -84,7 +84,7 @@ impl AuditOutcome {
 }
 
 /// Reads the audit's output.
-pub fn parse(stdout: &str, stderr: &str) -> AuditOutcome {
+pub(super) fn parse(stdout: &str, stderr: &str) -> AuditOutcome {
     let mut lines: Vec<&str> = stdout.lines().collect();
     let complete = lines.last() == Some(&DONE);
     if complete {

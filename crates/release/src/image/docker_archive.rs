@@ -24,20 +24,20 @@ use sha2::{Digest as _, Sha256};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
-pub const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
-pub const OCI_LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+pub(super) const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+pub(super) const OCI_LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
 /// The legacy archive's table of contents.
-pub const MANIFEST_JSON: &str = "manifest.json";
+pub(super) const MANIFEST_JSON: &str = "manifest.json";
 
 /// Whether the unpacked archive at `dir` is the legacy format (no OCI
 /// `index.json`, a `manifest.json`).
-pub fn is_legacy(dir: &Path) -> bool {
+pub(super) fn is_legacy(dir: &Path) -> bool {
     !dir.join("index.json").is_file() && dir.join(MANIFEST_JSON).is_file()
 }
 
 /// Unpacks docker's `save` tar into `dir`: an OCI layout since docker 25,
 /// the legacy archive (this module's) before.
-pub fn unpack_tar(tar: &Path, dir: &Path) -> Result<(), ImageError> {
+pub(super) fn unpack_tar(tar: &Path, dir: &Path) -> Result<(), ImageError> {
     let file = std::fs::File::open(tar).map_err(|source| ImageError::Read { path: tar.to_owned(), source })?;
     std::fs::create_dir_all(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
     tar::Archive::new(file).unpack(dir).map_err(|source| ImageError::Write { path: dir.to_owned(), source })?;
@@ -53,7 +53,7 @@ pub fn unpack_tar(tar: &Path, dir: &Path) -> Result<(), ImageError> {
 /// The one image `manifest.json` lists: its config and layer files,
 /// relative to the archive (checked to stay inside it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(super) struct Entry {
     pub config: PathBuf,
     pub layers: Vec<PathBuf>,
 }
@@ -66,7 +66,7 @@ fn inside(p: &str) -> Option<PathBuf> {
 }
 
 /// Reads `manifest.json`: exactly one image (the command saves one tag).
-pub fn entry(bytes: &[u8]) -> Result<Entry, String> {
+pub(super) fn entry(bytes: &[u8]) -> Result<Entry, String> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("{MANIFEST_JSON} is not JSON: {e}"))?;
     let [image] = v.as_array().map(Vec::as_slice).unwrap_or_default() else {
         return Err(format!("{MANIFEST_JSON} must list exactly one image"));
@@ -86,7 +86,7 @@ pub fn entry(bytes: &[u8]) -> Result<Entry, String> {
 }
 
 /// The OCI image manifest of `config` and the compressed `layers`.
-pub fn manifest(config: &Blob, layers: &[Descriptor]) -> Manifest {
+pub(super) fn manifest(config: &Blob, layers: &[Descriptor]) -> Manifest {
     Manifest {
         schema_version: 2,
         media_type: OCI_MANIFEST.to_owned(),
@@ -108,7 +108,7 @@ fn config_facts(config: &[u8]) -> Result<(String, Vec<String>), String> {
 
 /// Reads the legacy archive unpacked at `dir` as the image for `arch`,
 /// writing the compressed layers to `blobs`.
-pub fn read(dir: &Path, arch: Arch, blobs: &Path) -> Result<LocalImage, ImageError> {
+pub(super) fn read(dir: &Path, arch: Arch, blobs: &Path) -> Result<LocalImage, ImageError> {
     let bad = |why: String| ImageError::BadLayout { path: dir.to_owned(), why };
     let read_file = |rel: &Path| {
         let path = dir.join(rel);

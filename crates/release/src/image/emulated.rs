@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The container command (as root, in the image's working directory).
-pub const SCRIPT: &str = "uname -m; exec agent-sandbox doctor --json";
+pub(super) const SCRIPT: &str = "uname -m; exec agent-sandbox doctor --json";
 /// Doctor findings that must be ok in an emulated variant.
 const MUST_PASS: &[&str] = &["bwrap-ok", "tun-ok", "proc-ok", "install-ok", "path-ok", "config-ok"];
 /// Warnings and errors that emulation itself causes (docs/doctor.md): no
@@ -29,7 +29,7 @@ const MUST_PASS: &[&str] = &["bwrap-ok", "tun-ok", "proc-ok", "install-ok", "pat
 const EXPLAINED: &[&str] =
     &["userns-emulated", "emulated", "pasta-not-checked", "filter-not-checked", "mounts-not-checked", "jail-network-not-checked", "container-host-root"];
 
-pub fn command() -> Vec<String> {
+pub(super) fn command() -> Vec<String> {
     ["sh", "-c", SCRIPT].iter().map(|s| s.to_string()).collect()
 }
 
@@ -60,7 +60,7 @@ impl EmulatedOutcome {
 }
 
 /// Reads the container's output (`uname -m`, then doctor's JSON report).
-pub fn parse(arch: Arch, stdout: &str, stderr: &str, seconds: f64) -> EmulatedOutcome {
+pub(super) fn parse(arch: Arch, stdout: &str, stderr: &str, seconds: f64) -> EmulatedOutcome {
     let (machine, rest) = stdout.split_once('\n').unwrap_or((stdout, ""));
     let mut o = EmulatedOutcome { arch, machine: machine.trim().to_owned(), findings: Vec::new(), problems: Vec::new(), seconds };
     if o.machine != arch.name() {

@@ -47,7 +47,7 @@ pub struct Tools {
 
 /// Picks the tools from the engines found (`found`: engine → its path in a
 /// system directory). `dirs` is only for messages.
-pub fn choose(requested: Option<Engine>, found: &BTreeMap<Engine, PathBuf>, dirs: &str) -> Result<Tools, ImageError> {
+pub(super) fn choose(requested: Option<Engine>, found: &BTreeMap<Engine, PathBuf>, dirs: &str) -> Result<Tools, ImageError> {
     let engine = match requested {
         Some(e) if found.contains_key(&e) => e,
         Some(e) => {
@@ -67,7 +67,7 @@ pub fn choose(requested: Option<Engine>, found: &BTreeMap<Engine, PathBuf>, dirs
 
 /// What a build needs from the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildSpec<'a> {
+pub(super) struct BuildSpec<'a> {
     pub tag: &'a str,
     /// `linux/amd64` or `linux/arm64` (another architecture than this
     /// machine's builds under emulation).
@@ -86,7 +86,7 @@ fn s(p: &Path) -> String {
 /// `podman build` / `docker build` / `buildah build --layers` (buildah does
 /// not cache layers unless asked) for one platform, with every build
 /// argument and label.
-pub fn build_argv(tools: &Tools, b: &BuildSpec) -> Vec<String> {
+pub(super) fn build_argv(tools: &Tools, b: &BuildSpec) -> Vec<String> {
     let mut a = vec![s(&tools.builder), "build".to_owned()];
     if tools.engine == Engine::Buildah {
         a.push("--layers".into());
@@ -111,7 +111,7 @@ pub fn build_argv(tools: &Tools, b: &BuildSpec) -> Vec<String> {
 /// The environment of the build command: docker before 23 builds with its
 /// classic builder unless `DOCKER_BUILDKIT=1`, and the Containerfile's
 /// `RUN --mount` needs BuildKit (docker 23 and later use it anyway).
-pub fn build_env(tools: &Tools) -> Vec<(String, String)> {
+pub(super) fn build_env(tools: &Tools) -> Vec<(String, String)> {
     match tools.engine {
         Engine::Docker => vec![(crate::env_vars::DOCKER_BUILDKIT.to_owned(), "1".to_owned())],
         Engine::Podman | Engine::Buildah => Vec::new(),
@@ -119,7 +119,7 @@ pub fn build_env(tools: &Tools) -> Vec<(String, String)> {
 }
 
 /// `image inspect`: the image's id, size and labels as JSON.
-pub fn inspect_argv(tools: &Tools, tag: &str) -> Vec<String> {
+pub(super) fn inspect_argv(tools: &Tools, tag: &str) -> Vec<String> {
     vec![s(&tools.runner_path), "image".into(), "inspect".into(), tag.to_owned()]
 }
 
@@ -149,7 +149,7 @@ fn session_run_options(runner: Engine, seccomp_profile: &Path) -> Vec<String> {
 
 /// A long-running container of `tag` named `name`, started as root the way
 /// a devcontainer is (the image's entrypoint runs), with the session options.
-pub fn start_argv(tools: &Tools, tag: &str, name: &str, network: Option<&str>, seccomp_profile: &Path) -> Vec<String> {
+pub(super) fn start_argv(tools: &Tools, tag: &str, name: &str, network: Option<&str>, seccomp_profile: &Path) -> Vec<String> {
     let mut a = vec![s(&tools.runner_path), "run".into(), "--detach".into(), "--name".into(), name.to_owned()];
     a.extend(session_run_options(tools.runner, seccomp_profile));
     if let Some(n) = network {
@@ -161,7 +161,7 @@ pub fn start_argv(tools: &Tools, tag: &str, name: &str, network: Option<&str>, s
 
 /// `command` as `user` in the running container `name` (as the Dev
 /// Containers CLI runs the remote user's commands).
-pub fn exec_argv(tools: &Tools, name: &str, user: &str, env: &[(String, String)], command: &[String]) -> Vec<String> {
+pub(super) fn exec_argv(tools: &Tools, name: &str, user: &str, env: &[(String, String)], command: &[String]) -> Vec<String> {
     let mut a = vec![s(&tools.runner_path), "exec".into(), "--user".into(), user.to_owned()];
     for (k, v) in env {
         a.extend(["--env".into(), format!("{k}={v}")]);
@@ -172,7 +172,7 @@ pub fn exec_argv(tools: &Tools, name: &str, user: &str, env: &[(String, String)]
 }
 
 /// Removes the container at once (podman would wait 10 s for `sleep`).
-pub fn remove_argv(tools: &Tools, name: &str) -> Vec<String> {
+pub(super) fn remove_argv(tools: &Tools, name: &str) -> Vec<String> {
     let mut a = vec![s(&tools.runner_path), "rm".into(), "--force".into()];
     if tools.runner == Engine::Podman {
         a.extend(["--time".into(), "0".into()]);
@@ -200,7 +200,7 @@ impl Export {
 
 /// Exports `tag` as an OCI image layout under `work` (layers compressed
 /// by podman and buildah; docker ≥ 25 writes an OCI layout in its tar).
-pub fn export_argv(tools: &Tools, tag: &str, work: &Path) -> (Vec<String>, Export) {
+pub(super) fn export_argv(tools: &Tools, tag: &str, work: &Path) -> (Vec<String>, Export) {
     let dir = work.join("oci");
     match tools.engine {
         Engine::Podman => {

@@ -13,24 +13,24 @@
 use crate::env_vars;
 use serde_json::json;
 
-pub const TITLE: &str = "org.opencontainers.image.title";
+pub(super) const TITLE: &str = "org.opencontainers.image.title";
 const DESCRIPTION: &str = "org.opencontainers.image.description";
 const LICENSES: &str = "org.opencontainers.image.licenses";
-pub const SOURCE: &str = "org.opencontainers.image.source";
+pub(super) const SOURCE: &str = "org.opencontainers.image.source";
 const VERSION: &str = "org.opencontainers.image.version";
 const REVISION: &str = "org.opencontainers.image.revision";
 const CREATED: &str = "org.opencontainers.image.created";
-pub const DEVCONTAINER_METADATA: &str = "devcontainer.metadata";
+pub(super) const DEVCONTAINER_METADATA: &str = "devcontainer.metadata";
 
 const TITLE_VALUE: &str = "agent-sandbox";
 const DESCRIPTION_VALUE: &str = "Debian 13 with Claude Code, Codex and Pi running inside the agent-sandbox bubblewrap sandbox and egress jail";
 const LICENSES_VALUE: &str = "Apache-2.0";
 
 /// The image's non-root user (uid 1000), the devcontainer `remoteUser`.
-pub const REMOTE_USER: &str = "vscode";
+pub(super) const REMOTE_USER: &str = "vscode";
 /// The project venv location (the non-root user's), appended to that
 /// user's PATH after the system directories.
-pub const VENV: &str = "/opt/venv";
+pub(super) const VENV: &str = "/opt/venv";
 /// The container-start check (`postStartCommand`): doctor's live checks,
 /// warnings only.
 const START_CHECK: &str = "/usr/local/lib/agent-sandbox/bin/agent-sandbox doctor --start-check";
@@ -78,10 +78,10 @@ fn devcontainer_metadata() -> serde_json::Value {
 /// substitute variables in it, and devcontainer.metadata holds the Dev
 /// Containers CLI's own `${containerEnv:PATH}`. The build still checks
 /// that the image carries it (a unit test keeps both equal).
-pub const FROM_CONTAINERFILE: &[&str] = &[DEVCONTAINER_METADATA];
+pub(super) const FROM_CONTAINERFILE: &[&str] = &[DEVCONTAINER_METADATA];
 
 /// Every label the image gets, in a fixed order.
-pub fn labels(p: &Provenance) -> Vec<(String, String)> {
+pub(super) fn labels(p: &Provenance) -> Vec<(String, String)> {
     [
         (TITLE, TITLE_VALUE.to_owned()),
         (DESCRIPTION, DESCRIPTION_VALUE.to_owned()),
@@ -100,12 +100,12 @@ pub fn labels(p: &Provenance) -> Vec<(String, String)> {
 /// The annotations of a multi-platform image's index: the OCI labels every
 /// variant carries (not `devcontainer.metadata`, which tools read from the
 /// image config), so registries show them for the tag itself.
-pub fn index_annotations(p: &Provenance) -> crate::oci::Annotations {
+pub(super) fn index_annotations(p: &Provenance) -> crate::oci::Annotations {
     labels(p).into_iter().filter(|(k, _)| k != DEVCONTAINER_METADATA).fold(crate::oci::Annotations::new(), |a, (k, v)| a.with(&k, v))
 }
 
 /// `seconds` since the epoch as RFC 3339 UTC (`2026-11-29T10:00:00Z`).
-pub fn rfc3339(seconds: u64) -> String {
+pub(super) fn rfc3339(seconds: u64) -> String {
     let days = (seconds / 86_400) as i64;
     let rem = seconds % 86_400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

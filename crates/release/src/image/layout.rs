@@ -14,7 +14,7 @@ use crate::oci::Digest;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub(super) const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
 const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 
@@ -107,7 +107,7 @@ impl Layout<'_> {
 }
 
 /// Reads the image for `arch` from the layout at `dir`.
-pub fn read(dir: &Path, arch: Arch) -> Result<LocalImage, ImageError> {
+pub(super) fn read(dir: &Path, arch: Arch) -> Result<LocalImage, ImageError> {
     let l = Layout { dir };
     let index_path = dir.join("index.json");
     let index = std::fs::read(&index_path).map_err(|source| ImageError::Read { path: index_path, source })?;

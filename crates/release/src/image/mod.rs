@@ -22,18 +22,18 @@
 //! then the manifests and the index by digest, then the tags; layers
 //! streamed from their files).
 
-pub mod audit;
-pub mod docker_archive;
-pub mod emulated;
-pub mod engine;
-pub mod error;
+mod audit;
+mod docker_archive;
+mod emulated;
+mod engine;
+mod error;
 pub mod exec;
-pub mod gather;
-pub mod labels;
-pub mod layout;
+mod gather;
+mod labels;
+mod layout;
 pub mod plan;
-pub mod report;
-pub mod verify;
+mod report;
+mod verify;
 
 pub use engine::Engine;
 pub use error::ImageError;

@@ -10,12 +10,12 @@ use serde_json::Value;
 /// The script a verify container runs as its user: a fresh workspace in
 /// the user's home, then the battery (`$1` is the agent profile, the rest
 /// are verify's flags).
-pub const SCRIPT: &str =
+pub(super) const SCRIPT: &str =
     r#"mkdir -p "$HOME/verify-workspace" && cd "$HOME/verify-workspace" && agent=$1 && shift && exec agent-sandbox verify --agent "$agent" --json "$@""#;
 
 /// The container command for `agent`; `egress_jail` false: the jail is
 /// meant to be off (`--allow-jail-off`, else verify counts it a failure).
-pub fn command(agent: &str, egress_jail: bool) -> Vec<String> {
+pub(super) fn command(agent: &str, egress_jail: bool) -> Vec<String> {
     let mut v: Vec<String> = ["sh", "-c", SCRIPT, "sh", agent].iter().map(|s| s.to_string()).collect();
     if !egress_jail {
         v.push("--allow-jail-off".into());
@@ -94,7 +94,7 @@ impl VerifyOutcome {
 
 /// Reads the report `agent-sandbox verify --json` printed (`stdout`).
 /// Unusable output becomes an outcome with `error` set (`stderr` explains).
-pub fn parse(run: &VerifyRun, stdout: &str, stderr: &str, seconds: f64) -> VerifyOutcome {
+pub(super) fn parse(run: &VerifyRun, stdout: &str, stderr: &str, seconds: f64) -> VerifyOutcome {
     let mut o = VerifyOutcome {
         user: run.user.clone(),
         agent: run.agent.clone(),

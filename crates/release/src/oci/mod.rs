@@ -20,9 +20,9 @@
 
 pub mod archive;
 pub mod auth;
-pub mod client;
+mod client;
 pub mod digest;
-pub mod error;
+mod error;
 pub mod manifest;
 pub mod push;
 pub mod reference;

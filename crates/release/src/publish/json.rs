@@ -12,11 +12,11 @@
 use crate::jsonc::{self, ast};
 use serde::Serialize;
 
-pub type Json = serde_json::Value;
+pub(super) type Json = serde_json::Value;
 
 /// Parses JSON (with comments and trailing commas); the error says where,
 /// as `line:column` when the parser knows it.
-pub fn parse(text: &str) -> Result<Json, String> {
+pub(super) fn parse(text: &str) -> Result<Json, String> {
     match jsonc::parse(text) {
         Ok(Some(v)) => Ok(from_ast(&v)),
         Ok(None) => Err("there is no value, only blanks and comments".into()),
@@ -49,19 +49,19 @@ fn number(n: f64) -> Json {
 
 /// Sets `key` (in place when present, else appended), as assigning a
 /// property does in JavaScript. No effect on non-objects.
-pub fn set(v: &mut Json, key: &str, value: Json) {
+pub(super) fn set(v: &mut Json, key: &str, value: Json) {
     if let Some(o) = v.as_object_mut() {
         o.insert(key.to_owned(), value);
     }
 }
 
 /// `JSON.stringify(value)`.
-pub fn compact(v: &Json) -> String {
+pub(super) fn compact(v: &Json) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
 /// `JSON.stringify(value, null, 4)`.
-pub fn pretty(v: &Json) -> String {
+pub(super) fn pretty(v: &Json) -> String {
     let mut out = Vec::new();
     let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     match v.serialize(&mut serde_json::Serializer::with_formatter(&mut out, fmt)) {

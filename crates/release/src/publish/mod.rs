@@ -14,12 +14,12 @@
 //! (`src/<id>/`, the archive's exact content) for local use or for
 //! `devcontainer <kind>s publish`.
 
-pub mod error;
+mod error;
 pub mod feature;
-pub mod json;
+mod json;
 pub mod package;
-pub mod plan;
-pub mod source;
+mod plan;
+mod source;
 pub mod template;
 
 pub use error::PublishError;

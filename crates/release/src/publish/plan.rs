@@ -57,13 +57,13 @@ pub struct Report {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PublishPlan {
+pub(super) struct PublishPlan {
     pub push: PushPlan,
     pub report: Report,
 }
 
 /// The repositories whose tags the plan needs: one per item.
-pub fn repositories(pkg: &Package, target: &Target) -> Vec<String> {
+pub(super) fn repositories(pkg: &Package, target: &Target) -> Vec<String> {
     pkg.items.iter().map(|p| target.repository(&p.id)).collect()
 }
 
@@ -71,7 +71,7 @@ pub fn repositories(pkg: &Package, target: &Target) -> Vec<String> {
 /// (a repository missing from `existing` has no tags). An already
 /// published version is not pushed again; the collection is always pushed
 /// as `latest` (its content is the current metadata).
-pub fn plan(pkg: &Package, target: &Target, existing: &BTreeMap<String, Vec<String>>) -> PublishPlan {
+pub(super) fn plan(pkg: &Package, target: &Target, existing: &BTreeMap<String, Vec<String>>) -> PublishPlan {
     let mut items = Vec::new();
     let mut reports = Vec::new();
     for p in &pkg.items {

@@ -83,7 +83,7 @@ impl Item {
 }
 
 /// Reads the collection (or single item) at `path`.
-pub fn read_collection(path: &Path, kind: Kind) -> Result<Vec<Item>, PublishError> {
+pub(super) fn read_collection(path: &Path, kind: Kind) -> Result<Vec<Item>, PublishError> {
     let read_err = |p: &Path| {
         let p = p.to_owned();
         move |source| PublishError::Read { path: p, source }

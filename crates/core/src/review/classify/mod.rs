@@ -7,7 +7,7 @@
 
 mod agents;
 mod git;
-pub mod places;
+pub(super) mod places;
 mod refs;
 
 use super::kinds::Kind;
@@ -32,13 +32,13 @@ pub trait Reader {
 /// The real file system: each read descends from the walk's roots, one
 /// no-follow `openat` per component (`crate::nofollow`); a root that is a
 /// file is read where it leads.
-pub struct RealReader {
+pub(super) struct RealReader {
     roots: Vec<(String, OwnedFd)>,
     files: Vec<(String, PathBuf)>,
 }
 
 impl RealReader {
-    pub fn open(workspace: &Path, roots: &[PathBuf]) -> RealReader {
+    pub(super) fn open(workspace: &Path, roots: &[PathBuf]) -> RealReader {
         let mut out = RealReader { roots: Vec::new(), files: Vec::new() };
         for (prefix, path) in std::iter::once((String::new(), workspace)).chain(roots.iter().map(|p| (shared_prefix(p), p.as_path()))) {
             if path.is_file() {
@@ -79,7 +79,7 @@ impl Reader for RealReader {
 }
 
 /// A shared dir's keys start with its absolute path.
-pub fn shared_prefix(p: &Path) -> String {
+pub(super) fn shared_prefix(p: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     walk::key_part(p.as_os_str().as_bytes()).trim_end_matches('/').to_string()
 }
@@ -111,7 +111,7 @@ pub struct Scope<'a> {
     pub home: Option<&'a Path>,
 }
 
-pub fn classify(listing: &Listing, reader: &dyn Reader, scope: &Scope) -> Classified {
+pub(super) fn classify(listing: &Listing, reader: &dyn Reader, scope: &Scope) -> Classified {
     use std::os::unix::ffi::OsStrExt;
     let mut cx = Ctx {
         listing,
@@ -132,8 +132,9 @@ pub fn classify(listing: &Listing, reader: &dyn Reader, scope: &Scope) -> Classi
     cx.out
 }
 
-/// The kind `listing` and `c` give `key`.
-pub fn kind_of(listing: &Listing, c: &Classified, key: &str) -> Option<Kind> {
+/// The kind `listing` and `c` give `key` (the tests' question).
+#[cfg(test)]
+pub(super) fn kind_of(listing: &Listing, c: &Classified, key: &str) -> Option<Kind> {
     match c.tags[listing.index(key)?] {
         Some(Tag::Kind(k)) => Some(k),
         _ => None,
@@ -332,6 +333,6 @@ fn normal_link(key: &str, e: &Entry, kind: Kind) -> bool {
 const SCRIPT_EXTS: &[&str] =
     &["sh", "bash", "zsh", "fish", "ksh", "py", "pth", "js", "cjs", "mjs", "ts", "cts", "mts", "rb", "pl", "php", "ps1", "lua", "mk", "so", "node"];
 
-pub fn script_like(name: &str) -> bool {
+pub(super) fn script_like(name: &str) -> bool {
     name.rsplit_once('.').is_some_and(|(_, ext)| SCRIPT_EXTS.contains(&ext))
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 /// Facts about the tree the place rules need.
 #[derive(Debug, Default)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// Venv roots: directories with `bin/python*`, `lib*/python*/site-packages`
     /// or `pyvenv.cfg`.
     pub venvs: BTreeSet<String>,
@@ -24,7 +24,7 @@ fn split(key: &str) -> (&str, &str) {
     key.rsplit_once('/').unwrap_or(("", key))
 }
 
-pub fn facts(listing: &Listing) -> Facts {
+pub(crate) fn facts(listing: &Listing) -> Facts {
     let mut f = Facts::default();
     for (key, _) in &listing.entries[listing.under("")] {
         let (parent, name) = split(key);
@@ -138,7 +138,7 @@ const KIND_SUBDIRS: &[(&str, &str, Kind)] = &[
 
 /// Names a symlink or special file may not take even where no kind
 /// applies: directories that hold code of a kind above.
-pub const DIR_PLACES: &[&str] =
+pub(crate) const DIR_PLACES: &[&str] =
     &[".git", "node_modules", ".bin", "site-packages", "dist-packages", ".venv", "venv", "__pycache__", ".github", "workflows", "hooks"];
 
 /// Files of a kind by their name alone, anywhere in the tree.
@@ -589,7 +589,7 @@ fn by_name(comps: &[&str]) -> Option<Kind> {
 }
 
 /// The kind of a workspace path by place, or None for ordinary files.
-pub fn place(key: &str, ty: Ty, facts: &Facts) -> Option<Kind> {
+pub(crate) fn place(key: &str, ty: Ty, facts: &Facts) -> Option<Kind> {
     let comps: Vec<&str> = key.split('/').collect();
     let name = comps[comps.len() - 1];
     if name == ".git" && ty != Ty::Dir {

@@ -13,37 +13,37 @@ pub struct Insn {
 }
 
 /// BPF_LD | BPF_W | BPF_ABS: load a word of `struct seccomp_data`.
-pub const LD_W_ABS: u16 = 0x20;
+pub(super) const LD_W_ABS: u16 = 0x20;
 /// BPF_JMP | BPF_JA: jump forward `k` instructions.
-pub const JA: u16 = 0x05;
+pub(super) const JA: u16 = 0x05;
 /// BPF_JMP | BPF_JEQ | BPF_K.
-pub const JEQ_K: u16 = 0x15;
+pub(super) const JEQ_K: u16 = 0x15;
 /// BPF_JMP | BPF_JGE | BPF_K.
-pub const JGE_K: u16 = 0x35;
+pub(super) const JGE_K: u16 = 0x35;
 /// BPF_JMP | BPF_JSET | BPF_K: jump when `A & k` is not zero.
-pub const JSET_K: u16 = 0x45;
+pub(super) const JSET_K: u16 = 0x45;
 /// BPF_RET | BPF_K.
-pub const RET_K: u16 = 0x06;
+pub(super) const RET_K: u16 = 0x06;
 
-pub const RET_ALLOW: u32 = 0x7fff_0000;
+pub(super) const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// SECCOMP_RET_ERRNO; the errno goes in the low 16 bits.
-pub const RET_ERRNO: u32 = 0x0005_0000;
+pub(super) const RET_ERRNO: u32 = 0x0005_0000;
 
 /// Offsets into `struct seccomp_data { int nr; u32 arch; u64 ip; u64 args[6]; }`.
-pub const OFF_NR: u32 = 0;
-pub const OFF_ARCH: u32 = 4;
-pub const OFF_ARGS: u32 = 16;
+pub(super) const OFF_NR: u32 = 0;
+pub(super) const OFF_ARCH: u32 = 4;
+pub(super) const OFF_ARGS: u32 = 16;
 
 /// The offset of the low 32 bits of argument `i` (the word order of a u64
 /// follows the machine's byte order).
-pub const fn off_arg_lo(i: u8) -> u32 {
+pub(super) const fn off_arg_lo(i: u8) -> u32 {
     OFF_ARGS + 8 * i as u32 + if cfg!(target_endian = "big") { 4 } else { 0 }
 }
 
 /// A place in the program, resolved when the program is finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label(usize);
+pub(super) struct Label(usize);
 
 enum Op {
     Insn(Insn),
@@ -53,18 +53,18 @@ enum Op {
 
 /// Collects instructions and labels; `finish` resolves the jumps.
 #[derive(Default)]
-pub struct Asm {
+pub(super) struct Asm {
     ops: Vec<Op>,
     labels: usize,
 }
 
 impl Asm {
-    pub fn label(&mut self) -> Label {
+    pub(super) fn label(&mut self) -> Label {
         self.labels += 1;
         Label(self.labels - 1)
     }
 
-    pub fn place(&mut self, l: Label) {
+    pub(super) fn place(&mut self, l: Label) {
         self.ops.push(Op::Place(l));
     }
 
@@ -72,39 +72,39 @@ impl Asm {
         self.ops.push(Op::Insn(Insn { code, jt, jf, k }));
     }
 
-    pub fn ld(&mut self, off: u32) {
+    pub(super) fn ld(&mut self, off: u32) {
         self.insn(LD_W_ABS, 0, 0, off);
     }
 
-    pub fn ret(&mut self, k: u32) {
+    pub(super) fn ret(&mut self, k: u32) {
         self.insn(RET_K, 0, 0, k);
     }
 
-    pub fn ja(&mut self, l: Label) {
+    pub(super) fn ja(&mut self, l: Label) {
         self.ops.push(Op::Ja(l));
     }
 
     /// When the accumulator equals `k`, run the next instruction (the one
     /// the caller emits right after); otherwise skip it.
-    pub fn if_eq(&mut self, k: u32) {
+    pub(super) fn if_eq(&mut self, k: u32) {
         self.insn(JEQ_K, 0, 1, k);
     }
 
     /// When the accumulator has any bit of `k` set, run the next
     /// instruction; otherwise skip it.
-    pub fn if_any(&mut self, k: u32) {
+    pub(super) fn if_any(&mut self, k: u32) {
         self.insn(JSET_K, 0, 1, k);
     }
 
     /// When the accumulator is at least `k`, jump to `l`; otherwise fall
     /// through.
-    pub fn jge(&mut self, k: u32, l: Label) {
+    pub(super) fn jge(&mut self, k: u32, l: Label) {
         self.insn(JGE_K, 0, 1, k);
         self.ja(l);
     }
 
     /// When the accumulator equals `k`, jump to `l`; otherwise fall through.
-    pub fn jeq(&mut self, k: u32, l: Label) {
+    pub(super) fn jeq(&mut self, k: u32, l: Label) {
         self.if_eq(k);
         self.ja(l);
     }
@@ -113,7 +113,7 @@ impl Asm {
     /// or placed before it (BPF only jumps forward), would be a bug of the
     /// generator (its unit tests run every shape it emits); such a jump
     /// becomes "kill the process", so even that bug fails closed.
-    pub fn finish(self) -> Vec<Insn> {
+    pub(super) fn finish(self) -> Vec<Insn> {
         let mut at = vec![usize::MAX; self.labels];
         let mut pc = 0;
         for op in &self.ops {

@@ -8,7 +8,7 @@ use super::bpf::{Insn, JA, JEQ_K, JGE_K, JSET_K, LD_W_ABS, OFF_ARCH, OFF_ARGS, O
 
 /// `struct seccomp_data` without the instruction pointer.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Call {
+pub(super) struct Call {
     pub arch: u32,
     pub nr: u32,
     pub args: [u64; 6],
@@ -31,20 +31,20 @@ fn word(c: &Call, off: u32) -> Option<u32> {
 
 /// Runs `prog` on `call`. Falls off the end or meets an opcode we never
 /// emit: 0 (SECCOMP_RET_KILL_THREAD), as the kernel would refuse it.
-pub fn evaluate(prog: &[Insn], call: &Call) -> u32 {
+pub(super) fn evaluate(prog: &[Insn], call: &Call) -> u32 {
     evaluate_counting(prog, call).0
 }
 
 /// `evaluate`, and how many instructions ran (the cost of a call the
 /// kernel's cache does not answer).
-pub fn evaluate_counting(prog: &[Insn], call: &Call) -> (u32, usize) {
+pub(super) fn evaluate_counting(prog: &[Insn], call: &Call) -> (u32, usize) {
     let mut steps = 0;
     let r = run(prog, |off| word(call, off), &mut steps);
     (r.unwrap_or(0), steps)
 }
 
 /// Whether the kernel's cache would mark (`arch`, `nr`) "always allowed".
-pub fn const_allow(prog: &[Insn], arch: u32, nr: u32) -> bool {
+pub(super) fn const_allow(prog: &[Insn], arch: u32, nr: u32) -> bool {
     let c = Call { arch, nr, args: [0; 6] };
     run(prog, |off| matches!(off, OFF_NR | OFF_ARCH).then(|| word(&c, off)).flatten(), &mut 0) == Some(RET_ALLOW)
 }

@@ -23,9 +23,11 @@
 //! Not here: loading (bwrap does), Landlock (`sandbox::landlock`).
 
 pub mod abi;
-pub mod bpf;
+mod bpf;
 pub mod generate;
-pub mod interp;
+// The tests' interpreter of the generated programs.
+#[cfg(test)]
+mod interp;
 pub mod table;
 
 pub use abi::{native_abis, Abi};
