@@ -78,17 +78,10 @@ pub fn stat_at(dir: RawFd, name: &OsStr) -> nix::Result<FileStat> {
 }
 
 fn type_of(mode: u32) -> &'static str {
-    match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
-        SFlag::S_IFREG => "a regular file",
-        SFlag::S_IFDIR => "a directory",
-        SFlag::S_IFLNK => "a symbolic link",
-        SFlag::S_IFIFO => "a FIFO",
-        SFlag::S_IFSOCK => "a socket",
-        SFlag::S_IFCHR => "a character device",
-        SFlag::S_IFBLK => "a block device",
-        _ => "an unknown file type",
-    }
+    kind_of_mode(mode).and_then(|e| e.kind_name()).unwrap_or(UNKNOWN_TYPE)
 }
+
+const UNKNOWN_TYPE: &str = "a file of an unknown type";
 
 /// Reads the regular file `name` inside `dir`, at most `cap` bytes.
 fn read_at(dir: RawFd, name: &OsStr, cap: u64) -> Result<Vec<u8>, ReadError> {
@@ -186,7 +179,7 @@ pub enum Entry {
     File,
     /// A symbolic link, with its target as written.
     Symlink(PathBuf),
-    /// A FIFO, socket or device node.
+    /// A FIFO, socket or device node, in words ("a FIFO").
     Special(&'static str),
     /// A component before the last is a symbolic link or not a directory
     /// (the relative path to it, and what it is).
@@ -200,13 +193,23 @@ impl Entry {
     pub fn describe(&self) -> String {
         match self {
             Entry::Missing => "missing".into(),
-            Entry::Dir => "a directory".into(),
-            Entry::File => "a regular file".into(),
             Entry::Symlink(t) => format!("a symbolic link to {}", t.display()),
-            Entry::Special(what) => format!("a {what}"),
             Entry::BadParent(p, e) => format!("under {}, which is {}", p.display(), e.describe()),
             Entry::Unreadable(errno) => format!("unreadable ({})", std::io::Error::from_raw_os_error(*errno)),
+            Entry::Dir | Entry::File | Entry::Special(_) => self.kind_name().unwrap_or(UNKNOWN_TYPE).into(),
         }
+    }
+
+    /// The kind a file-type mode names, in words ("a directory"): for
+    /// `describe` and for a read refused on the type (`ReadError`).
+    fn kind_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Entry::Dir => "a directory",
+            Entry::File => "a regular file",
+            Entry::Symlink(_) => "a symbolic link",
+            Entry::Special(what) => what,
+            Entry::Missing | Entry::BadParent(..) | Entry::Unreadable(_) => return None,
+        })
     }
 }
 
@@ -226,10 +229,10 @@ fn kind_of_mode(mode: u32) -> Option<Entry> {
         SFlag::S_IFDIR => Entry::Dir,
         SFlag::S_IFREG => Entry::File,
         SFlag::S_IFLNK => Entry::Symlink(PathBuf::new()),
-        SFlag::S_IFIFO => Entry::Special("FIFO"),
-        SFlag::S_IFSOCK => Entry::Special("socket"),
-        SFlag::S_IFCHR => Entry::Special("character device"),
-        SFlag::S_IFBLK => Entry::Special("block device"),
+        SFlag::S_IFIFO => Entry::Special("a FIFO"),
+        SFlag::S_IFSOCK => Entry::Special("a socket"),
+        SFlag::S_IFCHR => Entry::Special("a character device"),
+        SFlag::S_IFBLK => Entry::Special("a block device"),
         _ => return None,
     })
 }
@@ -237,7 +240,7 @@ fn kind_of_mode(mode: u32) -> Option<Entry> {
 /// What an opened descriptor is (a symlink is only seen through
 /// `O_PATH|O_NOFOLLOW`, which `step` reports with its target first).
 fn kind_of(st: &FileStat) -> Entry {
-    kind_of_mode(st.st_mode).unwrap_or(Entry::Special("file of an unknown type"))
+    kind_of_mode(st.st_mode).unwrap_or(Entry::Special(UNKNOWN_TYPE))
 }
 
 fn normal_components(rel: &Path) -> Option<Vec<&std::ffi::OsStr>> {
@@ -454,7 +457,7 @@ mod tests {
         assert_eq!(entry(r, Path::new("a/b/f")), Entry::File);
         assert_eq!(entry(r, Path::new("a/up")), Entry::Symlink("../..".into()));
         assert_eq!(entry(r, Path::new("a/nope")), Entry::Missing);
-        assert_eq!(entry(r, Path::new("fifo")), Entry::Special("FIFO"));
+        assert_eq!(entry(r, Path::new("fifo")), Entry::Special("a FIFO"));
         // Through a symlinked directory: refused at the link.
         assert_eq!(entry(r, Path::new("a/sl/f")), Entry::BadParent("a/sl".into(), Box::new(Entry::Symlink("b".into()))));
         assert_eq!(entry(r, Path::new("a/b/f/x")), Entry::BadParent("a/b/f".into(), Box::new(Entry::File)));
@@ -506,6 +509,6 @@ mod tests {
         );
         assert!(list(t.path(), Path::new("a/sl")).is_empty());
         // A FIFO by its listed type, not opened.
-        assert!(list(t.path(), Path::new("")).contains(&("fifo".into(), Entry::Special("FIFO"))));
+        assert!(list(t.path(), Path::new("")).contains(&("fifo".into(), Entry::Special("a FIFO"))));
     }
 }

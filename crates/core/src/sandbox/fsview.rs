@@ -280,9 +280,9 @@ fn table_entry(k: Kind) -> Entry {
     match k {
         Kind::Dir => Entry::Dir,
         Kind::File => Entry::File,
-        Kind::Socket => Entry::Special("socket"),
-        Kind::CharDevice => Entry::Special("character device"),
-        Kind::BlockDevice => Entry::Special("block device"),
-        Kind::Other => Entry::Special("FIFO"),
+        Kind::Socket => Entry::Special("a socket"),
+        Kind::CharDevice => Entry::Special("a character device"),
+        Kind::BlockDevice => Entry::Special("a block device"),
+        Kind::Other => Entry::Special("a FIFO"),
     }
 }
