@@ -43,6 +43,11 @@ esac
 start=$SECONDS
 cargo fmt --check || { echo "cargo fmt --check: the code is not formatted (run cargo fmt)" >&2; status=1; }
 cargo test --locked --workspace --all-targets --no-run -q || status=$?
+# The suite runs the workspace's programs from target/debug: agent-sandbox
+# hands the maintainer verbs to agent-sandbox-release beside it, which is
+# another package's binary (crates/release), so cargo test builds it only
+# when asked.
+cargo build --locked --workspace --bins -q || status=$?
 took "building the tests" "$start"
 start=$SECONDS
 wait "$env_pid" || {

@@ -17,7 +17,7 @@ pub(crate) fn run(verb: &str, args: Vec<OsString>) -> anyhow::Result<u8> {
     let release = dir.join(RELEASE_BIN);
     if !release.is_file() {
         anyhow::bail!(
-            "`{verb}` is a maintainer verb of {RELEASE_BIN}, which is not beside this program in {}: build it from the project (cargo build --release --bin {RELEASE_BIN}, or bash scripts/build-static.sh) and run it from there",
+            "`{verb}` is a maintainer verb of {RELEASE_BIN}, which is not beside this program in {}: build it from the project (cargo build --release --workspace, or bash scripts/build-static.sh) and run it from there",
             dir.display()
         );
     }

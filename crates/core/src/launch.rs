@@ -51,9 +51,9 @@ pub struct Session {
     /// candidate lies where sessions can write).
     pub state_dir: Result<std::path::PathBuf, review::ReviewError>,
     /// The user's tool dirs this session may write (review watches them).
-    pub review_shared: Vec<std::path::PathBuf>,
+    pub(crate) review_shared: Vec<std::path::PathBuf>,
     /// The home whose agents' state review watches (`review::session::agent_roots`).
-    pub review_home: std::path::PathBuf,
+    pub(crate) review_home: std::path::PathBuf,
     /// The session's id (also `AGENT_SANDBOX_SESSION` inside).
     pub session_id: String,
     /// For a root launcher without idmapped mounts (`HostView::Scan`):
@@ -106,25 +106,25 @@ fn session_command(req: &Request, env: &EnvMap, home: &std::path::Path) -> Resul
 
 /// Where a launch's time goes, logged at debug level under
 /// `agent_sandbox::timing` (RUST_LOG=agent_sandbox::timing=debug).
-pub struct Phases {
+pub(crate) struct Phases {
     start: std::time::Instant,
     last: std::time::Instant,
     marks: Vec<(&'static str, std::time::Duration)>,
 }
 
 impl Phases {
-    pub fn new() -> Phases {
+    pub(crate) fn new() -> Phases {
         let now = std::time::Instant::now();
         Phases { start: now, last: now, marks: Vec::new() }
     }
 
-    pub fn mark(&mut self, what: &'static str) {
+    pub(crate) fn mark(&mut self, what: &'static str) {
         let now = std::time::Instant::now();
         self.marks.push((what, now - self.last));
         self.last = now;
     }
 
-    pub fn log(&self, what: &str) {
+    pub(crate) fn log(&self, what: &str) {
         let parts: Vec<String> = self.marks.iter().map(|(w, d)| format!("{w} {:.2}", d.as_secs_f64() * 1e3)).collect();
         tracing::debug!(target: "agent_sandbox::timing", "{what} in {:.2} ms: {}", self.start.elapsed().as_secs_f64() * 1e3, parts.join(", "));
     }

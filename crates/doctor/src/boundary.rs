@@ -16,11 +16,11 @@ use super::{Finding, Severity};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Boundary {
     /// Running in a container started by an engine (see `gather`).
-    pub in_container: bool,
+    pub(crate) in_container: bool,
     /// /proc/self/uid_map, as read ("" when unreadable).
     pub uid_map: String,
     /// /proc/sys is mounted writable here.
-    pub proc_sys_writable: bool,
+    pub(crate) proc_sys_writable: bool,
 }
 
 /// The files container engines (Docker, podman, Kubernetes) bind into

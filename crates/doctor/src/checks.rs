@@ -27,14 +27,14 @@ pub(crate) enum Resolution {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HostFacts {
-    pub jail_on: bool,
+    pub(crate) jail_on: bool,
     pub bwrap: Result<PathBuf, String>,
     /// The effective uid doctor runs as.
     pub uid: u32,
     pub userns: Userns,
     /// The kernel's switches for user namespaces and how the container
     /// confines this process (seccomp, CAP_SYS_ADMIN, AppArmor).
-    pub userns_facts: crate::jail::UsernsFacts,
+    pub(crate) userns_facts: crate::jail::UsernsFacts,
     /// None: not tried (no user namespaces).
     pub mounts: Option<Mounts>,
     /// The user-mode emulator this process runs under (another
@@ -44,7 +44,7 @@ pub(crate) struct HostFacts {
     /// The container engine, only to word the fixes.
     pub engine: crate::confinement::Engine,
     pub pasta: Result<PathBuf, String>,
-    pub pasta_version: Option<String>,
+    pub(crate) pasta_version: Option<String>,
     /// None: not tried (no pasta, no tun or no user namespaces).
     pub attach: Option<Attach>,
     /// None: not tried (no user namespaces).
@@ -55,11 +55,11 @@ pub(crate) struct HostFacts {
     /// Landlock as the kernel offers it, and what sessions of this user
     /// would get from it (abstract-socket scoping).
     pub landlock: Support,
-    pub abstract_scoping: Scoping,
+    pub(crate) abstract_scoping: Scoping,
     pub installed: Installed,
     pub path: String,
     pub path_dirs: Vec<DirInfo>,
-    pub resolutions: Vec<(Agent, Resolution)>,
+    pub(crate) resolutions: Vec<(Agent, Resolution)>,
     /// doctor runs as root (its PATH is root's).
     pub root: bool,
     /// The container boundary (user namespace, /proc/sys).
@@ -82,7 +82,7 @@ pub(crate) struct ExecPath {
     pub dirs: Vec<DirInfo>,
     /// Root's commands get it (pid 1 runs as root).
     pub root: bool,
-    pub resolutions: Vec<(Agent, Resolution)>,
+    pub(crate) resolutions: Vec<(Agent, Resolution)>,
 }
 
 impl ExecPath {

@@ -43,7 +43,7 @@ impl Offence {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Ahead {
     pub dir: String,
-    pub offence: Offence,
+    pub(crate) offence: Offence,
     /// The first system directory it precedes.
     pub before: String,
 }

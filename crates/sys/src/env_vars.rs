@@ -87,7 +87,7 @@ pub const VERIFY_PLANTED: &[&str] =
     &["AWS_SECRET_ACCESS_KEY", GITHUB_TOKEN, "SSH_AUTH_SOCK", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "VSCODE_IPC_HOOK_CLI", "BASH_ENV", "LD_LIBRARY_PATH"];
 
 /// Set in every Kubernetes pod: where the confinement is judged.
-pub const KUBERNETES_SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
+pub(crate) const KUBERNETES_SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
 /// apt's questions off, for the installer's package installs.
 pub const DEBIAN_FRONTEND: &str = "DEBIAN_FRONTEND";
 

@@ -78,7 +78,7 @@ const MODE_RESET: &[(&str, &str)] = &[
 
 /// Asks whether the alternate screen is on (DECRQM); sent right before the
 /// marker, so its answer comes right before the marker's.
-pub const ALT_SCREEN_QUERY: &str = "\x1b[?1049$p";
+pub(crate) const ALT_SCREEN_QUERY: &str = "\x1b[?1049$p";
 
 /// Leaving the alternate screen, once the drain knows whether it is on: a
 /// `1049` reset also moves the cursor back to where the session's switch
@@ -87,7 +87,7 @@ pub const ALT_SCREEN_QUERY: &str = "\x1b[?1049$p";
 /// screen. So `1049l` only when the terminal said the alternate screen is
 /// on, nothing when it said off, and `1047l`/`47l` (no cursor move) when it
 /// did not say.
-pub fn leave_alt_screen(on: Option<bool>) -> &'static str {
+pub(crate) fn leave_alt_screen(on: Option<bool>) -> &'static str {
     match on {
         Some(true) => "\x1b[?1049l",
         Some(false) => "",
@@ -97,7 +97,7 @@ pub fn leave_alt_screen(on: Option<bool>) -> &'static str {
 
 /// The alternate screen's state in a DECRQM answer that `before` (what came
 /// right before the marker's answer) ends with: 1 or 3 on, 2 or 4 off.
-pub fn alt_screen_state(before: &[u8]) -> Option<bool> {
+pub(crate) fn alt_screen_state(before: &[u8]) -> Option<bool> {
     for (state, on) in [(b'1', true), (b'3', true), (b'2', false), (b'4', false)] {
         let mut answer = b"\x1b[?1049;".to_vec();
         answer.extend_from_slice(&[state, b'$', b'y']);
@@ -110,13 +110,13 @@ pub fn alt_screen_state(before: &[u8]) -> Option<bool> {
 
 /// Without any input at all, the drain gives up after this long (a terminal
 /// that does not answer cursor reports).
-pub const QUIET_LIMIT: Duration = Duration::from_millis(500);
+pub(crate) const QUIET_LIMIT: Duration = Duration::from_millis(500);
 /// While answers keep coming (a session that queried a lot, a terminal far
 /// away), the drain waits at most this long for its own.
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// `MODE_RESET` as one string.
-pub fn mode_reset() -> String {
+pub(crate) fn mode_reset() -> String {
     MODE_RESET.iter().map(|(_, s)| *s).collect()
 }
 
@@ -128,7 +128,7 @@ pub fn marker(row: u16, col: u16) -> (String, String) {
 }
 
 /// A random cell of a `rows` x `cols` screen (1-based).
-pub fn random_cell(rows: u16, cols: u16) -> (u16, u16) {
+pub(crate) fn random_cell(rows: u16, cols: u16) -> (u16, u16) {
     use std::hash::{BuildHasher, Hasher};
     // RandomState is seeded from the OS's random source.
     let r = std::collections::hash_map::RandomState::new().build_hasher().finish();
@@ -141,7 +141,7 @@ pub fn random_cell(rows: u16, cols: u16) -> (u16, u16) {
 #[derive(Debug, Default)]
 pub struct Scan {
     tail: Vec<u8>,
-    pub discarded: usize,
+    pub(crate) discarded: usize,
     /// Up to `KEPT` bytes that came right before the answer, once seen.
     pub before: Option<Vec<u8>>,
 }
@@ -228,7 +228,9 @@ impl Guard {
             }
         }
         let r = restore_tty(s.fd.as_fd(), &s.termios, s.escapes);
-        tracing::debug!("terminal restored: {r:?}");
+        // The target users filter by (docs/defences.md), whichever crate
+        // this module sits in.
+        tracing::debug!(target: "agent_sandbox::terminal", "terminal restored: {r:?}");
         Some(r)
     }
 }
@@ -253,7 +255,7 @@ fn reclaim(fd: BorrowedFd<'_>, pgrp: Pid) -> bool {
 
 /// Steps 3 to 6 on `fd` (non-blocking), a terminal the launcher has in
 /// the foreground.
-pub fn restore_tty(fd: BorrowedFd<'_>, saved: &Termios, escapes: bool) -> Restored {
+pub(crate) fn restore_tty(fd: BorrowedFd<'_>, saved: &Termios, escapes: bool) -> Restored {
     let start = Instant::now();
     let _ = termios::tcflow(fd, FlowArg::TCOON);
     // Answers must be read as they come: no line discipline, no echo.

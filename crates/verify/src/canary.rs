@@ -67,7 +67,7 @@ pub fn canary_main(args: &[String]) -> i32 {
 pub(super) struct Canary {
     child: Child,
     pub port: u16,
-    pub abstract_name: String,
+    pub(crate) abstract_name: String,
     pub sockets: Vec<PathBuf>,
 }
 

@@ -132,7 +132,7 @@ impl Outcome {
         Outcome { status: Status::Pass, detail: None }
     }
     /// A pass with a note (e.g. nothing of that kind exists here).
-    pub fn pass_note(note: impl Into<String>) -> Outcome {
+    pub(crate) fn pass_note(note: impl Into<String>) -> Outcome {
         Outcome { status: Status::Pass, detail: Some(note.into()) }
     }
     pub fn fail(detail: impl Into<String>) -> Outcome {
@@ -146,7 +146,7 @@ impl Outcome {
         Outcome { status: Status::Degraded, detail: Some(what.into()) }
     }
     /// Pass when `problems` is empty, else fail listing them.
-    pub fn from_problems(problems: Vec<String>) -> Outcome {
+    pub(crate) fn from_problems(problems: Vec<String>) -> Outcome {
         if problems.is_empty() {
             Outcome::pass()
         } else {
@@ -161,14 +161,14 @@ pub const JAIL_OFF: &str = "egress jail is off";
 /// Where the probe binary appears inside the session: bwrap's private
 /// `/dev` is a fresh tmpfs in every plan (even a weakened one whose /tmp is
 /// the outer one, where no mount point could be created).
-pub const PROBE_PATH: &str = "/dev/.agent-sandbox-probe";
+pub(crate) const PROBE_PATH: &str = "/dev/.agent-sandbox-probe";
 
 /// The hidden subcommands the probe and the canary run as.
-pub const PROBE_VERB: &str = "__probe";
-pub const CANARY_VERB: &str = "__canary";
+pub(crate) const PROBE_VERB: &str = "__probe";
+pub(crate) const CANARY_VERB: &str = "__canary";
 
 /// The canary's secret for a run's nonce (distinct from the planted
 /// variables' values, which hold the bare nonce).
-pub fn canary_secret(nonce: &str) -> String {
+pub(crate) fn canary_secret(nonce: &str) -> String {
     format!("{nonce}-canary")
 }

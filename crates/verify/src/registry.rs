@@ -56,11 +56,11 @@ const fn probe(number: u16, name: &'static str, defence: Defence, asserts: &'sta
 }
 
 /// The number of the session-leaves-nothing check (run by the launcher).
-pub const LEAVES_NOTHING: u16 = 51;
+pub(crate) const LEAVES_NOTHING: u16 = 51;
 /// The number of the end-of-session report check (run by the launcher).
-pub const REPORT_LISTS: u16 = 97;
+pub(crate) const REPORT_LISTS: u16 = 97;
 /// The number of the planted-symlink check (run by the launcher).
-pub const PROTECTED_SYMLINK: u16 = 90;
+pub(crate) const PROTECTED_SYMLINK: u16 = 90;
 
 pub const CHECKS: &[Check] = &[
     c(1, "sentinel-set", Sentinel, "IS_SANDBOX=1, IS_SANDBOX_AGENT=<agent>, AGENT_SANDBOX_SESSION=<id>", env::sentinel),

@@ -57,7 +57,7 @@ impl Row {
 impl Report {
     /// Joins `results` (by number) with the registry; a check without a
     /// result failed (the probe stopped before it).
-    pub fn assemble(mut results: BTreeMap<u16, Outcome>, missing_why: &str) -> Vec<Row> {
+    pub(crate) fn assemble(mut results: BTreeMap<u16, Outcome>, missing_why: &str) -> Vec<Row> {
         CHECKS
             .iter()
             .map(|c| match results.remove(&c.number) {

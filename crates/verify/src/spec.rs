@@ -24,7 +24,7 @@ pub struct Spec {
     pub pass_env: Vec<String>,
     /// Secret-like and never-passed variables the launcher planted in the
     /// environment it handed to the plan.
-    pub planted_env: Vec<String>,
+    pub(crate) planted_env: Vec<String>,
     pub no_forge: bool,
     /// The configuration's allowWrite paths (writable by design).
     pub allow_write: Vec<PathBuf>,
@@ -35,59 +35,59 @@ pub struct Spec {
     pub protect_git_config: bool,
     /// Paths under the home (relative) a session may see besides the
     /// registry's: the workspace, allowWrite paths, peers.
-    pub home_extra: Vec<String>,
+    pub(crate) home_extra: Vec<String>,
     /// Top-level entries of the outer home that must not be visible.
-    pub outer_home_sample: Vec<String>,
+    pub(crate) outer_home_sample: Vec<String>,
     /// Credential corners of the home (relative) that exist outside.
-    pub masked_share_present: Vec<String>,
+    pub(crate) masked_share_present: Vec<String>,
     /// Whether sessions get the user's own tool dirs (`shareToolDirs`).
     pub share_tool_dirs: bool,
     /// The outer tool dirs that exist: (relative path, device, inode).
-    pub outer_tool_dirs: Vec<(String, u64, u64)>,
+    pub(crate) outer_tool_dirs: Vec<(String, u64, u64)>,
     /// /etc secrets that exist outside.
-    pub etc_masked_present: Vec<PathBuf>,
+    pub(crate) etc_masked_present: Vec<PathBuf>,
     /// The canary's sockets in the outer /tmp and /var/tmp.
-    pub tmp_sockets: Vec<PathBuf>,
+    pub(crate) tmp_sockets: Vec<PathBuf>,
     /// Entries of the outer /run/user.
-    pub run_user_sample: Vec<PathBuf>,
+    pub(crate) run_user_sample: Vec<PathBuf>,
     /// Top-level entries of the outer /run (none may be visible inside but
     /// what is bound back).
-    pub run_sample: Vec<String>,
+    pub(crate) run_sample: Vec<String>,
     /// For a root launcher: files, a directory and a socket only root may
     /// use, planted outside for this run (or why they could not be).
-    pub root_canaries: Vec<PathBuf>,
-    pub root_canary_error: Option<String>,
+    pub(crate) root_canaries: Vec<PathBuf>,
+    pub(crate) root_canary_error: Option<String>,
     /// Canaries that could not be planted here (a read-only `/`, a file
     /// system without ACLs): named by the check.
     #[serde(default)]
-    pub root_canary_notes: Vec<String>,
+    pub(crate) root_canary_notes: Vec<String>,
     /// Whether the plan binds the container's /proc (its masked /proc
     /// refuses a fresh one): outer processes are visible there, by the
     /// container's numbers.
     pub container_proc: bool,
     /// Inode of each of the launcher's namespaces (`pid`, `net`, ...).
-    pub outer_ns: BTreeMap<String, u64>,
-    pub launcher_pid: i32,
-    pub canary_pid: i32,
+    pub(crate) outer_ns: BTreeMap<String, u64>,
+    pub(crate) launcher_pid: i32,
+    pub(crate) canary_pid: i32,
     /// The canary's TCP listener on the outer 127.0.0.1.
-    pub canary_port: u16,
+    pub(crate) canary_port: u16,
     /// The canary's abstract unix socket name (without the leading NUL).
-    pub abstract_name: String,
+    pub(crate) abstract_name: String,
     /// A key in the launcher's session keyring holding the nonce (readable
     /// by its owner), and that keyring's own id.
-    pub key_id: Option<i32>,
-    pub keyring_id: Option<i32>,
+    pub(crate) key_id: Option<i32>,
+    pub(crate) keyring_id: Option<i32>,
     /// Operations agents need that fail outside the session too (the
     /// container's own seccomp profile): notes, not failures, inside.
-    pub outside_refuses: Vec<String>,
+    pub(crate) outside_refuses: Vec<String>,
     /// Helpers the launcher runs (bwrap, pasta).
     pub helpers: Vec<PathBuf>,
     /// The launcher's own directory (where the shims live).
-    pub launcher_dir: Option<PathBuf>,
+    pub(crate) launcher_dir: Option<PathBuf>,
     /// Directories the user's shell start-up files put on PATH or alias an
     /// entry point into, and the vendors' install directories: where they
     /// are writable inside, the entry guard must hold there too.
-    pub shell_dirs: Vec<PathBuf>,
+    pub(crate) shell_dirs: Vec<PathBuf>,
     pub git_config: PathBuf,
     /// What `scope` says about a sample of paths, with the outer facts.
     pub scope: Vec<ScopeSample>,
@@ -101,7 +101,7 @@ pub struct ScopeSample {
     pub access: String,
     /// Whether the launcher's user can read / write it outside (file modes
     /// still apply inside; scope only describes the mounts).
-    pub readable_outside: bool,
+    pub(crate) readable_outside: bool,
     pub writable_outside: bool,
 }
 
@@ -110,31 +110,31 @@ pub struct ScopeSample {
 #[serde(default)]
 pub struct JailSpec {
     /// The nameservers of the session's planned resolv.conf.
-    pub nameservers: Vec<Ipv4Addr>,
+    pub(crate) nameservers: Vec<Ipv4Addr>,
     /// The host's `search`/`domain`/`options` lines, kept inside.
-    pub kept_lines: Vec<String>,
+    pub(crate) kept_lines: Vec<String>,
     /// The container's connected IPv4 subnets (address, prefix).
-    pub outer_connected: Vec<(Ipv4Addr, u8)>,
+    pub(crate) outer_connected: Vec<(Ipv4Addr, u8)>,
     /// Every other destination the container routes other than by its
     /// default route: routes through other gateways, of other tables, of
     /// the local table, policy rules' targets (address, prefix). At most
     /// `SAMPLED` (the spec is one command-line argument).
-    pub container_routes: Vec<(Ipv4Addr, u8)>,
+    pub(crate) container_routes: Vec<(Ipv4Addr, u8)>,
     /// The container's own addresses, on every interface (at most `SAMPLED`).
-    pub container_addrs: Vec<Ipv4Addr>,
+    pub(crate) container_addrs: Vec<Ipv4Addr>,
     /// How many of each there were in all (when more than were passed).
-    pub container_total: (usize, usize),
+    pub(crate) container_total: (usize, usize),
     /// The host's real resolvers.
-    pub outer_resolvers: Vec<IpAddr>,
+    pub(crate) outer_resolvers: Vec<IpAddr>,
     /// The container's own global IPv6 addresses.
-    pub outer_v6: Vec<std::net::Ipv6Addr>,
+    pub(crate) outer_v6: Vec<std::net::Ipv6Addr>,
     /// The configuration's allowIp addresses.
     pub allow_ip: Vec<Ipv4Addr>,
     /// allowDomains is on (with `--weaken jail-allowlist` too: the checks
     /// must then fail).
     pub allowlist: bool,
     /// Its names that are not wildcards, presets expanded.
-    pub allow_names: Vec<String>,
+    pub(crate) allow_names: Vec<String>,
     /// pasta's forwarder, which only the jail's own may ask (allowlist).
     pub upstream: Option<Ipv4Addr>,
 }
@@ -143,11 +143,11 @@ pub struct JailSpec {
 pub(crate) const SAMPLED: usize = 512;
 
 impl Spec {
-    pub fn to_arg(&self) -> String {
+    pub(crate) fn to_arg(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    pub fn from_arg(s: &str) -> Result<Spec, String> {
+    pub(crate) fn from_arg(s: &str) -> Result<Spec, String> {
         serde_json::from_str(s).map_err(|e| format!("bad probe specification: {e}"))
     }
 }

@@ -217,7 +217,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
 
 /// The part of `w` that edits the rest of the session: the jail's plan,
 /// the root launcher's scan (none for most).
-pub fn apply_session(session: &mut Session, w: Weakening) {
+pub(crate) fn apply_session(session: &mut Session, w: Weakening) {
     match w {
         Weakening::JailFilter => {
             if let Some(jail) = session.jail.as_mut() {

@@ -91,7 +91,7 @@ impl Agent {
         self.name()
     }
 
-    pub fn install_hint(self) -> &'static str {
+    pub(crate) fn install_hint(self) -> &'static str {
         match self {
             Agent::Claude => "npm install -g @anthropic-ai/claude-code",
             Agent::Codex => "npm install -g @openai/codex",
@@ -121,7 +121,7 @@ impl Agent {
 
     /// The arguments the vendor binary gets: the user's, with flags that
     /// would reach outside the sandbox dropped and our own injected first.
-    pub fn rewrite_args(self, user_args: &[OsString]) -> Vec<OsString> {
+    pub(crate) fn rewrite_args(self, user_args: &[OsString]) -> Vec<OsString> {
         match self {
             // Claude's browser bridge (--chrome) talks to a native host
             // outside the sandbox; it is always turned off.
@@ -141,7 +141,7 @@ impl Agent {
 
     /// Where `locate_vendor` looks besides `PATH` (relative to home when not
     /// absolute): the vendors' own install locations.
-    pub fn extra_locations(self) -> &'static [&'static str] {
+    pub(crate) fn extra_locations(self) -> &'static [&'static str] {
         match self {
             Agent::Claude => &[".local/bin/claude", ".claude/local/claude", "/usr/local/lib/node_modules/@anthropic-ai/claude-code/cli.js"],
             Agent::Codex => &["/usr/local/lib/node_modules/@openai/codex/bin/codex.js"],

@@ -14,7 +14,7 @@ pub struct VendorSearch {
     pub home: PathBuf,
     /// (device, inode) of our own executable: anything resolving to it is a
     /// shim, never the vendor.
-    pub own_exe: Option<(u64, u64)>,
+    pub(crate) own_exe: Option<(u64, u64)>,
 }
 
 fn is_executable_file(p: &Path) -> Option<(u64, u64)> {

@@ -28,7 +28,7 @@ pub struct Handler {
     pub interpreter: PathBuf,
     pub flags: String,
     pub offset: usize,
-    pub magic: Vec<u8>,
+    pub(crate) magic: Vec<u8>,
     pub mask: Vec<u8>,
 }
 

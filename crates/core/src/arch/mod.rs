@@ -55,7 +55,7 @@ impl Arch {
     }
 
     /// `e_machine` in its ELF executables.
-    pub fn elf_machine(self) -> u16 {
+    pub(crate) fn elf_machine(self) -> u16 {
         match self {
             Arch::X86_64 => 62,
             Arch::Aarch64 => 183,

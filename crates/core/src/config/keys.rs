@@ -186,12 +186,12 @@ impl Key {
     }
 
     /// `AGENT_SANDBOX_<KEY>`.
-    pub fn env_var(self) -> &'static str {
+    pub(crate) fn env_var(self) -> &'static str {
         self.spec().var.name
     }
 
     /// `CLAUDE_SANDBOX_<KEY>`, the accepted alias.
-    pub fn alias_var(self) -> &'static str {
+    pub(crate) fn alias_var(self) -> &'static str {
         self.spec().var.alias
     }
 
@@ -210,7 +210,7 @@ impl Key {
     }
 
     /// The valid key names, comma separated, for "unknown key" messages.
-    pub fn valid_names() -> String {
+    pub(crate) fn valid_names() -> String {
         Key::ALL.map(Key::name).join(", ")
     }
 }

@@ -40,7 +40,7 @@ pub use validate::{never_passed, not_allowable};
 
 /// The only config file read in production, unless the CLI's `--config`
 /// names another.
-pub const DEFAULT_CONFIG_PATH: &str = "/etc/agent-sandbox/config.json5";
+pub(crate) const DEFAULT_CONFIG_PATH: &str = "/etc/agent-sandbox/config.json5";
 
 /// The process environment as passed to [`load`]: build it with
 /// `std::env::vars_os().collect()`. `OsString` so that a non-UTF-8 value of

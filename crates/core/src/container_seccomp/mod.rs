@@ -96,8 +96,9 @@ pub fn allowed_names() -> Vec<&'static str> {
     names
 }
 
+#[cfg(test)]
 /// The calls added beyond the engine's default.
-pub fn added_names() -> Vec<&'static str> {
+pub(crate) fn added_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = GROUPS.iter().filter(|g| matches!(g.source, Source::Added(_))).flat_map(|g| g.names.iter().copied()).collect();
     names.sort_unstable();
     names.dedup();

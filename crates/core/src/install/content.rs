@@ -7,8 +7,8 @@ use crate::layout::{PROFILE_SCRIPT, SHIM_DIR, SYSTEM_PATH_DIRS};
 use std::net::Ipv4Addr;
 
 /// First and last line of a managed block in a shared file.
-pub const BLOCK_BEGIN: &str = "# >>> agent-sandbox >>> (managed by sandbox-install; `sandbox-install --uninstall` removes it)";
-pub const BLOCK_END: &str = "# <<< agent-sandbox <<<";
+pub(crate) const BLOCK_BEGIN: &str = "# >>> agent-sandbox >>> (managed by sandbox-install; `sandbox-install --uninstall` removes it)";
+pub(crate) const BLOCK_END: &str = "# <<< agent-sandbox <<<";
 
 /// Values the installer writes into a new default configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -24,7 +24,7 @@ pub struct ConfigSeed {
 
 /// The default `/etc/agent-sandbox/config.json5`: every key documented,
 /// the seeded ones set, the rest commented out at their defaults.
-pub fn default_config(seed: &ConfigSeed) -> String {
+pub(crate) fn default_config(seed: &ConfigSeed) -> String {
     let list = |v: Vec<String>| format!("[{}]", v.join(", "));
     let line = |set: bool, key: &str, value: String, doc: &str| {
         let lead = if set { "  " } else { "  // " };
@@ -79,7 +79,7 @@ pub fn default_config(seed: &ConfigSeed) -> String {
 /// only directories that root owns and no one else can write, all the way
 /// up: "after the system directories" protects only the names those have,
 /// and root would run whatever a user planted under any other name.
-pub fn profile_script() -> String {
+pub(crate) fn profile_script() -> String {
     let system = SYSTEM_PATH_DIRS.join("|");
     format!(
         r#"# agent-sandbox: keep the sandbox shims first and system directories ahead of
@@ -126,7 +126,7 @@ unset -f _as_trusted
 /// The body of the managed block that sources the profile snippet from a
 /// shell's rc file. zsh does not split words like sh, so it runs it in sh
 /// emulation.
-pub fn source_block(zsh: bool) -> String {
+pub(crate) fn source_block(zsh: bool) -> String {
     if zsh {
         format!("[ -r {PROFILE_SCRIPT} ] && emulate sh -c '. {PROFILE_SCRIPT}'\n")
     } else {
@@ -161,7 +161,7 @@ fn find_line_start(text: &str, prefix: &str) -> Option<usize> {
 
 /// `text` with the managed block set to `body` (appended when absent; a
 /// newline is added first if the file does not end with one).
-pub fn with_block(text: &str, body: &str) -> String {
+pub(crate) fn with_block(text: &str, body: &str) -> String {
     let want = block(body);
     match block_range(text) {
         Some((b, e)) => format!("{}{want}{}", &text[..b], &text[e..]),
@@ -172,7 +172,7 @@ pub fn with_block(text: &str, body: &str) -> String {
 
 /// `text` without the managed block (for uninstall when the file changed
 /// since: the user's other edits stay).
-pub fn without_block(text: &str) -> String {
+pub(crate) fn without_block(text: &str) -> String {
     match block_range(text) {
         Some((b, e)) => format!("{}{}", &text[..b], &text[e..]),
         None => text.to_string(),
@@ -182,7 +182,7 @@ pub fn without_block(text: &str) -> String {
 /// Claude Code's managed settings with the auto-updater off, merged into an
 /// existing file's JSON object (other keys kept). Err: the existing text is
 /// not a JSON object (it is left alone then).
-pub fn claude_managed(existing: Option<&str>) -> Result<String, String> {
+pub(crate) fn claude_managed(existing: Option<&str>) -> Result<String, String> {
     let mut root = match existing {
         None => serde_json::Map::new(),
         Some(text) if text.trim().is_empty() => serde_json::Map::new(),
@@ -209,7 +209,7 @@ pub fn claude_managed(existing: Option<&str>) -> Result<String, String> {
 /// Codex's system config with `check_for_update_on_startup = false`. A
 /// top-level key must precede every table, so it goes first; an existing
 /// setting of the key is left as it is. Err: the key is set to another value.
-pub fn codex_system(existing: Option<&str>) -> Result<String, String> {
+pub(crate) fn codex_system(existing: Option<&str>) -> Result<String, String> {
     const KEY: &str = "check_for_update_on_startup";
     let text = existing.unwrap_or("");
     for line in text.lines() {

@@ -73,7 +73,7 @@ pub enum ManifestState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facts {
     /// Whether ownership can be set (the installer runs as root).
-    pub can_chown: bool,
+    pub(crate) can_chown: bool,
     /// Logical path → state; every path the planner asks about is here.
     pub paths: BTreeMap<PathBuf, Observed>,
     pub manifest: ManifestState,
@@ -165,7 +165,7 @@ pub fn source(path: &Path) -> std::io::Result<Source> {
 }
 
 /// Observes `paths` and all their ancestors under `layout`.
-pub fn observe_all(layout: &Layout, paths: &[PathBuf]) -> BTreeMap<PathBuf, Observed> {
+pub(crate) fn observe_all(layout: &Layout, paths: &[PathBuf]) -> BTreeMap<PathBuf, Observed> {
     let mut out = BTreeMap::new();
     for p in paths {
         for a in p.ancestors() {
@@ -179,7 +179,7 @@ pub fn observe_all(layout: &Layout, paths: &[PathBuf]) -> BTreeMap<PathBuf, Obse
 }
 
 /// Reads the manifest of an earlier run.
-pub fn read_manifest(layout: &Layout) -> ManifestState {
+pub(crate) fn read_manifest(layout: &Layout) -> ManifestState {
     match std::fs::read_to_string(layout.real(Path::new(layout::MANIFEST))) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => ManifestState::Absent,
         Err(e) => ManifestState::Invalid(e.to_string()),

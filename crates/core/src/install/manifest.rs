@@ -53,7 +53,7 @@ pub struct Manifest {
     /// The remote user the installation was made for, if any.
     pub user: Option<String>,
     /// Whether the installer created the state directory itself.
-    pub state_dir_created: bool,
+    pub(crate) state_dir_created: bool,
     /// In the order they were made; undone in reverse.
     pub entries: Vec<Entry>,
     pub packages: Option<Packages>,
@@ -76,11 +76,11 @@ impl Manifest {
         }
     }
 
-    pub fn forget(&mut self, path: &Path) {
+    pub(crate) fn forget(&mut self, path: &Path) {
         self.entries.retain(|e| e.path() != path);
     }
 
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s

@@ -162,7 +162,7 @@ pub struct InstallPlan {
 }
 
 impl InstallPlan {
-    pub fn up_to_date(&self) -> bool {
+    pub(crate) fn up_to_date(&self) -> bool {
         self.steps.is_empty()
     }
 }

@@ -33,13 +33,13 @@ pub enum How {
 pub(super) struct Header {
     pub how: How,
     pub session: Option<String>,
-    pub started_ns: u64,
+    pub(crate) started_ns: u64,
     pub taken_ns: u64,
     pub complete: bool,
     pub workspace: PathBuf,
     pub shared: Vec<PathBuf>,
     /// For a session's difference: the baseline it was taken against.
-    pub base_ns: Option<u64>,
+    pub(crate) base_ns: Option<u64>,
     /// The kind names, in the order the records number them (so a later
     /// table can still read them).
     pub kinds: Vec<String>,

@@ -8,7 +8,7 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Entry {
     pub section: String,
-    pub subsection: Option<String>,
+    pub(crate) subsection: Option<String>,
     pub key: String,
     pub value: String,
 }
@@ -47,9 +47,9 @@ impl Entry {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Facts {
     pub hooks_path: Option<String>,
-    pub includes: Vec<String>,
+    pub(crate) includes: Vec<String>,
     pub worktree: Option<String>,
-    pub worktree_config: bool,
+    pub(crate) worktree_config: bool,
 }
 
 pub(super) fn facts(entries: &[Entry]) -> Facts {

@@ -61,7 +61,7 @@ const fn row(kind: Kind, name: &'static str, when: &'static str, places: &'stati
 }
 
 /// Most dangerous first, in the enum's order.
-pub const TABLE: &[Info] = &[
+pub(crate) const TABLE: &[Info] = &[
     row(Kind::SetId, "set-id", "whenever another account runs it: with its owner's or group's ids (root's, for a file root owns), or the capabilities it carries",
         "any file in the workspace with the setuid or setgid bit, or an executable one with a file capability (`security.capability`), whoever made it and whatever else it is (sessions cannot set the bits: this finds what came otherwise)"),
     row(Kind::SpecialFile, "special-file", "whenever a tool opens it: a symlink redirects it, a FIFO or device hangs or feeds it",
@@ -154,13 +154,13 @@ impl Kind {
     /// Judged by metadata even though it is a finding: executables may be
     /// big binaries, and any write, chmod or replacement changes the
     /// metadata anyway.
-    pub fn by_metadata(self) -> bool {
+    pub(crate) fn by_metadata(self) -> bool {
         self.bulk() || self == Kind::Executable
     }
 
     /// Files of this kind run other files they name (scripts, includes):
     /// those are reviewed as this kind too.
-    pub fn follows_references(self) -> bool {
+    pub(crate) fn follows_references(self) -> bool {
         !matches!(
             self,
             Kind::SpecialFile

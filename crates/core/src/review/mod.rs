@@ -52,13 +52,13 @@ fn digest16(bytes: &[u8]) -> [u8; 16] {
 }
 
 /// Nanoseconds since the epoch: sessions a moment apart must still order.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
 /// What a path's state is judged by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fp {
+pub(crate) enum Fp {
     /// Its metadata (the bulk of the tree: never read).
     Meta(Meta),
     /// Its contents and mode (the places that run code: the same bytes
@@ -70,7 +70,7 @@ pub enum Fp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rec {
     pub ty: Ty,
-    pub fp: Fp,
+    pub(crate) fp: Fp,
     pub kind: Option<Kind>,
 }
 

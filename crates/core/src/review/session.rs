@@ -20,20 +20,20 @@ pub use crate::sandbox::plan::TOOL_DIRS;
 /// The agents' state in `home` that review covers: every agent's (a
 /// session binds its own agent's; the vendor binaries read all of them
 /// wherever they start) and the shared skills.
-pub fn agent_roots(home: &Path) -> Vec<PathBuf> {
+pub(crate) fn agent_roots(home: &Path) -> Vec<PathBuf> {
     let state = crate::agents::ALL.iter().flat_map(|a| a.state_paths(home)).map(|(p, _)| p);
     state.chain(crate::sandbox::plan::SHARED_HOME_DIRS.iter().map(|d| home.join(d))).collect()
 }
 
 /// The user's own tool dirs a plan binds writable into the session
 /// (`shareToolDirs`; the sandbox's private copies do not count).
-pub fn shared_dirs(mounts: &[Planned]) -> Vec<PathBuf> {
+pub(crate) fn shared_dirs(mounts: &[Planned]) -> Vec<PathBuf> {
     mounts.iter().filter(|m| m.serves(Role::SharedToolDirs)).map(|m| m.dest().clone()).collect()
 }
 
 /// Review's part of one session.
 #[derive(Debug)]
-pub struct Watch {
+pub(crate) struct Watch {
     store: Option<Store>,
     workspace: PathBuf,
     shared: Vec<PathBuf>,
@@ -54,7 +54,13 @@ struct Preloaded {
 
 impl Watch {
     /// Step 1; returns the lines to print (warnings only).
-    pub fn start(state_dir: Result<&Path, &ReviewError>, workspace: &Path, shared: Vec<PathBuf>, home: Option<&Path>, session: &str) -> (Watch, Vec<String>) {
+    pub(crate) fn start(
+        state_dir: Result<&Path, &ReviewError>,
+        workspace: &Path,
+        shared: Vec<PathBuf>,
+        home: Option<&Path>,
+        session: &str,
+    ) -> (Watch, Vec<String>) {
         let started = super::now_ns();
         let mut lines = Vec::new();
         let store = match state_dir {
@@ -89,7 +95,7 @@ impl Watch {
     /// Reads the baseline ahead, while the session runs (the launcher
     /// only waits then): `finish` uses it unless the baseline was
     /// replaced meanwhile (`review --ack` in another terminal).
-    pub fn preload(&mut self) {
+    pub(crate) fn preload(&mut self) {
         if let Some(store) = &self.store {
             let (id, read) = store.baseline_read();
             self.preloaded = Some(Preloaded { id, read });
@@ -97,7 +103,7 @@ impl Watch {
     }
 
     /// Step 2; returns the lines to print.
-    pub fn finish(self) -> Vec<String> {
+    pub(crate) fn finish(self) -> Vec<String> {
         let Some(store) = &self.store else { return Vec::new() };
         let mut t = crate::launch::Phases::new();
         let now = super::take(&self.workspace, super::Roots { shared: &self.shared, home: self.home.as_deref() });

@@ -44,7 +44,7 @@ pub struct Record {
     pub session: Option<String>,
     /// When that session started, in nanoseconds since the epoch (0 for an
     /// acknowledgement).
-    pub started_ns: u64,
+    pub(crate) started_ns: u64,
     pub snapshot: Snapshot,
 }
 
@@ -118,7 +118,7 @@ impl Store {
     }
 
     /// One stat: the launcher's cost at every session start.
-    pub fn has_baseline(&self) -> bool {
+    pub(crate) fn has_baseline(&self) -> bool {
         self.acknowledged_path().exists()
     }
 
@@ -129,7 +129,7 @@ impl Store {
     /// The baseline with the identity (device, inode) of the file it was
     /// read from. A baseline is never changed in place (it is renamed or
     /// linked over), so a path that still names that file still holds it.
-    pub fn baseline_read(&self) -> (Option<FileId>, Result<Option<Record>, ReviewError>) {
+    pub(crate) fn baseline_read(&self) -> (Option<FileId>, Result<Option<Record>, ReviewError>) {
         let p = self.acknowledged_path();
         let file = match std::fs::File::open(&p) {
             Ok(f) => f,
@@ -142,13 +142,13 @@ impl Store {
     }
 
     /// The identity of the file the baseline's path names now, if any.
-    pub fn baseline_id(&self) -> Option<FileId> {
+    pub(crate) fn baseline_id(&self) -> Option<FileId> {
         std::fs::metadata(self.acknowledged_path()).ok().map(|m| file_id(&m))
     }
 
     /// Records the state before the first session, unless a baseline
     /// exists (another launcher may have been first): false then.
-    pub fn record_first(&self, mut snapshot: Snapshot, session: &str, started: u64) -> Result<bool, ReviewError> {
+    pub(crate) fn record_first(&self, mut snapshot: Snapshot, session: &str, started: u64) -> Result<bool, ReviewError> {
         snapshot.taken_ns = started;
         let rec = Record { how: How::FirstSession, session: Some(session.into()), started_ns: started, snapshot };
         let tmp = self.write_tmp(&rec.header(None), rec.snapshot.entries.iter().map(|(k, r)| (k.as_str(), Some(r))))?;
@@ -170,7 +170,7 @@ impl Store {
 
     /// The state at the end of `session`, kept as its difference from
     /// `base` (the acknowledged baseline): small, whatever the tree's size.
-    pub fn save_session(&self, session: &str, started: u64, snapshot: Snapshot, base: Option<&Record>) -> Result<(), ReviewError> {
+    pub(crate) fn save_session(&self, session: &str, started: u64, snapshot: Snapshot, base: Option<&Record>) -> Result<(), ReviewError> {
         let dir = self.dir.join("sessions");
         let path = dir.join(format!("{:020}_{started:020}_{session}.gz", snapshot.taken_ns));
         let rec = Record { how: How::SessionEnd, session: Some(session.into()), started_ns: started, snapshot };
@@ -244,7 +244,7 @@ impl Store {
 
     /// The tool dirs the last session shared, for `review` (which has no
     /// sandbox plan to ask).
-    pub fn save_shared(&self, dirs: &[PathBuf]) {
+    pub(crate) fn save_shared(&self, dirs: &[PathBuf]) {
         if self.shared() != dirs {
             let _ = mkdir(&self.dir).and_then(|()| std::fs::write(self.dir.join("shared.json"), serde_json::to_vec(dirs).unwrap_or_default()));
         }
@@ -266,7 +266,7 @@ impl Store {
 }
 
 /// A file's device and inode.
-pub type FileId = (u64, u64);
+pub(crate) type FileId = (u64, u64);
 
 fn file_id(m: &std::fs::Metadata) -> FileId {
     use std::os::unix::fs::MetadataExt;

@@ -67,8 +67,8 @@ pub struct Meta {
     pub mode: u32,
     pub ino: u64,
     pub size: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub struct Entry {
     pub unreadable: Option<String>,
     /// A file capability (`security.capability`), looked for on files that
     /// could run: executable or set-id ones.
-    pub file_caps: bool,
+    pub(crate) file_caps: bool,
 }
 
 impl Entry {
@@ -94,7 +94,7 @@ impl Entry {
     }
 
     /// A file that runs with ids or capabilities other than its caller's.
-    pub fn set_id(&self) -> bool {
+    pub(crate) fn set_id(&self) -> bool {
         self.ty != Ty::Dir && (self.mode() & 0o6000 != 0 || self.file_caps)
     }
 }
@@ -113,8 +113,8 @@ fn has_file_caps(dir: RawFd, name: &[u8]) -> bool {
 /// workspace; past them the listing is marked incomplete.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Limits {
-    pub max_entries: usize,
-    pub max_depth: usize,
+    pub(crate) max_entries: usize,
+    pub(crate) max_depth: usize,
 }
 
 pub(super) const LIMITS: Limits = Limits { max_entries: 1_000_000, max_depth: 128 };
@@ -137,8 +137,9 @@ pub struct Listing {
 }
 
 impl Listing {
+    #[cfg(test)]
     /// From entries in any order (tests).
-    pub fn from_unsorted(mut entries: Vec<(String, Entry)>) -> Listing {
+    pub(crate) fn from_unsorted(mut entries: Vec<(String, Entry)>) -> Listing {
         entries.sort_by(|a, b| key_cmp(&a.0, &b.0));
         Listing { entries, problems: Vec::new() }
     }

@@ -57,12 +57,12 @@ pub struct Context {
     /// Where the shims and the CLI live (the launcher's own directory).
     pub shim_dir: Option<PathBuf>,
     pub session_id: String,
-    pub git_identity: GitIdentity,
+    pub(crate) git_identity: GitIdentity,
     /// Forge credential helpers available in root-owned system directories.
-    pub forge_helpers: Vec<(String, PathBuf)>,
+    pub(crate) forge_helpers: Vec<(String, PathBuf)>,
     pub network: Network,
     /// `--peers` from the command line (ORed with the config's `peers`).
-    pub peers_flag: bool,
+    pub(crate) peers_flag: bool,
     /// Whether bwrap may mount a fresh /proc here (false in containers whose
     /// /proc has masked paths).
     pub fresh_proc: bool,
@@ -76,10 +76,10 @@ pub struct Context {
     /// For a scanned root session (`HostView::Scan`): the kernel's
     /// interfaces only root may read in /proc and in the parts of /sys the
     /// session keeps (`rootscan::kernel_root_only`), masked by the plan.
-    pub kernel_root_only: Vec<(PathBuf, crate::sandbox::fsview::Kind)>,
+    pub(crate) kernel_root_only: Vec<(PathBuf, crate::sandbox::fsview::Kind)>,
     /// How much of the mount API the kernel has (`mountfd::MountApi`):
     /// which mounts the executor makes itself, by descriptor (`premount`).
-    pub mount_api: crate::sandbox::mountfd::MountApi,
+    pub(crate) mount_api: crate::sandbox::mountfd::MountApi,
 }
 
 /// Reads the process environment once, so everything after works on a value.
@@ -117,13 +117,13 @@ pub fn cwd() -> Result<PathBuf, ContextError> {
 }
 
 /// A session id: unique enough to name a session's files and logs.
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{:x}-{:x}", std::process::id(), now & 0xffff_ffff_ffff)
 }
 
 /// The forge CLIs whose credential helpers the curated git config may name.
-pub fn forge_helpers() -> Vec<(String, PathBuf)> {
+pub(crate) fn forge_helpers() -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for (host, bin) in [("https://github.com", "gh"), ("https://gitlab.com", "glab")] {
         if let Ok(p) = crate::sysbin::find(bin, "") {

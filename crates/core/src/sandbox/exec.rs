@@ -70,7 +70,7 @@ pub fn exec(plan: &Plan, prepared: &Prepared, stage: Stage, scanned: Scanned<'_>
 /// Steps 1-6, the host view already made (a root launcher's jailed
 /// session: the holder made it before its namespaces), with the data
 /// descriptors it `made` for bwrap.
-pub fn exec_prepared(plan: &Plan, made: ForBwrap) -> Error {
+pub(crate) fn exec_prepared(plan: &Plan, made: ForBwrap) -> Error {
     let mut t = crate::launch::Phases::new();
     let prepared = place_data(plan, made)
         .and_then(|()| mark_rest_cloexec(FIRST_DATA_FD + plan.data.len() as i32, plan.gate_fd))

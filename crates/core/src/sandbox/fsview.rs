@@ -2,6 +2,7 @@
 //! plan stays a pure function: tests answer them from a table.
 
 use crate::nofollow::{self, Entry};
+#[cfg(test)]
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::fs::FileTypeExt;
@@ -141,17 +142,19 @@ impl FsView for RealFs {
     }
 }
 
+#[cfg(test)]
 /// A file system given as a table, for tests.
 #[derive(Debug, Default, Clone)]
-pub struct TableFs {
+pub(crate) struct TableFs {
     pub entries: BTreeMap<PathBuf, Kind>,
     pub texts: BTreeMap<PathBuf, String>,
     /// Directory symlinks: link -> target.
     pub links: BTreeMap<PathBuf, PathBuf>,
 }
 
+#[cfg(test)]
 impl TableFs {
-    pub fn with(mut self, path: &str, kind: Kind) -> Self {
+    pub(crate) fn with(mut self, path: &str, kind: Kind) -> Self {
         // Parents exist as directories.
         let mut p = Path::new(path);
         while let Some(parent) = p.parent() {
@@ -164,7 +167,7 @@ impl TableFs {
 
     /// A directory symlink (`kind` answers through it, as the real file
     /// system follows links).
-    pub fn with_link(mut self, link: &str, target: &str) -> Self {
+    pub(crate) fn with_link(mut self, link: &str, target: &str) -> Self {
         let under: Vec<(PathBuf, Kind)> = self.entries.iter().filter_map(|(p, k)| p.strip_prefix(target).ok().map(|r| (Path::new(link).join(r), *k))).collect();
         self.entries.extend(under);
         self.links.insert(link.into(), target.into());
@@ -173,7 +176,7 @@ impl TableFs {
 
     /// A symbolic link of any kind, seen (not followed) by the `_beneath`
     /// questions.
-    pub fn with_symlink(mut self, link: &str, target: &str) -> Self {
+    pub(crate) fn with_symlink(mut self, link: &str, target: &str) -> Self {
         if let Some(parent) = Path::new(link).parent() {
             self = self.with(&parent.display().to_string(), Kind::Dir);
         }
@@ -181,13 +184,14 @@ impl TableFs {
         self
     }
 
-    pub fn with_text(mut self, path: &str, text: &str) -> Self {
+    pub(crate) fn with_text(mut self, path: &str, text: &str) -> Self {
         self = self.with(path, Kind::File);
         self.texts.insert(PathBuf::from(path), text.to_string());
         self
     }
 }
 
+#[cfg(test)]
 impl FsView for TableFs {
     fn kind(&self, path: &Path) -> Option<Kind> {
         self.entries.get(path).copied()
@@ -276,6 +280,7 @@ impl FsView for TableFs {
     }
 }
 
+#[cfg(test)]
 fn table_entry(k: Kind) -> Entry {
     match k {
         Kind::Dir => Entry::Dir,

@@ -46,7 +46,7 @@ fn valid_value(v: &str) -> bool {
 
 /// The last `core.hooksPath` value of a git config file's text, as
 /// written (unquoted).
-pub fn hooks_path_value(text: &str) -> Option<String> {
+pub(crate) fn hooks_path_value(text: &str) -> Option<String> {
     let mut in_core = false;
     let mut found = None;
     for raw in text.lines() {
@@ -76,7 +76,7 @@ pub fn hooks_path(text: &str, worktree: &Path) -> Option<std::path::PathBuf> {
 }
 
 /// The user's identity from `~/.gitconfig`, then `~/.config/git/config`.
-pub fn read_identity(home: &Path) -> GitIdentity {
+pub(crate) fn read_identity(home: &Path) -> GitIdentity {
     let mut id = GitIdentity::default();
     for rel in [".config/git/config", ".gitconfig"] {
         if let Ok(text) = std::fs::read_to_string(home.join(rel)) {

@@ -51,7 +51,7 @@ fn check(rc: libc::c_long) -> Result<libc::c_long, Error> {
 
 /// A detached copy of the mount tree at `fd` (with its submounts when
 /// `recursive`), not yet visible anywhere.
-pub fn clone_tree(fd: RawFd, recursive: bool) -> Result<OwnedFd, Error> {
+pub(crate) fn clone_tree(fd: RawFd, recursive: bool) -> Result<OwnedFd, Error> {
     let flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as libc::c_uint | if recursive { AT_RECURSIVE } else { 0 };
     // SAFETY: open_tree reads the empty path string and returns a new
     // descriptor (checked), which is owned here only.
@@ -124,13 +124,13 @@ fn dev_nodes_as_they_were(dev: RawFd) {
 
 /// Makes the detached tree `mnt` (submounts too) nosuid and nodev, and
 /// read-only when `read_only`: what bwrap's `--bind`/`--ro-bind` give.
-pub fn bind_flags(mnt: RawFd, read_only: bool) -> Result<(), Error> {
+pub(crate) fn bind_flags(mnt: RawFd, read_only: bool) -> Result<(), Error> {
     set_flags(mnt, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | if read_only { MOUNT_ATTR_RDONLY } else { 0 }, 0, true)
 }
 
 /// A new writable tmpfs (nosuid, nodev) on the directory `target` is open
 /// on; `options` as mount(8) takes them (mode, uid, gid).
-pub fn tmpfs_onto(target: RawFd, options: &str) -> Result<(), Error> {
+pub(crate) fn tmpfs_onto(target: RawFd, options: &str) -> Result<(), Error> {
     let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
     mount(Some("tmpfs"), fd_path(target).as_str(), Some("tmpfs"), flags, Some(options)).map_err(Error::from)
 }
@@ -164,7 +164,7 @@ pub fn bind(src: RawFd, target: RawFd) -> Result<(), Error> {
 }
 
 /// A new, empty, read-only tmpfs on the directory `target` is open on.
-pub fn empty_dir_onto(target: RawFd) -> Result<(), Error> {
+pub(crate) fn empty_dir_onto(target: RawFd) -> Result<(), Error> {
     let flags = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
     mount(Some("tmpfs"), fd_path(target).as_str(), Some("tmpfs"), flags, Some("mode=0555,size=4k")).map_err(Error::from)
 }
@@ -193,7 +193,7 @@ pub enum MountApi {
 /// at the caller's rights (EPERM for a non-root launcher here, which would
 /// leave bwrap remounting every host mount by path, racing the host's
 /// mounts as they come and go).
-pub fn mount_api() -> MountApi {
+pub(crate) fn mount_api() -> MountApi {
     let missing = |rc: libc::c_long| rc < 0 && matches!(Error::last_os_error().raw_os_error(), Some(libc::ENOSYS | libc::EPERM));
     // SAFETY: open_tree on an invalid descriptor only returns an error.
     if missing(unsafe { libc::syscall(libc::SYS_open_tree, -1, c"".as_ptr(), libc::AT_EMPTY_PATH as libc::c_uint) }) {
@@ -222,7 +222,7 @@ pub fn mount_api() -> MountApi {
 /// waits; its maps are written and the namespace opened from here, then
 /// it is killed and reaped. The child touches nothing but its stack and
 /// raw system calls (no allocator, no locks, no thread-local state).
-pub fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
+pub(crate) fn userns_with_maps(uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> {
     extern "C" fn wait_forever(_: *mut libc::c_void) -> libc::c_int {
         loop {
             // SAFETY: pause takes no arguments and only waits for a signal
@@ -262,7 +262,7 @@ fn write_maps(pid: i32, uid_map: &str, gid_map: &str) -> Result<OwnedFd, Error> 
 /// The id map lines that exchange `owner` and `outer` and keep every other
 /// id as it is (inside = outside): a file `owner` owns shows as `outer`'s
 /// through the mount, and what `outer` creates there is `owner`'s on disk.
-pub fn swap_map(owner: u32, outer: u32) -> String {
+pub(crate) fn swap_map(owner: u32, outer: u32) -> String {
     // The last id (u32::MAX) is "no id" and cannot be mapped.
     const END: u64 = u32::MAX as u64;
     if owner == outer {

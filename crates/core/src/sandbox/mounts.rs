@@ -6,10 +6,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The host's device nodes bwrap's `--dev` binds into the fresh /dev.
-pub const DEV_HOST_NODES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
+pub(crate) const DEV_HOST_NODES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
 /// What else bwrap's `--dev` makes there: the session's own ptys, shm, the
 /// standard links.
-pub const DEV_MADE: [&str; 9] = ["ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console"];
+pub(crate) const DEV_MADE: [&str; 9] = ["ptmx", "pts", "shm", "fd", "stdin", "stdout", "stderr", "core", "console"];
 
 /// Why a mount is in the plan: the defence it implements, or what it gives
 /// the session. Decided with the mount, so nothing later has to guess a
@@ -263,7 +263,7 @@ impl Mount {
 
     /// The bwrap arguments for this mount; `data_fd` maps a data index to
     /// the descriptor the executor will place it at.
-    pub fn to_args(&self, data_fd: impl Fn(usize) -> i32) -> Vec<OsString> {
+    pub(crate) fn to_args(&self, data_fd: impl Fn(usize) -> i32) -> Vec<OsString> {
         fn v(parts: &[&std::ffi::OsStr]) -> Vec<OsString> {
             parts.iter().map(|p| p.to_os_string()).collect()
         }

@@ -86,7 +86,7 @@ fn system_masks() -> impl Iterator<Item = (&'static str, Role)> {
 /// Kernel interfaces under the session's /proc kept read-only (bwrap's
 /// own cover list skips them when it is not root): all for a session that
 /// is root on host files, the first (/proc/sys) for every other.
-pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/acpi", "/proc/scsi"];
+pub(crate) const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/acpi", "/proc/scsi"];
 
 /// The per-interface sysctl tree an entry under /proc/sys/net lies in
 /// (`/proc/sys/net/ipv6/conf` for `.../conf/eth0/stable_secret`), when the
@@ -107,8 +107,8 @@ fn interface_tree(p: &Path) -> Option<&Path> {
 /// limits; the CPUs), its root-only entries masked; the rest of /sys is an
 /// empty private tmpfs. With `gpu`, also the device tree the
 /// drivers' libraries read (`SCAN_SYS_GPU`).
-pub const SCAN_SYS_KEPT: &[&str] = &["/sys/fs/cgroup", "/sys/devices/system/cpu"];
-pub const SCAN_SYS_GPU: &[&str] = &["/sys/devices", "/sys/bus", "/sys/class", "/sys/module"];
+pub(crate) const SCAN_SYS_KEPT: &[&str] = &["/sys/fs/cgroup", "/sys/devices/system/cpu"];
+pub(crate) const SCAN_SYS_GPU: &[&str] = &["/sys/devices", "/sys/bus", "/sys/class", "/sys/module"];
 
 /// System files that read as empty inside.
 pub const MASKED_ETC: &[&str] = &["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"];
@@ -189,8 +189,8 @@ pub const ENTRY_POINTS: &[&str] = &["claude", "codex", "pi", "agent-sandbox", "s
 pub const VENDOR_INSTALL_DIRS: &[&str] = &[".claude/local", ".local/share/claude"];
 
 /// GPU device nodes exposed by `gpu: true`.
-pub const GPU_DEVICE_PREFIXES: &[&str] = &["nvidia"];
-pub const GPU_DEVICE_DIRS: &[&str] = &["/dev/dri"];
+pub(crate) const GPU_DEVICE_PREFIXES: &[&str] = &["nvidia"];
+pub(crate) const GPU_DEVICE_DIRS: &[&str] = &["/dev/dri"];
 
 /// What bwrap gets on a descriptor: file contents it copies, or (`open`)
 /// a file or directory the executor opens for a `Mount::BindFd`.
@@ -499,7 +499,7 @@ impl Plan {
     /// where it is opened. bwrap finds such a source again by its path, which
     /// one of the executor's mounts may cover (a launcher under /tmp), so
     /// the executor stages them first (`hostview`).
-    pub fn dev_binds(&self) -> Vec<(usize, &OpenBeneath)> {
+    pub(crate) fn dev_binds(&self) -> Vec<(usize, &OpenBeneath)> {
         let in_dev = |dest: &Path| dest.starts_with("/dev");
         self.mounts
             .iter()
@@ -520,13 +520,13 @@ impl Plan {
 
     /// Whether the executor makes the whole view (`MountApi::Full`): the
     /// host's tree read-only in place, bwrap binding it as it is.
-    pub fn executor_view(&self) -> bool {
+    pub(crate) fn executor_view(&self) -> bool {
         self.premount == crate::sandbox::mountfd::MountApi::Full
     }
 
     /// The data files bwrap is given (those of mounts the executor makes
     /// itself are not: `premounts`); their descriptors stay closed.
-    pub fn data_for_bwrap(&self) -> Vec<bool> {
+    pub(crate) fn data_for_bwrap(&self) -> Vec<bool> {
         let premounts = self.premounts();
         let mut used = vec![false; self.data.len()];
         if let Some(u) = used.get_mut(0).filter(|_| self.data.first().is_some_and(|d| matches!(d.purpose, Purpose::Seccomp | Purpose::SeccompUnloaded))) {

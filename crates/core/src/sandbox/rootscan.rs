@@ -163,7 +163,7 @@ fn acl_at(dir: std::os::fd::RawFd, name: &std::ffi::OsStr) -> Option<Acl> {
 /// in its own network namespace (`own_netns`: the jail's), which show its
 /// namespace's values, not the host's, and whose per-interface entries do
 /// not exist there.
-pub fn kernel_root_only(sys_trees: &[PathBuf], own_netns: bool) -> Vec<(PathBuf, Kind)> {
+pub(crate) fn kernel_root_only(sys_trees: &[PathBuf], own_netns: bool) -> Vec<(PathBuf, Kind)> {
     let keep: [PathBuf; 0] = [];
     let mut walk = Walk { keep: &keep, home: Path::new("/nonexistent"), found: Vec::new(), seen: 0, buf: Vec::new(), acls: false };
     if let Ok(proc_) = nofollow::open_dir(Path::new("/proc")) {

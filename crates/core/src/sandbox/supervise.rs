@@ -23,7 +23,7 @@ extern "C" fn forward(sig: libc::c_int) {
 }
 
 /// The shell convention: the status, or 128+N after signal N.
-pub fn exit_code(status: WaitStatus) -> Option<i32> {
+pub(crate) fn exit_code(status: WaitStatus) -> Option<i32> {
     match status {
         WaitStatus::Exited(_, code) => Some(code),
         WaitStatus::Signaled(_, sig, _) => Some(128 + sig as i32),

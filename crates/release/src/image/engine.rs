@@ -41,8 +41,8 @@ impl Engine {
 pub struct Tools {
     pub engine: Engine,
     pub builder: PathBuf,
-    pub runner: Engine,
-    pub runner_path: PathBuf,
+    pub(crate) runner: Engine,
+    pub(crate) runner_path: PathBuf,
 }
 
 /// Picks the tools from the engines found (`found`: engine → its path in a

@@ -41,7 +41,7 @@ pub const JAIL_OFF: (&str, &str) = (crate::env_vars::EGRESS_JAIL.name, "0");
 /// The static binaries copied into the build context's `bin/`.
 pub const BINARIES: [&str; 2] = ["agent-sandbox", "sandbox-install"];
 /// Where `--extra-ca` lands in the context (bind-mounted by the npm step only).
-pub const EXTRA_CA: &str = "build/extra-ca.pem";
+pub(crate) const EXTRA_CA: &str = "build/extra-ca.pem";
 
 /// What the maintainer asked for, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +100,7 @@ fn check_tag(tag: &str) -> Result<(), ImageError> {
 
 /// The local name of one platform's image when several are built:
 /// `NAME:TAG-ARCH` (`NAME:latest-ARCH` for a name without a tag).
-pub fn variant_tag(tag: &str, arch: Arch) -> String {
+pub(crate) fn variant_tag(tag: &str, arch: Arch) -> String {
     let last = tag.rsplit('/').next().unwrap_or(tag);
     if last.contains(':') {
         format!("{tag}-{}", arch.oci())
@@ -116,7 +116,7 @@ pub struct Inputs {
     pub provenance: Provenance,
     /// The image definition folder and its regular files (relative paths).
     pub definition: PathBuf,
-    pub definition_files: Vec<PathBuf>,
+    pub(crate) definition_files: Vec<PathBuf>,
     /// Each platform's static binaries.
     pub bin_dirs: Vec<BinDir>,
     /// A private working folder (contexts, exports).
@@ -130,7 +130,7 @@ pub struct Inputs {
 
 /// One file of the build context.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ContextFile {
+pub(crate) struct ContextFile {
     /// Relative to the context folder.
     pub dest: PathBuf,
     pub source: PathBuf,
@@ -151,7 +151,7 @@ pub enum Check {
 #[serde(rename_all = "camelCase")]
 pub struct BuildPlan {
     pub engine: Engine,
-    pub runner: Engine,
+    pub(crate) runner: Engine,
     /// The requested image name (one platform: the image's own).
     pub tag: String,
     pub agents: Vec<&'static str>,
@@ -179,11 +179,11 @@ pub struct Variant {
     /// Its local name.
     pub tag: String,
     pub context: PathBuf,
-    pub context_files: Vec<ContextFile>,
+    pub(crate) context_files: Vec<ContextFile>,
     pub build: Vec<String>,
     /// Environment of the build command (`engine::build_env`).
     #[serde(serialize_with = "pairs_as_map")]
-    pub build_env: Vec<(String, String)>,
+    pub(crate) build_env: Vec<(String, String)>,
     pub inspect: Vec<String>,
     /// Starts the check container (root, as a devcontainer starts).
     pub start: Vec<String>,
@@ -191,7 +191,7 @@ pub struct Variant {
     /// (docker's check container loads it: `engine::docker_run_options`).
     pub seccomp_profile: PathBuf,
     /// Measures what the sandbox adds to the image (bubblewrap, passt, the binaries).
-    pub measure: Vec<String>,
+    pub(crate) measure: Vec<String>,
     /// The ownership audit (`audit`), as root.
     pub audit: Vec<String>,
     /// Native: the battery as root, then as the non-root user, in that container.
@@ -203,7 +203,7 @@ pub struct Variant {
 }
 
 /// Serialises `(key, value)` pairs as a JSON object, in their order.
-pub fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap as _;
     let mut m = s.serialize_map(Some(pairs.len()))?;
     for (k, v) in pairs {
@@ -214,7 +214,7 @@ pub fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> R
 
 /// Prints the installed size of bubblewrap and passt (KiB) and of the
 /// installed binaries (bytes), one `NAME SIZE UNIT` per line.
-pub const MEASURE_SCRIPT: &str = "dpkg-query -W -f '${Package} ${Installed-Size} KiB\\n' bubblewrap passt && \
+pub(crate) const MEASURE_SCRIPT: &str = "dpkg-query -W -f '${Package} ${Installed-Size} KiB\\n' bubblewrap passt && \
      stat -c '%n %s B' /usr/local/lib/agent-sandbox/bin/agent-sandbox /usr/local/lib/agent-sandbox/bin/sandbox-install";
 
 pub fn build_plan(req: &BuildRequest, inp: &Inputs) -> Result<BuildPlan, ImageError> {
@@ -349,7 +349,7 @@ pub struct PublishPlan {
 
 /// Refuses a publish with variants proven under emulation only, unless
 /// `allow_emulated` (see the module comment).
-pub fn check_publishable(build: &BuildPlan, native: Arch, allow_emulated: bool) -> Result<(), ImageError> {
+pub(crate) fn check_publishable(build: &BuildPlan, native: Arch, allow_emulated: bool) -> Result<(), ImageError> {
     let emulated: Vec<&str> = build.emulated().iter().map(|v| v.platform.as_str()).collect();
     if emulated.is_empty() || allow_emulated {
         return Ok(());
@@ -357,7 +357,7 @@ pub fn check_publishable(build: &BuildPlan, native: Arch, allow_emulated: bool) 
     Err(ImageError::EmulatedUnverified { platforms: emulated.join(", "), machine: native.platform() })
 }
 
-pub fn publish_plan(build: BuildPlan, inp: &Inputs, target: &Target, version: &Version, existing: &[String]) -> PublishPlan {
+pub(crate) fn publish_plan(build: BuildPlan, inp: &Inputs, target: &Target, version: &Version, existing: &[String]) -> PublishPlan {
     let exports = build
         .variants
         .iter()
@@ -400,7 +400,7 @@ pub fn index(images: &[(Arch, LocalImage)], annotations: Annotations) -> Index {
 /// The push: one image goes under the tags itself; several go by digest,
 /// then their index (annotated from `provenance`) under the tags.
 /// `files[i]` are item i's layers.
-pub fn push_plan(images: &[(Arch, LocalImage)], provenance: &Provenance, target: &Target, tags: &[String]) -> (PushPlan, Vec<Vec<FileBlob>>) {
+pub(crate) fn push_plan(images: &[(Arch, LocalImage)], provenance: &Provenance, target: &Target, tags: &[String]) -> (PushPlan, Vec<Vec<FileBlob>>) {
     let files: Vec<Vec<FileBlob>> = images.iter().map(|(_, i)| i.layers.clone()).collect();
     if let [(_, image)] = images {
         return (PushPlan { items: vec![image_item(image, target, tags)] }, files);

@@ -37,7 +37,7 @@ pub struct VariantReport {
     /// sandbox itself was not exercised).
     pub verified: bool,
     pub build_seconds: f64,
-    pub verify_seconds: f64,
+    pub(crate) verify_seconds: f64,
 }
 
 impl VariantReport {
@@ -79,7 +79,7 @@ pub struct BuildReport {
     /// Every variant was verified by sessions (none only emulated).
     pub sessions_verified: bool,
     pub build_seconds: f64,
-    pub verify_seconds: f64,
+    pub(crate) verify_seconds: f64,
 }
 
 impl BuildReport {
@@ -132,11 +132,11 @@ pub struct PublishReport {
     pub tags: Vec<String>,
     /// What the tags name: the index (several platforms) or the image.
     pub digest: Option<Digest>,
-    pub media_type: Option<String>,
+    pub(crate) media_type: Option<String>,
     /// Bytes a pull downloads (compressed layers and config; with several
     /// platforms, all of them).
     pub pushed_size: Option<u64>,
-    pub blobs_uploaded: usize,
+    pub(crate) blobs_uploaded: usize,
     pub platforms: Vec<PlatformReport>,
     #[serde(serialize_with = "plan::pairs_as_map")]
     pub labels: Vec<(String, String)>,

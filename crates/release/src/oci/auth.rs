@@ -60,7 +60,7 @@ pub struct Found {
 
 /// What one credential file says about a registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileLookup {
+pub(crate) enum FileLookup {
     Credential(Found),
     /// Ask `docker-credential-<helper> get`.
     Helper {
@@ -71,7 +71,7 @@ pub enum FileLookup {
 }
 
 /// The credential files to look at, in order (they need not exist).
-pub fn candidate_files(env: &Env) -> Vec<PathBuf> {
+pub(crate) fn candidate_files(env: &Env) -> Vec<PathBuf> {
     let mut files = Vec::new();
     if let Some(f) = env.get(REGISTRY_AUTH_FILE) {
         files.push(PathBuf::from(f));
@@ -107,7 +107,7 @@ fn normalise_key(key: &str) -> String {
 }
 
 /// Credentials from the environment variables (sources 1, 2 and 4).
-pub fn lookup_env(registry: &Registry, env: &Env) -> Option<Found> {
+pub(crate) fn lookup_env(registry: &Registry, env: &Env) -> Option<Found> {
     if let Some(token) = env.get(REGISTRY_TOKEN).filter(|t| !t.is_empty()) {
         return Some(Found { credential: Credential::Bearer(token.clone()), source: REGISTRY_TOKEN.into() });
     }
@@ -135,14 +135,14 @@ pub fn lookup_env(registry: &Registry, env: &Env) -> Option<Found> {
 }
 
 /// `GITHUB_TOKEN` for ghcr.io (source 4), after the files.
-pub fn lookup_github(registry: &Registry, env: &Env) -> Option<Found> {
+pub(crate) fn lookup_github(registry: &Registry, env: &Env) -> Option<Found> {
     let token = env.get(GITHUB_TOKEN).filter(|t| !t.is_empty())?;
     (registry.to_string() == "ghcr.io")
         .then(|| Found { credential: Credential::Basic { username: "USERNAME".into(), password: token.clone() }, source: GITHUB_TOKEN.into() })
 }
 
 /// What the credential file at `path` (with `contents`) says about `registry`.
-pub fn lookup_file(registry: &Registry, path: &Path, contents: &str) -> Result<FileLookup, OciError> {
+pub(crate) fn lookup_file(registry: &Registry, path: &Path, contents: &str) -> Result<FileLookup, OciError> {
     let bad = |why: String| OciError::CredentialFile { path: path.to_owned(), why };
     let doc: serde_json::Value = serde_json::from_str(contents).map_err(|e| bad(format!("not JSON ({e})")))?;
     let names = aliases(registry);
@@ -176,7 +176,7 @@ pub fn lookup_file(registry: &Registry, path: &Path, contents: &str) -> Result<F
 }
 
 /// Parses a credential helper's `get` answer.
-pub fn parse_helper_output(out: &str) -> Option<Credential> {
+pub(crate) fn parse_helper_output(out: &str) -> Option<Credential> {
     let v: serde_json::Value = serde_json::from_str(out).ok()?;
     let user = v.get("Username")?.as_str()?;
     let secret = v.get("Secret")?.as_str()?;

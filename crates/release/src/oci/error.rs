@@ -12,9 +12,6 @@ pub enum OciError {
     #[error("invalid repository path `{path}`: use lowercase letters, digits and `.`, `_`, `-` between them, components joined by `/` (e.g. `my-org/agent-sandbox`)")]
     InvalidRepository { path: String },
 
-    #[error("invalid tag `{tag}`: a tag is 1 to 128 characters of letters, digits, `_`, `.` and `-`, not starting with `.` or `-`")]
-    InvalidTag { tag: String },
-
     #[error("`{version}` is not a semantic version (MAJOR.MINOR.PATCH, optionally -PRERELEASE, without +BUILD); fix the \"version\" field")]
     InvalidVersion { version: String },
 

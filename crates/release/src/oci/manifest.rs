@@ -13,11 +13,11 @@ use super::digest::Digest;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// `application/vnd.oci.image.manifest.v1+json`.
-pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(crate) const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 /// `application/vnd.oci.image.index.v1+json`.
-pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub(crate) const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 /// The annotation naming a layer's file (`org.opencontainers.image.title`).
-pub const TITLE: &str = "org.opencontainers.image.title";
+pub(crate) const TITLE: &str = "org.opencontainers.image.title";
 
 /// Annotations, kept in the order they were added.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Serialize for Annotations {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Descriptor {
-    pub media_type: String,
+    pub(crate) media_type: String,
     pub digest: Digest,
     pub size: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,10 +72,10 @@ pub struct Descriptor {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
-    pub schema_version: u32,
-    pub media_type: String,
+    pub(crate) schema_version: u32,
+    pub(crate) media_type: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub artifact_type: Option<String>,
+    pub(crate) artifact_type: Option<String>,
     pub config: Descriptor,
     pub layers: Vec<Descriptor>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,7 +95,7 @@ pub struct Platform {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexEntry {
-    pub media_type: String,
+    pub(crate) media_type: String,
     pub digest: Digest,
     pub size: u64,
     pub platform: Platform,
@@ -105,8 +105,8 @@ pub struct IndexEntry {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Index {
-    pub schema_version: u32,
-    pub media_type: String,
+    pub(crate) schema_version: u32,
+    pub(crate) media_type: String,
     pub manifests: Vec<IndexEntry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
@@ -128,7 +128,7 @@ pub enum Document {
 }
 
 impl Document {
-    pub fn media_type(&self) -> &str {
+    pub(crate) fn media_type(&self) -> &str {
         match self {
             Document::Image(m) => &m.media_type,
             Document::Index(i) => &i.media_type,
@@ -147,7 +147,7 @@ impl Document {
 /// A blob to upload: its bytes and their digest.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Blob {
-    pub media_type: String,
+    pub(crate) media_type: String,
     pub digest: Digest,
     pub data: Vec<u8>,
 }
@@ -162,7 +162,7 @@ impl std::fmt::Debug for Blob {
 /// streamed to the registry, never held in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileBlob {
-    pub media_type: String,
+    pub(crate) media_type: String,
     pub digest: Digest,
     pub size: u64,
     pub path: std::path::PathBuf,
@@ -216,7 +216,7 @@ impl Artifact {
     }
 
     /// Seals an index.
-    pub fn from_index(index: Index) -> Self {
+    pub(crate) fn from_index(index: Index) -> Self {
         let document = Document::Index(index);
         let manifest_bytes = manifest_bytes(&document);
         Artifact { digest: Digest::of(&manifest_bytes), manifest: document, manifest_bytes, blobs: Vec::new() }

@@ -40,7 +40,7 @@ pub struct Pushed {
     pub tags: Vec<String>,
     /// Blobs uploaded (the others were already there).
     #[serde(rename = "blobsUploaded")]
-    pub blobs_uploaded: usize,
+    pub(crate) blobs_uploaded: usize,
 }
 
 /// Runs the plan against a registry (see the module comment for the order).
@@ -51,7 +51,7 @@ pub fn execute(api: &dyn RegistryApi, plan: &PushPlan) -> Result<Vec<Pushed>, Oc
 /// Like [`execute`], for items whose manifests also refer to blobs kept in
 /// files: `files[i]` belongs to `plan.items[i]` (missing: none) and is
 /// uploaded in phase 1, before the item's in-memory blobs.
-pub fn execute_with_files(api: &dyn RegistryApi, plan: &PushPlan, files: &[Vec<FileBlob>]) -> Result<Vec<Pushed>, OciError> {
+pub(crate) fn execute_with_files(api: &dyn RegistryApi, plan: &PushPlan, files: &[Vec<FileBlob>]) -> Result<Vec<Pushed>, OciError> {
     let mut uploaded = vec![0usize; plan.items.len()];
     for (i, item) in plan.items.iter().enumerate() {
         for blob in files.get(i).map(Vec::as_slice).unwrap_or_default() {

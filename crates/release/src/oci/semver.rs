@@ -56,7 +56,7 @@ pub enum TagSet {
 
 /// The tag set for publishing `version` into a repository that already has
 /// `existing` tags (any strings; those that are not versions are ignored).
-pub fn tag_set(version: &Version, existing: &[String]) -> TagSet {
+pub(crate) fn tag_set(version: &Version, existing: &[String]) -> TagSet {
     let full = version.to_string();
     if existing.contains(&full) {
         return TagSet::AlreadyPublished;

@@ -69,7 +69,7 @@ pub fn prepare(item: &mut Item, binaries: &[Binary]) {
 
 /// This project's feature must carry the crate's version: its binaries are
 /// this version.
-pub fn check_project_version(item: &Item) -> Result<(), PublishError> {
+pub(crate) fn check_project_version(item: &Item) -> Result<(), PublishError> {
     let crate_version = env!("CARGO_PKG_VERSION");
     if item.id == PROJECT_FEATURE_ID && item.version.to_string() != crate_version {
         return Err(PublishError::VersionMismatch { path: item.metadata_path(), feature: item.version.to_string(), crate_version: crate_version.into() });

@@ -21,11 +21,11 @@ const LAYER_MEDIA_TYPE: &str = "application/vnd.devcontainers.layer.v1+tar";
 const COLLECTION_MEDIA_TYPE: &str = "application/vnd.devcontainers.collection.layer.v1+json";
 const METADATA_ANNOTATION: &str = "dev.containers.metadata";
 const PACKAGE_TYPE_ANNOTATION: &str = "com.github.package.type";
-pub const COLLECTION_FILE: &str = "devcontainer-collection.json";
+pub(crate) const COLLECTION_FILE: &str = "devcontainer-collection.json";
 /// `sourceInformation.source` in the collection file.
 const SOURCE_NAME: &str = "agent-sandbox";
 /// The tar mtime when SOURCE_DATE_EPOCH is not set (2024-01-01T00:00:00Z).
-pub const DEFAULT_MTIME: u64 = 1_704_067_200;
+pub(crate) const DEFAULT_MTIME: u64 = 1_704_067_200;
 
 /// One packaged feature or template.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +33,7 @@ pub struct Packaged {
     pub id: String,
     pub version: crate::oci::semver::Version,
     pub metadata: Json,
-    pub archive_name: String,
+    pub(crate) archive_name: String,
     pub archive: Vec<u8>,
     /// The files in the archive (the staged folder).
     pub files: Vec<archive::FileEntry>,
@@ -78,7 +78,7 @@ fn on_ghcr(registry: &Registry) -> bool {
 }
 
 /// The artifact of one feature or template.
-pub fn item_artifact(kind: Kind, p: &Packaged, registry: &Registry) -> Artifact {
+pub(crate) fn item_artifact(kind: Kind, p: &Packaged, registry: &Registry) -> Artifact {
     let layer = Blob::new(LAYER_MEDIA_TYPE, p.archive.clone());
     let mut annotations = Annotations::new().with(METADATA_ANNOTATION, json::compact(&p.metadata));
     if on_ghcr(registry) {
@@ -88,7 +88,7 @@ pub fn item_artifact(kind: Kind, p: &Packaged, registry: &Registry) -> Artifact 
 }
 
 /// The collection artifact (`<namespace>:latest`).
-pub fn collection_artifact(pkg: &Package, registry: &Registry) -> Artifact {
+pub(crate) fn collection_artifact(pkg: &Package, registry: &Registry) -> Artifact {
     let layer = Blob::new(COLLECTION_MEDIA_TYPE, pkg.collection.as_bytes().to_vec());
     let annotations = on_ghcr(registry).then(|| Annotations::new().with(PACKAGE_TYPE_ANNOTATION, "devcontainer_collection"));
     Artifact::new(config_blob(), vec![(layer, Some(Annotations::new().with(TITLE, COLLECTION_FILE)))], annotations)

@@ -31,15 +31,15 @@ impl Kind {
         }
     }
     /// `devcontainer-feature.json` / `devcontainer-template.json`.
-    pub fn metadata_file(self) -> String {
+    pub(crate) fn metadata_file(self) -> String {
         format!("devcontainer-{}.json", self.word())
     }
     /// The archive's file name, as the CLI names it (a plain tar, despite `.tgz`).
-    pub fn archive_name(self, id: &str) -> String {
+    pub(crate) fn archive_name(self, id: &str) -> String {
         format!("devcontainer-{}-{id}.tgz", self.word())
     }
     /// The collection's list key: `features` / `templates`.
-    pub fn collection_key(self) -> &'static str {
+    pub(crate) fn collection_key(self) -> &'static str {
         match self {
             Kind::Feature => "features",
             Kind::Template => "templates",
@@ -62,7 +62,7 @@ pub struct Item {
 }
 
 impl Item {
-    pub fn metadata_path(&self) -> PathBuf {
+    pub(crate) fn metadata_path(&self) -> PathBuf {
         self.dir.join(self.kind.metadata_file())
     }
 

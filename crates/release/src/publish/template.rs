@@ -45,7 +45,7 @@ impl FeatureRewrite {
 /// A feature reference split as the Dev Containers CLI does: the resource
 /// (`registry/path`, lowercase) and its tag. `None` for local paths
 /// (`./x`) and references the CLI would reject.
-pub fn feature_resource(reference: &str) -> Option<(String, Option<String>)> {
+pub(crate) fn feature_resource(reference: &str) -> Option<(String, Option<String>)> {
     let r = reference.to_ascii_lowercase();
     if r.starts_with('.') {
         return None;

@@ -28,5 +28,5 @@ use crate::spec::Spec;
 pub struct Ctx {
     pub spec: Spec,
     /// Descriptors open when the probe started (before it opened any).
-    pub initial_fds: Vec<i32>,
+    pub(crate) initial_fds: Vec<i32>,
 }

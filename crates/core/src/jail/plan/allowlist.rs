@@ -25,7 +25,7 @@ pub struct Allowlist {
 impl Allowlist {
     /// From the configuration's (validated, normalised) entries; `None`
     /// when there are none: the allowlist is off.
-    pub fn from_entries(entries: &[String]) -> Option<Allowlist> {
+    pub(crate) fn from_entries(entries: &[String]) -> Option<Allowlist> {
         if entries.is_empty() {
             return None;
         }

@@ -292,7 +292,7 @@ pub struct Internet {
     /// The interface of the main table's default route — whose address
     /// and gateway pasta gives the jail — when the internet leaves by
     /// another (a rule sends the default traffic to a VPN's table).
-    pub not_first: Option<String>,
+    pub(crate) not_first: Option<String>,
 }
 
 impl Internet {

@@ -20,7 +20,7 @@ const TYPE_OPT: u16 = 41;
 const CLASS_IN: u16 = 1;
 /// RCODEs.
 const NXDOMAIN: u8 = 3;
-pub const SERVFAIL: u8 = 2;
+pub(crate) const SERVFAIL: u8 = 2;
 /// The longest CNAME chain followed.
 const MAX_CHAIN: usize = 16;
 const MAX_NAME: usize = 255;
@@ -53,7 +53,7 @@ pub struct Question {
     /// such a name can match allowDomains.
     pub plain: bool,
     pub qtype: u16,
-    pub qclass: u16,
+    pub(crate) qclass: u16,
 }
 
 /// A query the forwarder may pass on.
@@ -64,7 +64,7 @@ pub struct Query {
     /// Where the question ends (what a reply repeats).
     pub question_end: usize,
     /// The query carried an OPT record (EDNS): a refusal may too.
-    pub edns: bool,
+    pub(crate) edns: bool,
 }
 
 fn u16_at(m: &[u8], i: usize) -> Option<u16> {

@@ -75,24 +75,24 @@ use state::differ;
 pub use state::{ChainState, ElementState, RuleState, Ruleset, SetState, TableState};
 
 /// `NFPROTO_IPV4`: the table's family (IPv6 is off in the jail).
-pub const FAMILY_IPV4: u8 = 2;
-pub const TABLE: &str = "agent_sandbox";
-pub const CHAIN: &str = "egress";
+pub(crate) const FAMILY_IPV4: u8 = 2;
+pub(crate) const TABLE: &str = "agent_sandbox";
+pub(crate) const CHAIN: &str = "egress";
 /// The set of blocked destinations.
-pub const BLOCKED_SET: &str = "blocked";
+pub(crate) const BLOCKED_SET: &str = "blocked";
 /// What the filter refused: destination, protocol and port, a counter
 /// each (the end-of-session report, `plan/report.rs`).
-pub const SEEN_SET: &str = "seen";
+pub(crate) const SEEN_SET: &str = "seen";
 /// allowDomains: the addresses the jail's DNS forwarder resolved for an
 /// allowed name, each for its record's lifetime plus a grace.
-pub const ALLOWED_SET: &str = "allowed";
+pub(crate) const ALLOWED_SET: &str = "allowed";
 /// `NF_INET_LOCAL_OUT`: every locally generated IPv4 packet.
 const HOOK_OUTPUT: u32 = 3;
 /// `NF_IP_PRI_FILTER`.
 const PRIORITY_FILTER: i32 = 0;
 const CHAIN_TYPE: &str = "filter";
 pub(crate) const NF_ACCEPT: i32 = 1;
-pub const LOOPBACK: &str = "lo";
+pub(crate) const LOOPBACK: &str = "lo";
 /// `NFT_SET_INTERVAL`: the set holds ranges.
 const NFT_SET_INTERVAL: u32 = 0x4;
 /// `NFT_SET_TIMEOUT`: elements may expire.
@@ -104,16 +104,16 @@ const TYPE_IPV4_ADDR: u32 = 7;
 /// nft's `ipv4_addr . inet_proto . inet_service` (each type shifted in by
 /// 6 bits after the one before).
 const TYPE_ADDR_PROTO_PORT: u32 = (((TYPE_IPV4_ADDR << 6) | 12) << 6) | 13;
-pub const DNS_PORT: u16 = 53;
+pub(crate) const DNS_PORT: u16 = 53;
 /// How many refused destinations the report can name: a flood cannot grow
 /// the set (once full, what is refused is still rejected, not recorded).
-pub const SEEN_SIZE: u32 = 512;
+pub(crate) const SEEN_SIZE: u32 = 512;
 /// How long a refused destination stays in the set: what is left of it
 /// dates the first attempt (a session longer than this forgets the
 /// oldest).
-pub const SEEN_TIMEOUT_MS: u64 = 7 * 24 * 3600 * 1000;
+pub(crate) const SEEN_TIMEOUT_MS: u64 = 7 * 24 * 3600 * 1000;
 /// The most addresses allowed names can have resolved to at once.
-pub const ALLOWED_SIZE: u32 = 16384;
+pub(crate) const ALLOWED_SIZE: u32 = 16384;
 
 /// Which parts the filter has beyond the blocked set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +141,7 @@ pub struct FilterPlan {
 /// One nf_tables expression, as planned and as read back. Anything the
 /// jail does not plan is `Other` and never equals a planned expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Expr {
+pub(crate) enum Expr {
     Meta {
         key: u32,
         dreg: u32,
@@ -205,7 +205,7 @@ pub enum Expr {
 /// it for an allowed name (or a connection to it is under way): the
 /// blocked set is looked up first, so an allowed name resolving to an
 /// internal address opens nothing.
-pub fn filter_plan(net: &NetPlan, shape: Shape) -> FilterPlan {
+pub(crate) fn filter_plan(net: &NetPlan, shape: Shape) -> FilterPlan {
     let mut accept = BTreeSet::new();
     let mut drop = Vec::new();
     for r in &net.main {
@@ -278,18 +278,18 @@ fn set(name: &str, flags: u32, key_type: u32, key_len: u32) -> SetState {
     SetState { family: FAMILY_IPV4, table: TABLE.into(), name: name.into(), flags, key_type, key_len, timeout_ms: None, size: None, extra: Vec::new() }
 }
 
-pub fn blocked_set() -> SetState {
+pub(crate) fn blocked_set() -> SetState {
     set(BLOCKED_SET, NFT_SET_INTERVAL, TYPE_IPV4_ADDR, 4)
 }
 
 /// Keys: the address, the protocol and the port, each in a 32-bit
 /// register of its own (12 bytes).
-pub fn seen_set() -> SetState {
+pub(crate) fn seen_set() -> SetState {
     SetState { timeout_ms: Some(SEEN_TIMEOUT_MS), size: Some(SEEN_SIZE), ..set(SEEN_SET, NFT_SET_TIMEOUT | NFT_SET_EVAL, TYPE_ADDR_PROTO_PORT, 12) }
 }
 
 /// Elements come from the forwarder, each with its own lifetime.
-pub fn allowed_set() -> SetState {
+pub(crate) fn allowed_set() -> SetState {
     SetState { size: Some(ALLOWED_SIZE), ..set(ALLOWED_SET, NFT_SET_TIMEOUT, TYPE_IPV4_ADDR, 4) }
 }
 
@@ -369,14 +369,14 @@ pub fn compare(plan: &FilterPlan, actual: &Ruleset) -> Vec<String> {
 /// the elements of the ranges a new range covers go, the new range's come
 /// (adding first would overlap them; removing alone would open them).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SetChange {
+pub(crate) struct SetChange {
     pub remove: Vec<ElementState>,
     pub add: Vec<ElementState>,
 }
 
 /// The changes that turn the blocked set holding `from` into one holding
 /// `to`, which covers every range of `from` (the jail's set only grows).
-pub fn set_changes(from: &[(Ipv4Addr, Ipv4Addr)], to: &[(Ipv4Addr, Ipv4Addr)]) -> Vec<SetChange> {
+pub(crate) fn set_changes(from: &[(Ipv4Addr, Ipv4Addr)], to: &[(Ipv4Addr, Ipv4Addr)]) -> Vec<SetChange> {
     let set = blocked_set();
     let old: BTreeSet<_> = from.iter().copied().collect();
     to.iter()
@@ -392,7 +392,7 @@ pub fn set_changes(from: &[(Ipv4Addr, Ipv4Addr)], to: &[(Ipv4Addr, Ipv4Addr)]) -
 
 /// The ranges the jail's blocked set holds in `state` (its start elements,
 /// each up to the next end element or the end of the address space).
-pub fn ranges_of(state: &Ruleset) -> Vec<(Ipv4Addr, Ipv4Addr)> {
+pub(crate) fn ranges_of(state: &Ruleset) -> Vec<(Ipv4Addr, Ipv4Addr)> {
     let mut elems: Vec<(u32, bool)> = state
         .elements
         .iter()

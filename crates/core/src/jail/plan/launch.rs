@@ -62,7 +62,7 @@ pub struct JailPlan {
     pub uid_map: String,
     pub gid_map: String,
     /// How long pasta may take to configure the namespace.
-    pub setup_timeout: Duration,
+    pub(crate) setup_timeout: Duration,
     /// The second layer (`filter.rs`). Always true from [`plan`]; only
     /// weakened-plan tests (`verify --weaken jail-filter`) switch it off
     /// to show the checks that prove it fail without it.
@@ -102,7 +102,7 @@ pub const DNS_GRACE: Duration = Duration::from_secs(300);
 
 impl JailPlan {
     /// The launch inputs of the route plan.
-    pub fn route_inputs(&self) -> PlanInputs {
+    pub(crate) fn route_inputs(&self) -> PlanInputs {
         PlanInputs {
             forwarder: self.forwarder,
             allow_ip: self.allow_ip.clone(),
@@ -111,12 +111,12 @@ impl JailPlan {
         }
     }
 
-    pub fn has_relays(&self) -> bool {
+    pub(crate) fn has_relays(&self) -> bool {
         !self.local_ports.is_empty() || !self.callback_ports.is_empty()
     }
 
     /// The packet filter's parts, or `None` without one.
-    pub fn filter_shape(&self) -> Option<Shape> {
+    pub(crate) fn filter_shape(&self) -> Option<Shape> {
         self.packet_filter.then(|| Shape { report: self.report, allowlist: self.allowlist.is_some() && self.enforce_allowlist })
     }
 }

@@ -171,7 +171,7 @@ fn message(out: &mut Vec<u8>, m: &Msg, seq: u32) {
 
 /// What a transaction does with elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ElemOp {
+pub(crate) enum ElemOp {
     /// Add; one already there is an error (EEXIST).
     Add,
     /// Add; one already there stays as it is.
@@ -180,7 +180,7 @@ pub enum ElemOp {
 }
 
 /// One object a transaction creates (or, for elements, removes).
-pub enum Obj<'a> {
+pub(crate) enum Obj<'a> {
     Table(&'a TableState),
     Chain(&'a ChainState),
     Set(&'a SetState),
@@ -190,13 +190,13 @@ pub enum Obj<'a> {
 
 /// Elements per message: their list is one attribute, whose length is 16
 /// bits.
-pub const ELEMENTS_PER_MESSAGE: usize = 1000;
+pub(crate) const ELEMENTS_PER_MESSAGE: usize = 1000;
 
 /// One transaction of `objs`, in order: all of it or nothing. Every object
 /// message asks for an acknowledgement; the sequence numbers are
 /// `seq + 1 ..= seq + n` (the batch's own begin and end use `seq` and
 /// `seq + n + 1`). Returns the bytes and `n`.
-pub fn batch(objs: &[Obj<'_>], seq: u32) -> (Vec<u8>, u32) {
+pub(crate) fn batch(objs: &[Obj<'_>], seq: u32) -> (Vec<u8>, u32) {
     let create = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
     let mut msgs = Vec::new();
     for o in objs {
@@ -235,9 +235,10 @@ pub fn batch(objs: &[Obj<'_>], seq: u32) -> (Vec<u8>, u32) {
     (out, n)
 }
 
+#[cfg(test)]
 /// The transaction creating `table`, its base `chain` (if any) and `rules`
 /// in order (see [`batch`]).
-pub fn create_batch(table: &TableState, chain: Option<&ChainState>, rules: &[RuleState], seq: u32) -> (Vec<u8>, u32) {
+pub(crate) fn create_batch(table: &TableState, chain: Option<&ChainState>, rules: &[RuleState], seq: u32) -> (Vec<u8>, u32) {
     let mut objs = vec![Obj::Table(table)];
     objs.extend(chain.map(Obj::Chain));
     objs.extend(rules.iter().map(Obj::Rule));
@@ -314,14 +315,14 @@ fn element_attrs(set: &SetState, elements: &[ElementState]) -> Vec<u8> {
 
 /// What to dump: every object of a kind, of every family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dump {
+pub(crate) enum Dump {
     Tables,
     Chains,
     Sets,
     Rules,
 }
 
-pub fn dump_request(what: Dump, seq: u32) -> Vec<u8> {
+pub(crate) fn dump_request(what: Dump, seq: u32) -> Vec<u8> {
     let kind = match what {
         Dump::Tables => NFT_MSG_GETTABLE,
         Dump::Chains => NFT_MSG_GETCHAIN,
@@ -334,7 +335,7 @@ pub fn dump_request(what: Dump, seq: u32) -> Vec<u8> {
 }
 
 /// A dump of one set's elements (the kernel lists elements per set).
-pub fn elements_request(set: &SetState, seq: u32) -> Vec<u8> {
+pub(crate) fn elements_request(set: &SetState, seq: u32) -> Vec<u8> {
     let mut a = Vec::new();
     attr(&mut a, NFTA_SET_ELEM_LIST_TABLE, &strz(&set.table));
     attr(&mut a, NFTA_SET_ELEM_LIST_SET, &strz(&set.name));
@@ -345,7 +346,7 @@ pub fn elements_request(set: &SetState, seq: u32) -> Vec<u8> {
 
 /// One message of a reply.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// An acknowledgement (0) or an error (a negative errno) for `seq`.
     Ack {
         seq: u32,
@@ -366,7 +367,7 @@ pub enum Reply {
 }
 
 /// Splits a buffer of netlink messages and decodes each.
-pub fn parse_replies(buf: &[u8]) -> Result<Vec<Reply>, String> {
+pub(crate) fn parse_replies(buf: &[u8]) -> Result<Vec<Reply>, String> {
     let mut out = Vec::new();
     let mut rest = buf;
     while rest.len() >= NLMSG_HDRLEN {

@@ -26,7 +26,7 @@ pub struct Refused {
     /// each; every datagram counts).
     pub count: u64,
     /// How long before the dump the first was refused.
-    pub age_ms: u64,
+    pub(crate) age_ms: u64,
 }
 
 /// One name the forwarder refused (not in allowDomains).
@@ -34,7 +34,7 @@ pub struct Refused {
 pub struct RefusedName {
     pub name: String,
     pub count: u64,
-    pub age_ms: u64,
+    pub(crate) age_ms: u64,
 }
 
 /// The forwarder's side of the report.
@@ -45,7 +45,7 @@ pub struct NameTally {
     pub more: u64,
     /// Lookups of allowed names that failed because the allowed set was
     /// full (answered SERVFAIL).
-    pub set_full: u64,
+    pub(crate) set_full: u64,
 }
 
 /// Everything refused in one session.
@@ -53,7 +53,7 @@ pub struct NameTally {
 pub struct JailReport {
     pub refused: Vec<Refused>,
     /// The set was full: more was refused than it lists.
-    pub refused_full: bool,
+    pub(crate) refused_full: bool,
     pub names: NameTally,
     /// The filter recorded nothing (no report set, or it could not be
     /// read): why.
@@ -62,7 +62,7 @@ pub struct JailReport {
 
 /// The refused destinations the `seen` set's elements hold, most often
 /// refused first.
-pub fn refused_from(elements: &[ElementState]) -> Vec<Refused> {
+pub(crate) fn refused_from(elements: &[ElementState]) -> Vec<Refused> {
     let mut out: Vec<Refused> = elements
         .iter()
         .filter_map(|e| {
@@ -202,14 +202,14 @@ pub fn rfc3339(ms: u64) -> String {
 /// `NAMES_KEPT` distinct names are kept with their count and first time
 /// (milliseconds on the forwarder's clock); later names only count.
 #[derive(Clone, Debug, Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     names: BTreeMap<String, (u64, u64)>,
     more: u64,
     set_full: u64,
 }
 
 impl Tally {
-    pub fn refused(&mut self, name: &str, now_ms: u64) {
+    pub(crate) fn refused(&mut self, name: &str, now_ms: u64) {
         if let Some((n, _)) = self.names.get_mut(name) {
             *n += 1;
         } else if self.names.len() < NAMES_KEPT {
@@ -219,12 +219,12 @@ impl Tally {
         }
     }
 
-    pub fn set_full(&mut self) {
+    pub(crate) fn set_full(&mut self) {
         self.set_full += 1;
     }
 
     /// The tally as of `now_ms`.
-    pub fn at(&self, now_ms: u64) -> NameTally {
+    pub(crate) fn at(&self, now_ms: u64) -> NameTally {
         NameTally {
             names: self
                 .names

@@ -114,7 +114,7 @@ impl Route {
     }
 
     /// Installing this route needs the gateway route first.
-    pub fn needs_gateway(&self) -> bool {
+    pub(crate) fn needs_gateway(&self) -> bool {
         self.gateway.is_some()
     }
 }
@@ -213,11 +213,11 @@ pub struct Snapshot {
     pub links: Vec<String>,
     pub addrs: Vec<IfAddr>,
     /// IPv6 addresses, described (the plan expects none).
-    pub addrs6: Vec<String>,
+    pub(crate) addrs6: Vec<String>,
     /// IPv4 routes of every table.
     pub routes: Vec<Route>,
     /// IPv6 routes of every table, described (the plan expects none).
-    pub routes6: Vec<String>,
+    pub(crate) routes6: Vec<String>,
     pub rules: Vec<Rule>,
 }
 
@@ -269,7 +269,7 @@ pub struct NetPlan {
     pub local: Vec<Route>,
     /// Local-table entries some kernel versions add and others do not
     /// (the broadcast route of a network address); allowed, not required.
-    pub local_optional: Vec<Route>,
+    pub(crate) local_optional: Vec<Route>,
     pub rules: Vec<Rule>,
     pub addrs: Vec<IfAddr>,
     pub links: Vec<String>,

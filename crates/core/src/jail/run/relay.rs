@@ -27,8 +27,8 @@ pub(crate) struct Relay {
 
 /// What the relay needs: the jail's namespaces and the ports.
 pub(crate) struct RelaySpec<'a> {
-    pub ns_user: &'a OwnedFd,
-    pub ns_net: &'a OwnedFd,
+    pub(crate) ns_user: &'a OwnedFd,
+    pub(crate) ns_net: &'a OwnedFd,
     pub local_ports: &'a [u16],
     pub callback_ports: &'a [u16],
 }

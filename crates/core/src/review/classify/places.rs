@@ -14,10 +14,10 @@ pub(crate) struct Facts {
     /// or `pyvenv.cfg`.
     pub venvs: BTreeSet<String>,
     /// Directories holding a `Cargo.toml` (their `target/` is a build cache).
-    pub cargo_dirs: BTreeSet<String>,
+    pub(crate) cargo_dirs: BTreeSet<String>,
     /// Directories holding a `build.sbt` (their `project/` is sbt's own
     /// build, compiled and run by sbt).
-    pub sbt_dirs: BTreeSet<String>,
+    pub(crate) sbt_dirs: BTreeSet<String>,
 }
 
 fn split(key: &str) -> (&str, &str) {

@@ -6,13 +6,13 @@
 //! x86_64 architecture); on aarch64 hosts 32-bit arm programs run too.
 
 /// The x32 calls share the x86_64 audit architecture; this bit marks them.
-pub const X32_BIT: u32 = 0x4000_0000;
+pub(crate) const X32_BIT: u32 = 0x4000_0000;
 
 /// `AUDIT_ARCH_*` values from <linux/audit.h>.
 pub const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
-pub const AUDIT_ARCH_I386: u32 = 0x4000_0003;
-pub const AUDIT_ARCH_AARCH64: u32 = 0xC000_00B7;
-pub const AUDIT_ARCH_ARM: u32 = 0x4000_0028;
+pub(crate) const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+pub(crate) const AUDIT_ARCH_AARCH64: u32 = 0xC000_00B7;
+pub(crate) const AUDIT_ARCH_ARM: u32 = 0x4000_0028;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Abi {
@@ -32,7 +32,7 @@ impl Abi {
         self as usize
     }
 
-    pub const fn audit_arch(self) -> u32 {
+    pub(crate) const fn audit_arch(self) -> u32 {
         match self {
             Abi::X86_64 | Abi::X32 => AUDIT_ARCH_X86_64,
             Abi::I386 => AUDIT_ARCH_I386,

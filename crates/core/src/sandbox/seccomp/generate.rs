@@ -25,7 +25,7 @@ use super::bpf::{off_arg_lo, Asm, Insn, Label, OFF_ARCH, OFF_NR, RET_ALLOW, RET_
 use super::table::{Action, Row, Rule};
 
 /// What a calling process of an unknown architecture gets.
-pub const UNKNOWN_ABI: u32 = RET_ERRNO | libc::EPERM as u32;
+pub(crate) const UNKNOWN_ABI: u32 = RET_ERRNO | libc::EPERM as u32;
 
 /// Leaves of the search tree hold at most this many numbers.
 const LEAF: usize = 3;

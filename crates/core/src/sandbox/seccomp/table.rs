@@ -20,7 +20,7 @@
 use super::abi::Abi;
 
 /// "This ABI has no such call."
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 pub const EPERM: u16 = libc::EPERM as u16;
 pub const ENOSYS: u16 = libc::ENOSYS as u16;
@@ -38,7 +38,7 @@ pub const ALLOWED_FAMILIES: &[u32] = &[libc::AF_UNIX as u32, libc::AF_INET as u3
 /// the 0xffffffff query), each also with ADDR_NO_RANDOMIZE (gdb, `setarch
 /// -R`). Refused: READ_IMPLIES_EXEC, MMAP_PAGE_ZERO and the other flags
 /// that weaken memory protections.
-pub const ALLOWED_PERSONALITIES: &[u32] = &[0, 0x8, 0x2_0000, 0x2_0008, 0x4_0000, 0x4_0008, 0x6_0000, 0x6_0008, 0xffff_ffff];
+pub(crate) const ALLOWED_PERSONALITIES: &[u32] = &[0, 0x8, 0x2_0000, 0x2_0008, 0x4_0000, 0x4_0008, 0x6_0000, 0x6_0008, 0xffff_ffff];
 
 /// S_ISUID | S_ISGID: the mode bits no session may set (a file left with
 /// them runs with its owner's or group's ids for whoever starts it later,

@@ -68,7 +68,7 @@ pub(crate) struct BuildFlags {
     /// Verify with the egress jail switched off (AGENT_SANDBOX_EGRESS_JAIL=0);
     /// only for a build whose jail cannot run. Reports say so.
     #[arg(long)]
-    pub verify_without_jail: bool,
+    pub(crate) verify_without_jail: bool,
     /// The source revision for the label (default: the definition's git
     /// commit, with -dirty for uncommitted changes).
     #[arg(long, value_name = "REV")]
@@ -111,7 +111,7 @@ pub(crate) struct ImagePublishArgs {
     /// checked with doctor and their installed files, not the verify
     /// battery. Without it such a publish is refused.
     #[arg(long)]
-    pub allow_emulated: bool,
+    pub(crate) allow_emulated: bool,
 }
 
 fn request(f: &BuildFlags, platforms: Option<&str>) -> anyhow::Result<(BuildRequest, exec::Sources)> {

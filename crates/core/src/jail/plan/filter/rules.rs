@@ -194,7 +194,7 @@ fn service_of(exprs: &[Expr]) -> Option<Match> {
 impl FilterRule {
     /// The rule's expressions: load a field into register 1, compare (or
     /// look it up in a set), and so on; the verdict last.
-    pub fn exprs(&self) -> Vec<Expr> {
+    pub(crate) fn exprs(&self) -> Vec<Expr> {
         let mut v = self.what.exprs();
         v.extend(self.verdict.exprs());
         v

@@ -40,10 +40,10 @@ pub struct SetState {
     pub table: String,
     pub name: String,
     pub flags: u32,
-    pub key_type: u32,
-    pub key_len: u32,
+    pub(crate) key_type: u32,
+    pub(crate) key_len: u32,
     /// The elements' default lifetime (a set with the timeout flag).
-    pub timeout_ms: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
     /// The most elements the set holds (a dynamic set's bound).
     pub size: Option<u32>,
     /// What the jail does not plan (a map's data, expressions).
@@ -61,9 +61,9 @@ pub struct ElementState {
     pub key: Vec<u8>,
     pub end: bool,
     /// The element's own lifetime (sent when adding; reported back).
-    pub timeout_ms: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
     /// Reported only: what is left of its lifetime.
-    pub expires_ms: Option<u64>,
+    pub(crate) expires_ms: Option<u64>,
     /// Reported only: the packets its counter counted.
     pub packets: Option<u64>,
     /// Anything else the kernel reported about the element.
@@ -92,14 +92,14 @@ pub struct RuleState {
     pub family: u8,
     pub table: String,
     pub chain: String,
-    pub exprs: Vec<Expr>,
+    pub(crate) exprs: Vec<Expr>,
 }
 
 /// Every nf_tables object of the namespace (rules in evaluation order).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ruleset {
     pub tables: Vec<TableState>,
-    pub chains: Vec<ChainState>,
+    pub(crate) chains: Vec<ChainState>,
     pub sets: Vec<SetState>,
     pub elements: Vec<ElementState>,
     pub rules: Vec<RuleState>,
