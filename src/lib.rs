@@ -3,7 +3,8 @@
 //! the binaries (`cli`) and the integration suite use; what each holds is
 //! said in its own lib.rs.
 
-pub use agent_sandbox_core::{agents, arch, config, container_seccomp, install, jail, launch, layout, review, sandbox, sysbin};
+pub use agent_sandbox_core::{agents, arch, config, container_seccomp, jail, launch, layout, review, sandbox, sysbin};
 pub use agent_sandbox_doctor as doctor;
+pub use agent_sandbox_install as install;
 pub use agent_sandbox_sys::{child, confinement, env_vars, finding, fixes, idmap, jsonc, nofollow, out, outln, output, resident, terminal};
 pub use agent_sandbox_verify as verify;

@@ -9,7 +9,7 @@
 use std::path::{Component, Path, PathBuf};
 
 /// The product's own directory (root-owned, 0755).
-pub(crate) const LIB_DIR: &str = "/usr/local/lib/agent-sandbox";
+pub const LIB_DIR: &str = "/usr/local/lib/agent-sandbox";
 /// The binaries and the shims. Login and interactive shells get it first on
 /// PATH (see `PROFILE_SCRIPT`); the launcher's entry-point guard treats the
 /// directory of its own executable as the shim directory.
@@ -26,37 +26,37 @@ pub const EXEC_LINK_DIR: &str = "/usr/local/sbin";
 
 /// Login shells (sh, bash, dash) run /etc/profile.d/*.sh; the snippet puts
 /// the shim directory first and system directories before everything else.
-pub(crate) const PROFILE_DIR: &str = "/etc/profile.d";
-pub(crate) const PROFILE_SCRIPT: &str = "/etc/profile.d/agent-sandbox.sh";
+pub const PROFILE_DIR: &str = "/etc/profile.d";
+pub const PROFILE_SCRIPT: &str = "/etc/profile.d/agent-sandbox.sh";
 /// Interactive non-login bash reads this; a managed block sources the snippet.
-pub(crate) const BASH_RC: &str = "/etc/bash.bashrc";
+pub const BASH_RC: &str = "/etc/bash.bashrc";
 /// Interactive zsh reads this (only touched when it exists).
-pub(crate) const ZSH_RC: &str = "/etc/zsh/zshrc";
+pub const ZSH_RC: &str = "/etc/zsh/zshrc";
 
-pub(crate) const CONFIG_DIR: &str = "/etc/agent-sandbox";
-pub(crate) const CONFIG_FILE: &str = crate::config::DEFAULT_CONFIG_PATH;
+pub const CONFIG_DIR: &str = "/etc/agent-sandbox";
+pub const CONFIG_FILE: &str = crate::config::DEFAULT_CONFIG_PATH;
 
 /// Claude Code's managed settings (highest precedence, Linux location).
-pub(crate) const CLAUDE_DIR: &str = "/etc/claude-code";
-pub(crate) const CLAUDE_MANAGED: &str = "/etc/claude-code/managed-settings.json";
+pub const CLAUDE_DIR: &str = "/etc/claude-code";
+pub const CLAUDE_MANAGED: &str = "/etc/claude-code/managed-settings.json";
 /// Codex's system configuration layer.
-pub(crate) const CODEX_DIR: &str = "/etc/codex";
-pub(crate) const CODEX_SYSTEM: &str = "/etc/codex/config.toml";
+pub const CODEX_DIR: &str = "/etc/codex";
+pub const CODEX_SYSTEM: &str = "/etc/codex/config.toml";
 
 /// The installer's own state: the manifest and backups of replaced files.
-pub(crate) const STATE_DIR: &str = "/var/lib/agent-sandbox";
+pub const STATE_DIR: &str = "/var/lib/agent-sandbox";
 pub const MANIFEST: &str = "/var/lib/agent-sandbox/install-manifest.json";
-pub(crate) const BACKUP_DIR: &str = "/var/lib/agent-sandbox/backup";
+pub const BACKUP_DIR: &str = "/var/lib/agent-sandbox/backup";
 
 /// The commands placed in the shim directory and linked from EXEC_LINK_DIR.
-pub(crate) const LINKED_COMMANDS: &[&str] = &["agent-sandbox", "sandbox-install"];
+pub const LINKED_COMMANDS: &[&str] = &["agent-sandbox", "sandbox-install"];
 
 /// System directories: these must come before any venv or user-writable
 /// directory on PATH (only the shim directory goes before them).
 pub const SYSTEM_PATH_DIRS: &[&str] = &["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"];
 
 /// Where the backup of `path` is kept.
-pub(crate) fn backup_for(path: &Path) -> PathBuf {
+pub fn backup_for(path: &Path) -> PathBuf {
     Path::new(BACKUP_DIR).join(relative(path))
 }
 

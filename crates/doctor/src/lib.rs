@@ -20,7 +20,8 @@
 //! `Finding` and `Severity` live in `crate::finding`, shared with it.
 
 // The crates below, under the names this crate has always used.
-use agent_sandbox_core::{agents, arch, config, install, jail, layout, sandbox, sysbin};
+use agent_sandbox_core::{agents, arch, config, jail, layout, sandbox, sysbin};
+use agent_sandbox_install as install;
 use agent_sandbox_sys::{child, confinement, env_vars, finding, fixes, idmap, jsonc};
 
 mod boundary;

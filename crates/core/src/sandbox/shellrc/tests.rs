@@ -85,16 +85,6 @@ fn what_cannot_be_followed_is_listed() {
 }
 
 #[test]
-fn the_installers_own_snippet_and_debians_profile_add_no_noise() {
-    let own = crate::install::content::profile_script();
-    let etc_profile = "if [ \"$(id -u)\" -eq 0 ]; then\n  PATH=\"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\nelse\n  PATH=\"/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games\"\nfi\nexport PATH\n\
-        if [ -d /etc/profile.d ]; then\n  for i in /etc/profile.d/*.sh; do\n    if [ -r $i ]; then\n      . $i\n    fi\n  done\n  unset i\nfi\n";
-    let s = read(&[(crate::layout::PROFILE_SCRIPT, own.as_str()), ("/etc/profile", etc_profile)]);
-    assert!(s.unfollowed.is_empty(), "{:?}", s.unfollowed);
-    assert_eq!(dirs(&s), vec!["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"]);
-}
-
-#[test]
 fn a_fifo_or_a_huge_file_is_not_read() {
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("fifo");

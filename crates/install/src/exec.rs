@@ -266,7 +266,7 @@ mod tests {
             let (stop, dir) = (stop.clone(), dir.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    if crate::install::rename_exchange(&dir.join(".bashrc"), &dir.join("swap")).is_err() {
+                    if crate::rename_exchange(&dir.join(".bashrc"), &dir.join("swap")).is_err() {
                         break;
                     }
                 }

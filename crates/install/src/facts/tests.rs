@@ -22,7 +22,7 @@ fn a_file_swapped_for_a_symlink_is_never_read_through() {
         std::thread::spawn(move || {
             let mut swaps = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                if crate::install::rename_exchange(&dir.join(".bashrc"), &dir.join("swap")).is_err() {
+                if crate::rename_exchange(&dir.join(".bashrc"), &dir.join("swap")).is_err() {
                     break;
                 }
                 swaps += 1;

@@ -167,3 +167,18 @@ fn profile_script_keeps_user_writable_directories_off_roots_path() {
 fn hashes_are_sha256() {
     assert_eq!(hash(b""), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
+
+/// The launcher reads the shells' start-up files for PATH entries
+/// (`sandbox::shellrc`): the snippet this installer writes, with Debian's
+/// /etc/profile, gives it nothing it cannot follow.
+#[test]
+fn the_installers_own_snippet_and_debians_profile_add_no_noise() {
+    let own = super::profile_script();
+    let etc_profile = "if [ \"$(id -u)\" -eq 0 ]; then\n  PATH=\"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\nelse\n  PATH=\"/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games\"\nfi\nexport PATH\n\
+        if [ -d /etc/profile.d ]; then\n  for i in /etc/profile.d/*.sh; do\n    if [ -r $i ]; then\n      . $i\n    fi\n  done\n  unset i\nfi\n";
+    let files = [(std::path::PathBuf::from(crate::layout::PROFILE_SCRIPT), own), ("/etc/profile".into(), etc_profile.to_string())];
+    let s = agent_sandbox_core::sandbox::shellrc::parse(&files, std::path::Path::new("/home/u"), &|_| None);
+    assert!(s.unfollowed.is_empty(), "{:?}", s.unfollowed);
+    let dirs: Vec<&str> = s.dirs.iter().map(|(d, _)| d.to_str().unwrap()).collect();
+    assert_eq!(dirs, vec!["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/games", "/usr/games"]);
+}

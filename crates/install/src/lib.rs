@@ -15,6 +15,14 @@
 //!
 //! - `crate::layout`: every path; `content`: every generated text; `users`:
 //!   the remote user; `packages`: the package managers; `render`: output.
+//!
+//! Its own crate above the launcher's (it reads the layout, the agents and
+//! the configuration's defaults; nothing the launch does uses it), beside
+//! doctor, which reads what it installed.
+
+// The crates below, under the names this crate has always used.
+use agent_sandbox_core::{agents, config, layout, sysbin};
+use agent_sandbox_sys::{env_vars, finding};
 
 pub mod content;
 mod error;

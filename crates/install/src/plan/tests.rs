@@ -4,8 +4,8 @@
 //! uninstall brings every path back to what it was.
 
 use super::*;
-use crate::install::facts::Source;
-use crate::install::packages::PackageFacts;
+use crate::facts::Source;
+use crate::packages::PackageFacts;
 use std::collections::BTreeMap;
 
 fn dir() -> Observed {
@@ -130,7 +130,7 @@ fn round_trip(mut facts: Facts, r: &Request) -> InstallPlan {
 }
 
 fn actions(p: &InstallPlan) -> Vec<String> {
-    p.steps.iter().map(crate::install::render::step).collect()
+    p.steps.iter().map(crate::render::step).collect()
 }
 
 #[test]
