@@ -114,7 +114,7 @@ impl Report {
             self.count(Kind::Probe, Status::Pass),
             self.count(Kind::Probe, Status::Fail),
             skipped,
-            if skipped > 0 { " (the egress jail is off)" } else { "" },
+            self.skip_reasons(skipped),
         ));
         let degraded: Vec<String> = self.rows.iter().filter(|r| r.outcome.status == Status::Degraded).map(|r| r.check.number.to_string()).collect();
         if !degraded.is_empty() {
@@ -129,6 +129,21 @@ impl Report {
             ));
         }
         s
+    }
+
+    /// Why checks were skipped, for the summary: the jail being off, or
+    /// with it on, what each skip said (allowDomains not set).
+    fn skip_reasons(&self, skipped: usize) -> String {
+        if skipped == 0 {
+            return String::new();
+        }
+        if !self.jail {
+            return " (the egress jail is off)".into();
+        }
+        let mut why: Vec<&str> = self.rows.iter().filter(|r| r.outcome.status == Status::Skip).filter_map(|r| r.outcome.detail.as_deref()).collect();
+        why.sort();
+        why.dedup();
+        format!(" ({})", why.join("; "))
     }
 
     pub fn json(&self) -> serde_json::Value {
@@ -230,6 +245,29 @@ mod tests {
         r.jail = true;
         r.jail_off_allowed = false;
         assert_eq!(r.failures(), 0, "the jail on: nothing to allow");
+    }
+
+    /// With the jail on, a skip is not blamed on the jail: the summary
+    /// says what the skipped checks said.
+    #[test]
+    fn skips_with_the_jail_on_give_their_own_reason() {
+        let mut results: BTreeMap<u16, Outcome> = CHECKS.iter().map(|c| (c.number, Outcome::pass())).collect();
+        for n in [95, 96] {
+            results.insert(n, Outcome::skip("allowDomains is not set"));
+        }
+        let r = Report {
+            agent: "claude".into(),
+            jail: true,
+            session: "s".into(),
+            weakened: vec![],
+            rows: Report::assemble(results, "x"),
+            error: None,
+            jail_off_allowed: false,
+        };
+        let text = r.text();
+        assert!(text.contains("2 skipped (allowDomains is not set)\n"), "{text}");
+        assert!(!text.contains("jail is off"), "{text}");
+        assert_eq!(r.failures(), 0);
     }
 
     /// A degraded check (a masked /proc) is named, in the lines and the
