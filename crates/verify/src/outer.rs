@@ -90,7 +90,7 @@ fn run(config: &Config, agent: Agent, weakenings: &[Weakening], env: &EnvMap, re
     // the weakenings, which may drop data files and so renumber them.
     session.plan.bind_file_into_dev(
         crate::sandbox::plan::Purpose::Probe,
-        crate::sandbox::mounts::Role::Probe,
+        &[crate::sandbox::mounts::Role::Probe],
         &own_binary()?,
         std::path::Path::new(PROBE_PATH),
     );

@@ -101,7 +101,7 @@ impl Weakening {
 /// descriptor (an unconsumed one would leak into the session), so it is
 /// bound, harmlessly, into the session's private /dev.
 fn retired(data: usize) -> Planned {
-    Planned::new(Mount::Mask { dest: retired_dest(data), data }, Role::Retired)
+    Planned::new(Mount::Mask { dest: retired_dest(data), data }, &[Role::Retired])
 }
 
 fn retired_dest(data: usize) -> PathBuf {
@@ -117,7 +117,7 @@ fn remove(mounts: &mut Vec<Planned>, pred: impl Fn(&Planned) -> bool) {
         }
         match m.mount {
             Mount::Mask { data, .. } | Mount::Data { data, .. } => mounts.push(retired(data)),
-            Mount::BindFd { data, .. } => mounts.push(Planned::new(Mount::BindFd { dest: retired_dest(data), data, writable: false }, Role::Retired)),
+            Mount::BindFd { data, .. } => mounts.push(Planned::new(Mount::BindFd { dest: retired_dest(data), data, writable: false }, &[Role::Retired])),
             _ => {}
         }
     }
@@ -202,7 +202,7 @@ pub fn apply(plan: &mut Plan, w: Weakening, outer_env: &EnvMap, home: &Path, exi
             let dests: Vec<PathBuf> = mounts.iter().filter(|m| m.serves(Role::ToolDirs)).map(|m| m.dest().clone()).collect();
             remove_defence(mounts, Role::ToolDirs);
             for d in dests.into_iter().filter(|d| exists(d)) {
-                mounts.push(Planned::new(Mount::Bind { src: d.clone(), dest: d, optional: false }, Role::SharedToolDirs));
+                mounts.push(Planned::new(Mount::Bind { src: d.clone(), dest: d, optional: false }, &[Role::SharedToolDirs]));
             }
         }
         Weakening::Protections => remove_defence(mounts, Role::Protections),
@@ -284,14 +284,14 @@ mod tests {
             ],
             gate_fd: None,
             mounts: vec![
-                Planned::new(Mount::RoBind { src: p("/"), dest: p("/"), optional: false }, Role::ReadOnlyRoot),
-                Planned::new(Mount::Proc { dest: p("/proc") }, Role::PidNamespace),
-                Planned::new(Mount::Tmpfs { dest: p("/tmp") }, Role::Tmp),
-                Planned::new(Mount::Tmpfs { dest: p("/h") }, Role::Home),
-                Planned::new(Mount::Mask { dest: p("/h/.netrc"), data: 3 }, Role::Credentials),
-                Planned::new(Mount::Mask { dest: p("/w/bin/claude"), data: 3 }, Role::EntryPoints),
-                Planned::new(Mount::Data { dest: p("/h/.gitconfig"), data: 1 }, Role::Git),
-                Planned::new(Mount::Data { dest: p(crate::sandbox::SESSION_MARKER), data: 2 }, Role::Recursion),
+                Planned::new(Mount::RoBind { src: p("/"), dest: p("/"), optional: false }, &[Role::ReadOnlyRoot]),
+                Planned::new(Mount::Proc { dest: p("/proc") }, &[Role::PidNamespace]),
+                Planned::new(Mount::Tmpfs { dest: p("/tmp") }, &[Role::Tmp]),
+                Planned::new(Mount::Tmpfs { dest: p("/h") }, &[Role::Home]),
+                Planned::new(Mount::Mask { dest: p("/h/.netrc"), data: 3 }, &[Role::Credentials]),
+                Planned::new(Mount::Mask { dest: p("/w/bin/claude"), data: 3 }, &[Role::EntryPoints]),
+                Planned::new(Mount::Data { dest: p("/h/.gitconfig"), data: 1 }, &[Role::Git]),
+                Planned::new(Mount::Data { dest: p(crate::sandbox::SESSION_MARKER), data: 2 }, &[Role::Recursion]),
             ],
             workspace: p("/w"),
             chdir: p("/w"),

@@ -99,91 +99,21 @@ pub enum Role {
     Retired,
 }
 
-/// The roles one mount serves (most serve one; the runtime dirs' tmpfs
-/// hides per-user sockets and engines' alike).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Roles(u64);
-
-impl Roles {
-    pub const fn of(r: Role) -> Roles {
-        Roles(1 << r as u64)
-    }
-    pub const fn and(self, r: Role) -> Roles {
-        Roles(self.0 | 1 << r as u64)
-    }
-    pub fn has(self, r: Role) -> bool {
-        self.0 & (1 << r as u64) != 0
-    }
-}
-
-impl From<Role> for Roles {
-    fn from(r: Role) -> Roles {
-        Roles::of(r)
-    }
-}
-
-impl serde::Serialize for Roles {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(None)?;
-        for r in ALL_ROLES.iter().filter(|r| self.has(**r)) {
-            seq.serialize_element(r)?;
-        }
-        seq.end()
-    }
-}
-
-const ALL_ROLES: [Role; 34] = [
-    Role::ReadOnlyRoot,
-    Role::Devices,
-    Role::PidNamespace,
-    Role::KernelInterfaces,
-    Role::RootOnly,
-    Role::Tmp,
-    Role::Home,
-    Role::Credentials,
-    Role::RunUser,
-    Role::Engines,
-    Role::Siblings,
-    Role::Protections,
-    Role::GitDirPins,
-    Role::EntryPoints,
-    Role::ToolDirs,
-    Role::TrustStores,
-    Role::Git,
-    Role::Recursion,
-    Role::Workspace,
-    Role::AgentState,
-    Role::SharedHome,
-    Role::SharedToolDirs,
-    Role::InstalledCommand,
-    Role::Forge,
-    Role::Peers,
-    Role::AllowWrite,
-    Role::AllowDevice,
-    Role::Gpu,
-    Role::ContainerProc,
-    Role::RuntimeKept,
-    Role::JailDns,
-    Role::Gate,
-    Role::Probe,
-    Role::Retired,
-];
-
-/// A mount of the plan with what it is there for.
+/// A mount of the plan with what it is there for: most serve one role;
+/// the runtime dirs' tmpfs hides per-user sockets and engines' alike.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Planned {
     #[serde(flatten)]
     pub mount: Mount,
-    pub roles: Roles,
+    pub roles: &'static [Role],
 }
 
 impl Planned {
-    pub fn new(mount: Mount, roles: impl Into<Roles>) -> Planned {
-        Planned { mount, roles: roles.into() }
+    pub fn new(mount: Mount, roles: &'static [Role]) -> Planned {
+        Planned { mount, roles }
     }
     pub fn serves(&self, r: Role) -> bool {
-        self.roles.has(r)
+        self.roles.contains(&r)
     }
 }
 
@@ -297,16 +227,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_role_is_listed_once_in_declaration_order() {
-        for (i, r) in ALL_ROLES.iter().enumerate() {
-            assert_eq!(*r as usize, i, "{r:?}");
-        }
-        assert_eq!(Role::Retired as usize + 1, ALL_ROLES.len(), "a role added after Retired is missing from ALL_ROLES");
-    }
-
-    #[test]
     fn a_mount_serves_the_roles_it_was_given_and_prints_them() {
-        let m = Planned::new(Mount::Tmpfs { dest: "/run".into() }, Roles::of(Role::RunUser).and(Role::Engines));
+        let m = Planned::new(Mount::Tmpfs { dest: "/run".into() }, &[Role::RunUser, Role::Engines]);
         assert!(m.serves(Role::RunUser) && m.serves(Role::Engines) && !m.serves(Role::Tmp));
         assert_eq!(serde_json::to_value(&m).ok(), Some(serde_json::json!({"type": "tmpfs", "dest": "/run", "roles": ["run-user", "engines"]})));
     }

@@ -32,7 +32,7 @@ use crate::sandbox::context::{Context, Network};
 use crate::sandbox::env::{path_dirs, session_env};
 use crate::sandbox::fsview::{FsView, Kind};
 use crate::sandbox::gitconfig;
-use crate::sandbox::mounts::{Mount, Planned, Role, Roles};
+use crate::sandbox::mounts::{Mount, Planned, Role};
 use crate::sandbox::protect::{self, Protected, UnsafeEntry};
 use crate::sandbox::scope::access;
 use crate::sandbox::{seccomp, SESSION_MARKER};
@@ -76,10 +76,17 @@ pub const MASKED_DIRS: &[&str] =
 /// The system's masks with the defence each serves: per-user runtime dirs
 /// and mounted secrets, engines' sockets and runtime dirs, /etc's
 /// credentials.
-fn system_masks() -> impl Iterator<Item = (&'static str, Role)> {
-    let dirs = MASKED_DIRS.iter().map(|d| (*d, if d.contains("/user") || d.contains("secrets") { Role::RunUser } else { Role::Engines }));
-    let engines = ENGINE_SOCKETS.iter().map(|p| (*p, Role::Engines));
-    let etc = MASKED_ETC.iter().chain(MASKED_ETC_DIRS).map(|p| (*p, Role::Credentials));
+fn system_masks() -> impl Iterator<Item = (&'static str, &'static [Role])> {
+    let dir_roles = |d: &str| -> &'static [Role] {
+        if d.contains("/user") || d.contains("secrets") {
+            &[Role::RunUser]
+        } else {
+            &[Role::Engines]
+        }
+    };
+    let dirs = MASKED_DIRS.iter().map(move |d| (*d, dir_roles(d)));
+    let engines = ENGINE_SOCKETS.iter().map(|p| (*p, &[Role::Engines][..]));
+    let etc = MASKED_ETC.iter().chain(MASKED_ETC_DIRS).map(|p| (*p, &[Role::Credentials][..]));
     dirs.chain(engines).chain(etc)
 }
 
@@ -513,9 +520,9 @@ impl Plan {
     /// Binds the regular file `path` read-only at `dest` in the session's
     /// /dev, from a descriptor opened without following links (so it is
     /// found whatever the session's view puts over `path`).
-    pub fn bind_file_into_dev(&mut self, purpose: Purpose, role: Role, path: &Path, dest: &Path) {
+    pub fn bind_file_into_dev(&mut self, purpose: Purpose, roles: &'static [Role], path: &Path, dest: &Path) {
         self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(OpenBeneath::file(path)) });
-        self.mounts.push(Planned::new(Mount::BindFd { dest: dest.into(), data: self.data.len() - 1, writable: false }, role));
+        self.mounts.push(Planned::new(Mount::BindFd { dest: dest.into(), data: self.data.len() - 1, writable: false }, roles));
     }
 
     /// Whether the executor makes the whole view (`MountApi::Full`): the
@@ -588,15 +595,15 @@ struct MountBuilder<'a> {
 }
 
 impl MountBuilder<'_> {
-    fn push(&mut self, m: Mount, roles: impl Into<Roles>) {
+    fn push(&mut self, m: Mount, roles: &'static [Role]) {
         self.mounts.push(Planned::new(m, roles));
     }
 
     /// An empty read-only file over `dest`.
-    fn mask(&mut self, dest: PathBuf, role: Role) {
+    fn mask(&mut self, dest: PathBuf, roles: &'static [Role]) {
         self.data.push(DataFile::bytes(Purpose::Empty, Vec::new()));
         let data = self.data.len() - 1;
-        self.push(Mount::Mask { dest, data }, role);
+        self.push(Mount::Mask { dest, data }, roles);
     }
 
     fn exists(&self, p: &Path) -> bool {
@@ -606,8 +613,8 @@ impl MountBuilder<'_> {
     /// Steps 1-4. `fresh_proc`: whether the kernel allows the session a
     /// /proc of its own here (`context::fresh_proc_possible`).
     fn base(&mut self, config: &Config, fresh_proc: bool, scanned: Option<(&[(PathBuf, Kind)], bool)>) -> Result<(), PlanError> {
-        self.push(Mount::RoBind { src: "/".into(), dest: "/".into(), optional: false }, Role::ReadOnlyRoot);
-        self.push(Mount::Dev { dest: "/dev".into() }, Role::Devices);
+        self.push(Mount::RoBind { src: "/".into(), dest: "/".into(), optional: false }, &[Role::ReadOnlyRoot]);
+        self.push(Mount::Dev { dest: "/dev".into() }, &[Role::Devices]);
         self.devices(config)?;
         // Under a masked /proc (a pod's, Docker's and podman's default) the
         // kernel refuses a fresh procfs to any user namespace: the
@@ -618,8 +625,8 @@ impl MountBuilder<'_> {
         // namespaces) to the outer processes it now sees (docs/defences.md,
         // "Under a masked /proc").
         match fresh_proc {
-            true => self.push(Mount::Proc { dest: "/proc".into() }, Role::PidNamespace),
-            false => self.push(Mount::ContainerProc { dest: "/proc".into() }, Role::ContainerProc),
+            true => self.push(Mount::Proc { dest: "/proc".into() }, &[Role::PidNamespace]),
+            false => self.push(Mount::ContainerProc { dest: "/proc".into() }, &[Role::ContainerProc]),
         }
         // Either /proc is writable where file modes allow: a session
         // running as root (uid 0 outside too: a scanned root launch) could
@@ -630,32 +637,32 @@ impl MountBuilder<'_> {
         // /proc/sys alone.
         let read_only = if scanned.is_some() { PROC_READ_ONLY } else { &PROC_READ_ONLY[..1] };
         for p in read_only {
-            self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: true }, Role::KernelInterfaces);
+            self.push(Mount::RoBind { src: p.into(), dest: p.into(), optional: true }, &[Role::KernelInterfaces]);
         }
         self.scanned_kernel(scanned);
-        self.push(Mount::Tmpfs { dest: "/tmp".into() }, Role::Tmp);
+        self.push(Mount::Tmpfs { dest: "/tmp".into() }, &[Role::Tmp]);
         if self.fs.kind(Path::new("/var/tmp")) == Some(Kind::Dir) {
-            self.push(Mount::Tmpfs { dest: "/var/tmp".into() }, Role::Tmp);
+            self.push(Mount::Tmpfs { dest: "/var/tmp".into() }, &[Role::Tmp]);
         }
         self.runtime_dirs();
         // Resolved first and masked once each: /var/run is usually a
         // symlink to /run, and bwrap cannot follow it into the new root.
-        let mut system: Vec<(PathBuf, Role)> = Vec::new();
-        for (p, role) in system_masks() {
+        let mut system: Vec<(PathBuf, &'static [Role])> = Vec::new();
+        for (p, roles) in system_masks() {
             let real = self.fs.resolve_parent(Path::new(p));
             if !system.iter().any(|(s, _)| *s == real) {
-                system.push((real, role));
+                system.push((real, roles));
             }
         }
-        for (p, role) in &system {
-            self.mask_existing(p, *role);
+        for (p, roles) in &system {
+            self.mask_existing(p, roles);
         }
         // The host's SSH private keys: root-only files a root session could
         // otherwise read through the owner bits.
         for key in self.fs.children(Path::new("/etc/ssh")) {
             let name = key.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if name.starts_with("ssh_host_") && name.ends_with("_key") {
-                self.mask_existing(&key, Role::Credentials);
+                self.mask_existing(&key, &[Role::Credentials]);
             }
         }
         Ok(())
@@ -668,8 +675,8 @@ impl MountBuilder<'_> {
     fn scanned_kernel(&mut self, scanned: Option<(&[(PathBuf, Kind)], bool)>) {
         let Some((found, gpu)) = scanned else { return };
         let mask = |m: &mut Self, p: &Path, k: Kind| match k {
-            Kind::Dir => m.push(Mount::TmpfsRo { dest: p.into() }, Role::RootOnly),
-            _ => m.mask(p.into(), Role::RootOnly),
+            Kind::Dir => m.push(Mount::TmpfsRo { dest: p.into() }, &[Role::RootOnly]),
+            _ => m.mask(p.into(), &[Role::RootOnly]),
         };
         // An interface's sysctls come and go with it (a container's veth):
         // one that was gone by the time bwrap masked its root-only entry
@@ -679,9 +686,9 @@ impl MountBuilder<'_> {
         // (their entries masked below like any other).
         let per_interface: std::collections::BTreeSet<&Path> = found.iter().filter_map(|(p, _)| interface_tree(p)).collect();
         for tree in per_interface {
-            self.push(Mount::Tmpfs { dest: tree.into() }, Role::RootOnly);
+            self.push(Mount::Tmpfs { dest: tree.into() }, &[Role::RootOnly]);
             for kept in ["all", "default"] {
-                self.push(Mount::RoBind { src: tree.join(kept), dest: tree.join(kept), optional: true }, Role::RootOnly);
+                self.push(Mount::RoBind { src: tree.join(kept), dest: tree.join(kept), optional: true }, &[Role::RootOnly]);
             }
         }
         for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/proc") && interface_tree(p).is_none()) {
@@ -692,10 +699,10 @@ impl MountBuilder<'_> {
         }
         // Writable, so bwrap can make the kept trees' mount points in it;
         // a session's own and in memory, as /tmp is.
-        self.push(Mount::Tmpfs { dest: "/sys".into() }, Role::RootOnly);
+        self.push(Mount::Tmpfs { dest: "/sys".into() }, &[Role::RootOnly]);
         let kept: Vec<&str> = SCAN_SYS_KEPT.iter().chain(if gpu { SCAN_SYS_GPU } else { &[] }).copied().collect();
         for d in kept {
-            self.push(Mount::RoBind { src: d.into(), dest: d.into(), optional: true }, Role::RootOnly);
+            self.push(Mount::RoBind { src: d.into(), dest: d.into(), optional: true }, &[Role::RootOnly]);
         }
         for (p, k) in found.iter().filter(|(p, _)| p.starts_with("/sys")) {
             mask(self, p, *k);
@@ -709,14 +716,14 @@ impl MountBuilder<'_> {
         for d in RUNTIME_DIRS {
             let p = Path::new(d);
             if self.fs.kind(p) == Some(Kind::Dir) && !self.fs.is_symlink(p) {
-                self.push(Mount::Tmpfs { dest: p.into() }, Roles::of(Role::RunUser).and(Role::Engines));
+                self.push(Mount::Tmpfs { dest: p.into() }, &[Role::RunUser, Role::Engines]);
             }
         }
         for f in RUNTIME_KEPT {
             let Some(target) = self.fs.resolve(Path::new(f)) else { continue };
             let under_tmpfs = RUNTIME_DIRS.iter().any(|d| target.starts_with(d));
             if under_tmpfs && self.fs.kind(&target) == Some(Kind::File) {
-                self.push(Mount::RoBind { src: target.clone(), dest: target, optional: true }, Role::RuntimeKept);
+                self.push(Mount::RoBind { src: target.clone(), dest: target, optional: true }, &[Role::RuntimeKept]);
             }
         }
     }
@@ -724,15 +731,15 @@ impl MountBuilder<'_> {
     /// An empty read-only view over whatever is at `p` (nothing if absent,
     /// or already out of sight: under an earlier mask — whose read-only
     /// tmpfs could not take a mount point anyway — or a private tmpfs).
-    fn mask_existing(&mut self, p: &Path, role: Role) {
+    fn mask_existing(&mut self, p: &Path, roles: &'static [Role]) {
         let a = access(&self.mounts, p);
         if !a.readable() || a == crate::sandbox::scope::Access::Private {
             return;
         }
         match self.fs.kind(p) {
             None => {}
-            Some(Kind::Dir) => self.push(Mount::TmpfsRo { dest: p.into() }, role),
-            Some(_) => self.mask(p.into(), role),
+            Some(Kind::Dir) => self.push(Mount::TmpfsRo { dest: p.into() }, roles),
+            Some(_) => self.mask(p.into(), roles),
         }
     }
 
@@ -740,7 +747,7 @@ impl MountBuilder<'_> {
         for dev in &config.allow_device {
             match self.fs.kind(dev) {
                 Some(Kind::CharDevice | Kind::BlockDevice) => {
-                    self.push(Mount::DevBind { src: dev.clone(), dest: dev.clone(), optional: false }, Role::AllowDevice)
+                    self.push(Mount::DevBind { src: dev.clone(), dest: dev.clone(), optional: false }, &[Role::AllowDevice])
                 }
                 _ => return Err(PlanError::NotADevice(dev.clone())),
             }
@@ -749,12 +756,12 @@ impl MountBuilder<'_> {
             for p in self.fs.children(Path::new("/dev")) {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 if GPU_DEVICE_PREFIXES.iter().any(|pre| name.starts_with(pre)) {
-                    self.push(Mount::DevBind { src: p.clone(), dest: p, optional: true }, Role::Gpu);
+                    self.push(Mount::DevBind { src: p.clone(), dest: p, optional: true }, &[Role::Gpu]);
                 }
             }
             for d in GPU_DEVICE_DIRS {
                 if self.exists(Path::new(d)) {
-                    self.push(Mount::DevBind { src: d.into(), dest: d.into(), optional: true }, Role::Gpu);
+                    self.push(Mount::DevBind { src: d.into(), dest: d.into(), optional: true }, &[Role::Gpu]);
                 }
             }
         }
@@ -767,14 +774,14 @@ impl MountBuilder<'_> {
     /// corners of those binds plus the dotfiles masked again.
     fn home(&mut self, ctx: &Context, config: &Config, workspace: &Path) {
         let home = &ctx.home;
-        self.push(Mount::Tmpfs { dest: home.clone() }, Role::Home);
+        self.push(Mount::Tmpfs { dest: home.clone() }, &[Role::Home]);
         for (p, _) in ctx.agent.state_paths(home) {
-            self.push(Mount::Bind { src: p.clone(), dest: p, optional: true }, Role::AgentState);
+            self.push(Mount::Bind { src: p.clone(), dest: p, optional: true }, &[Role::AgentState]);
         }
         for rel in SHARED_HOME_DIRS {
             let p = home.join(rel);
             if self.fs.kind(&p) == Some(Kind::Dir) {
-                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false }, Role::SharedHome);
+                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false }, &[Role::SharedHome]);
             }
         }
         self.tool_dirs(home, config.share_tool_dirs, workspace);
@@ -785,12 +792,12 @@ impl MountBuilder<'_> {
             for rel in FORGE_DIRS {
                 let p = home.join(rel);
                 if self.fs.kind(&p) == Some(Kind::Dir) {
-                    self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }, Role::Forge);
+                    self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }, &[Role::Forge]);
                 }
             }
         }
         for rel in MASKED_DOTFILES {
-            self.mask(home.join(rel), Role::Credentials);
+            self.mask(home.join(rel), &[Role::Credentials]);
         }
     }
 
@@ -803,32 +810,32 @@ impl MountBuilder<'_> {
             // From descriptors: an earlier session (with shared tool dirs)
             // could have left a link where the private copy belongs.
             for (rel, private) in TOOL_DIRS.iter().zip(private_tool_dirs(workspace)) {
-                self.bind_fd_at(Purpose::Protected, Role::ToolDirs, home, &private, &home.join(rel), true, true);
+                self.bind_fd_at(Purpose::Protected, &[Role::ToolDirs], home, &private, &home.join(rel), true, true);
             }
             // A vendor's install dir in a tool dir (Claude Code's native
             // installer: ~/.local/share/claude, linked from ~/.local/bin)
             // would be hidden by the private copy, and the agent with it:
             // bound back read-only, like an installed command.
             for rel in self.vendor_installs_in_tool_dirs(home) {
-                self.bind_fd_at(Purpose::InstalledCommand, Role::InstalledCommand, home, &rel, &home.join(&rel), true, false);
+                self.bind_fd_at(Purpose::InstalledCommand, &[Role::InstalledCommand], home, &rel, &home.join(&rel), true, false);
             }
             return;
         }
         for rel in TOOL_DIRS {
             let p = home.join(rel);
             if self.fs.kind(&p) == Some(Kind::Dir) {
-                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false }, Role::SharedToolDirs);
+                self.push(Mount::Bind { src: p.clone(), dest: p, optional: false }, &[Role::SharedToolDirs]);
             }
         }
         for rel in MASKED_SHARE {
-            self.mask_existing(&home.join(rel), Role::Credentials);
+            self.mask_existing(&home.join(rel), &[Role::Credentials]);
         }
         for rel in TRUST_STORES.iter().chain(&[SANDBOX_SHARE]) {
             let p = home.join(rel);
             match self.fs.kind(&p) {
-                Some(Kind::Dir) => self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }, Role::TrustStores),
+                Some(Kind::Dir) => self.push(Mount::RoBind { src: p.clone(), dest: p, optional: false }, &[Role::TrustStores]),
                 // Only where sessions could make it (the tool dir is there).
-                None if p.parent().is_some_and(|d| self.fs.kind(d) == Some(Kind::Dir)) => self.push(Mount::TmpfsRo { dest: p }, Role::TrustStores),
+                None if p.parent().is_some_and(|d| self.fs.kind(d) == Some(Kind::Dir)) => self.push(Mount::TmpfsRo { dest: p }, &[Role::TrustStores]),
                 _ => {}
             }
         }
@@ -852,7 +859,7 @@ impl MountBuilder<'_> {
                 return;
             }
             let dir = parts.next().is_some();
-            self.bind_fd_at(Purpose::InstalledCommand, Role::InstalledCommand, home, &rel, &home.join(&rel), dir, false);
+            self.bind_fd_at(Purpose::InstalledCommand, &[Role::InstalledCommand], home, &rel, &home.join(&rel), dir, false);
             return;
         }
     }
@@ -905,10 +912,10 @@ impl MountBuilder<'_> {
                 (true, true) => {}
                 // Bring sibling checkouts back read-only; dot-entries under
                 // the home are configuration and credentials, not checkouts.
-                (true, false) if under_home && !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }, Role::Peers),
+                (true, false) if under_home && !dotted => self.push(Mount::RoBind { src: sib.clone(), dest: sib, optional: true }, &[Role::Peers]),
                 (true, false) => {}
-                (false, true) if self.early => self.push(Mount::EarlyMask { dest: sib }, Role::Siblings),
-                (false, true) => self.mask_existing(&sib, Role::Siblings),
+                (false, true) if self.early => self.push(Mount::EarlyMask { dest: sib }, &[Role::Siblings]),
+                (false, true) => self.mask_existing(&sib, &[Role::Siblings]),
                 (false, false) => {}
             }
         }
@@ -921,30 +928,30 @@ impl MountBuilder<'_> {
     /// bound onto themselves so their name cannot be swapped; missing hook
     /// directories an empty read-only one, so none can be planted.
     fn workspace(&mut self, ws: &Path, protected: &Protected) {
-        self.push(Mount::Bind { src: ws.into(), dest: ws.into(), optional: false }, Role::Workspace);
+        self.push(Mount::Bind { src: ws.into(), dest: ws.into(), optional: false }, &[Role::Workspace]);
         for rel in &protected.pinned {
-            self.bind_fd_for(Purpose::Protected, Role::GitDirPins, ws, rel, true, true);
+            self.bind_fd_for(Purpose::Protected, &[Role::GitDirPins], ws, rel, true, true);
         }
         for (rel, dir) in &protected.read_only {
-            self.bind_fd_for(Purpose::Protected, Role::Protections, ws, rel, *dir, false);
+            self.bind_fd_for(Purpose::Protected, &[Role::Protections], ws, rel, *dir, false);
         }
         for rel in &protected.empty {
-            self.push(Mount::TmpfsRo { dest: ws.join(rel) }, Role::Protections);
+            self.push(Mount::TmpfsRo { dest: ws.join(rel) }, &[Role::Protections]);
         }
     }
 
-    fn bind_fd_for(&mut self, purpose: Purpose, role: Role, root: &Path, rel: &Path, dir: bool, writable: bool) {
-        self.bind_fd_at(purpose, role, root, rel, &root.join(rel), dir, writable);
+    fn bind_fd_for(&mut self, purpose: Purpose, roles: &'static [Role], root: &Path, rel: &Path, dir: bool, writable: bool) {
+        self.bind_fd_at(purpose, roles, root, rel, &root.join(rel), dir, writable);
     }
 
     /// `rel` under `root`, opened by the executor without following
     /// anything, bound on `dest`.
     #[allow(clippy::too_many_arguments)]
-    fn bind_fd_at(&mut self, purpose: Purpose, role: Role, root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
+    fn bind_fd_at(&mut self, purpose: Purpose, roles: &'static [Role], root: &Path, rel: &Path, dest: &Path, dir: bool, writable: bool) {
         let open = OpenBeneath { root: root.into(), rel: rel.into(), dir };
         self.data.push(DataFile { purpose, bytes: Vec::new(), open: Some(open) });
         let data = self.data.len() - 1;
-        self.push(Mount::BindFd { dest: dest.into(), data, writable }, role);
+        self.push(Mount::BindFd { dest: dest.into(), data, writable }, roles);
     }
 
     /// Step 8.
@@ -956,7 +963,7 @@ impl MountBuilder<'_> {
             if !self.exists(p) {
                 return Err(PlanError::MissingAllowWrite(p.clone()));
             }
-            self.push(Mount::Bind { src: p.clone(), dest: p.clone(), optional: false }, Role::AllowWrite);
+            self.push(Mount::Bind { src: p.clone(), dest: p.clone(), optional: false }, &[Role::AllowWrite]);
         }
         Ok(())
     }
@@ -1042,7 +1049,7 @@ impl MountBuilder<'_> {
             self.pin(dir, true)?;
         }
         for name in ENTRY_POINTS {
-            self.mask(dir.join(name), Role::EntryPoints);
+            self.mask(dir.join(name), &[Role::EntryPoints]);
         }
         Ok(())
     }
@@ -1077,12 +1084,12 @@ impl MountBuilder<'_> {
                 return Err(PlanError::UnguardableLink { dir: dir.to_path_buf(), link: root.join(&cur) });
             }
             let last = i + 1 == parts.len();
-            self.bind_fd_for(Purpose::Pinned, Role::EntryPoints, &root, &cur, true, writable || !last);
+            self.bind_fd_for(Purpose::Pinned, &[Role::EntryPoints], &root, &cur, true, writable || !last);
         }
         // The bind's own root is a mount point already; read-only, it is
         // bound again so.
         if parts.is_empty() && !writable {
-            self.bind_fd_for(Purpose::Pinned, Role::EntryPoints, &root, Path::new(""), true, false);
+            self.bind_fd_for(Purpose::Pinned, &[Role::EntryPoints], &root, Path::new(""), true, false);
         }
         Ok(())
     }
@@ -1095,15 +1102,15 @@ impl MountBuilder<'_> {
 
     /// Step 10.
     fn data_files(&mut self, ctx: &Context, git_config: &Path) {
-        self.push(Mount::Data { dest: git_config.into(), data: 1 }, Role::Git);
-        self.push(Mount::Data { dest: SESSION_MARKER.into(), data: 2 }, Role::Recursion);
+        self.push(Mount::Data { dest: git_config.into(), data: 1 }, &[Role::Git]);
+        self.push(Mount::Data { dest: SESSION_MARKER.into(), data: 2 }, &[Role::Recursion]);
         if let Network::Jail { gate_exe, .. } = &ctx.network {
-            self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 }, Role::JailDns);
+            self.push(Mount::Data { dest: "/etc/resolv.conf".into(), data: 3 }, &[Role::JailDns]);
             // By descriptor: the executable may lie where the session's
             // view puts a fresh tmpfs (a launcher under /tmp), which the
             // executor makes before bwrap binds /dev (`Plan::dev_binds`).
             let gate = OpenBeneath::file(gate_exe);
-            self.bind_fd_at(Purpose::Gate, Role::Gate, &gate.root, &gate.rel, Path::new(GATE_PATH), false, false);
+            self.bind_fd_at(Purpose::Gate, &[Role::Gate], &gate.root, &gate.rel, Path::new(GATE_PATH), false, false);
         }
     }
 }
