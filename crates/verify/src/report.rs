@@ -187,6 +187,11 @@ impl Report {
 mod tests {
     use super::*;
 
+    /// A report of claude's session "s", as verify assembles it.
+    fn report(results: BTreeMap<u16, Outcome>, missing: &str, jail: bool, jail_off_allowed: bool) -> Report {
+        Report { agent: "claude".into(), jail, session: "s".into(), weakened: vec![], rows: Report::assemble(results, missing), error: None, jail_off_allowed }
+    }
+
     #[test]
     fn failures_count_fails_and_escapes_not_skips() {
         let mut results = BTreeMap::new();
@@ -197,15 +202,7 @@ mod tests {
         results.insert(34, Outcome::skip("egress jail is off"));
         results.insert(52, Outcome::fail("attached"));
         results.remove(&3);
-        let r = Report {
-            agent: "claude".into(),
-            jail: false,
-            session: "s".into(),
-            weakened: vec![],
-            rows: Report::assemble(results, "probe died"),
-            error: None,
-            jail_off_allowed: true,
-        };
+        let r = report(results, "probe died", false, true);
         assert_eq!(r.failures(), 3);
         let text = r.text();
         assert!(text.contains("FAIL     2 env-allow-list-only: x\n"), "{text}");
@@ -227,15 +224,7 @@ mod tests {
         for c in CHECKS {
             results.insert(c.number, if c.defence == crate::Defence::EgressJail { Outcome::skip("egress jail is off") } else { Outcome::pass() });
         }
-        let mut r = Report {
-            agent: "claude".into(),
-            jail: false,
-            session: "s".into(),
-            weakened: vec![],
-            rows: Report::assemble(results, "x"),
-            error: None,
-            jail_off_allowed: false,
-        };
+        let mut r = report(results, "x", false, false);
         assert_eq!(r.failures(), 1);
         assert!(r.text().contains("FAIL: the egress jail is off, so its "), "{}", r.text());
         assert_eq!((r.json()["summary"]["failures"].as_u64(), r.json()["summary"]["jailOffFailure"].as_bool()), (Some(1), Some(true)));
@@ -255,15 +244,7 @@ mod tests {
         for n in [95, 96] {
             results.insert(n, Outcome::skip("allowDomains is not set"));
         }
-        let r = Report {
-            agent: "claude".into(),
-            jail: true,
-            session: "s".into(),
-            weakened: vec![],
-            rows: Report::assemble(results, "x"),
-            error: None,
-            jail_off_allowed: false,
-        };
+        let r = report(results, "x", true, false);
         let text = r.text();
         assert!(text.contains("2 skipped (allowDomains is not set)\n"), "{text}");
         assert!(!text.contains("jail is off"), "{text}");
@@ -276,15 +257,7 @@ mod tests {
     fn degraded_checks_are_named_not_counted() {
         let mut results: BTreeMap<u16, Outcome> = CHECKS.iter().map(|c| (c.number, Outcome::pass())).collect();
         results.insert(19, Outcome::degraded("3 outer processes are visible"));
-        let r = Report {
-            agent: "claude".into(),
-            jail: true,
-            session: "s".into(),
-            weakened: vec![],
-            rows: Report::assemble(results, "x"),
-            error: None,
-            jail_off_allowed: false,
-        };
+        let r = report(results, "x", true, false);
         assert_eq!(r.failures(), 0);
         let text = r.text();
         assert!(text.contains("DEGRADED 19 outer-processes-invisible: 3 outer processes are visible\n"), "{text}");
